@@ -1,0 +1,1 @@
+"""Analysis over protocol game trees: Monte Carlo play and exact search."""

@@ -1,0 +1,179 @@
+"""Exact analysis over the same game trees Monte Carlo plays.
+
+* :func:`accept_probability`: P[V = 1] for given strategies, exactly: mixed moves (a player
+  returning a :class:`~debatekit.prob.Dist`) are bound over their support, and the verifier's
+  oracle queries are forked over their answers with the oracle's known probabilities.
+* :func:`solve`: the honest side's win probability against the best adversary, by exhaustive
+  search over the adversary's moves (``Move.options``), memoised on ``Move.key`` where the
+  protocol declares that a subgame's value depends only on its key. A branch whose value reaches
+  0 ends the search early, since the adversary can do no better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from scipy.stats import binom
+
+from debatekit.game import End, Judge, Move, Node, advance, forfeit, judge
+from debatekit.ledger import Ledger, Role
+from debatekit.oracle import Asker, Oracle
+from debatekit.players.base import Seat, Strategy
+from debatekit.prob import Dist, Weight
+from debatekit.problems.registry import Instance
+from debatekit.protocols.spec import ProtocolSpec
+from debatekit.reader import Reader
+
+
+class ExactError(ValueError):
+    """The instance or a strategy is outside what exact analysis can enumerate."""
+
+
+class _NoRandom:
+    """Stands in for a strategy's generator: exact analysis cannot enumerate hidden coins."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise ExactError("a strategy drew from its random generator; for exact analysis, return a Dist")
+
+
+class _Fork(Exception):
+    def __init__(self, outcomes: list[tuple[int, Weight]]):
+        self.outcomes = outcomes
+
+
+class _Script:
+    """The verifier's oracle access in exact mode: replays fixed answers, then forks."""
+
+    def __init__(self, oracle: Oracle):
+        self.oracle = oracle
+        self.answers: list[int] = []
+        self.position = 0
+
+    def _next(self, outcomes: list[tuple[int, Weight]]) -> int:
+        if self.position < len(self.answers):
+            self.position += 1
+            return self.answers[self.position - 1]
+        raise _Fork(outcomes)
+
+    def _p(self, query: Hashable) -> float:
+        p = self.oracle.probability(query)
+        if p is None:
+            raise ExactError("exact analysis needs an oracle with known probabilities")
+        return p
+
+    def __call__(self, query: Hashable) -> int:
+        p = self._p(query)
+        return self._next([(a, w) for a, w in ((1, p), (0, 1 - p)) if w > 0])
+
+    def many(self, query: Hashable, r: int) -> int:
+        p = self._p(query)
+        pmf = binom.pmf(range(r + 1), r, p)
+        return self._next([(k, float(w)) for k, w in enumerate(pmf) if w > 0])
+
+
+@dataclass
+class _Search:
+    players: dict[Role, Any]
+    adversary: Role | None
+    target: int
+    script: _Script
+    budget: int
+    positions: int = 0
+
+    def value(self, node: Node, memo: dict[Hashable, Weight]) -> Weight:
+        """P[the verdict equals ``target``] from ``node``, the adversary minimising it."""
+        self.positions += 1
+        if self.positions > self.budget:
+            raise ExactError(f"exhaustive search passed {self.budget} positions; try a smaller --size")
+        if isinstance(node, End):
+            return Fraction(int(node.verdict == self.target))
+        if isinstance(node, Judge):
+            return self.judge(node)
+        if node.role == self.adversary:
+            return self.worst(node, memo)
+        try:
+            message = node.ask(self.players[node.role])
+        except ExactError:
+            raise
+        except Exception as err:
+            return self.value(forfeit(node.role, str(err)), memo)
+        moves = message.items() if isinstance(message, Dist) else [(message, Fraction(1))]
+        return sum((w * self.value(advance(node, m), memo) for m, w in moves), start=Fraction(0))
+
+    def worst(self, node: Move, memo: dict[Hashable, Weight]) -> Weight:
+        if node.key is not None and node.key in memo:
+            return memo[node.key]
+        if node.options is None:
+            raise ExactError(f"{node.role.value}'s moves cannot be enumerated here")
+        best: Weight = Fraction(1)
+        for message in node.options():
+            best = min(best, self.value(advance(node, message), memo))
+            if best == 0:
+                break
+        if node.key is not None:
+            memo[node.key] = best
+        return best
+
+    def judge(self, node: Judge) -> Weight:
+        total: Weight = Fraction(0)
+        pending: list[tuple[list[int], Weight]] = [([], Fraction(1))]
+        while pending:
+            answers, weight = pending.pop()
+            self.script.answers, self.script.position = answers, 0
+            try:
+                verdict = judge(node).verdict
+            except _Fork as fork:
+                pending += [([*answers, a], weight * w) for a, w in fork.outcomes]
+                continue
+            total += weight * int(verdict == self.target)
+        return total
+
+
+def _setup(spec: ProtocolSpec, instance: Instance, strategies: dict[Role, Strategy]
+           ) -> tuple[Node, dict[Role, Any], _Script]:
+    ledger = Ledger()
+    script = _Script(instance.oracle)
+    players = {
+        role: s.factory(Seat(instance, role, _NoRandom(), Asker(instance.oracle, role, ledger, _NoRandom())))  # type: ignore[arg-type]
+        for role, s in strategies.items()
+    }
+    return spec.debate(instance, Reader(ledger, script)), players, script
+
+
+def accept_probability(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy,
+                       budget: int = 5_000_000) -> Weight:
+    """P[V = 1] exactly, for strategies whose randomness is expressed as Dist moves."""
+    root, players, script = _setup(spec, instance, {Role.ALICE: alice, Role.BOB: bob})
+    return _Search(players, None, 1, script, budget).value(root, {})
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The honest side's exact win probability against the best adversary."""
+
+    protocol: str
+    problem: str
+    size: int
+    truth: str
+    honest: str
+    adversary: str
+    value: float
+    exact: str
+    positions: int
+    guarantee: float
+
+
+def solve(spec: ProtocolSpec, instance: Instance, budget: int = 5_000_000) -> Solution:
+    """Exhaustive search over the dishonest side's moves against the honest strategy."""
+    honest = Role.ALICE if instance.truth else Role.BOB
+    adversary = honest.opponent
+    root, players, script = _setup(spec, instance, {honest: spec.strategies[honest]["honest"]})
+    search = _Search(players, adversary, instance.answer, script, budget)
+    value = search.value(root, {})
+    guarantee = spec.guarantee(instance)
+    promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness
+    return Solution(spec.name, instance.problem, instance.size, "yes" if instance.truth else "no",
+                    honest.value, adversary.value, float(value), str(value), search.positions, promised)

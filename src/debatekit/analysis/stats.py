@@ -1,0 +1,13 @@
+"""Confidence intervals used in reports and statistical tests."""
+
+from __future__ import annotations
+
+from scipy.stats import binomtest
+
+
+def wilson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion."""
+    if trials == 0:
+        return (0.0, 1.0)
+    ci = binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))

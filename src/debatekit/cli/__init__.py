@@ -1,0 +1,1 @@
+"""The ``debatekit`` command line: thin commands over the public API."""

@@ -1,0 +1,90 @@
+"""What every command shares: user errors, name lookups, progress bars and output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import Enum
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from debatekit.catalog import PROTOCOLS
+from debatekit.ledger import Role
+from debatekit.players.base import Strategy, StrategyError, resolve
+from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
+from debatekit.protocols.spec import ProtocolSpec
+
+stdout = Console()
+stderr = Console(stderr=True)
+
+
+class UserError(Exception):
+    """A mistake in the command line or a config: one line on stderr, exit status 2."""
+
+
+class Truth(str, Enum):
+    yes = "yes"
+    no = "no"
+
+
+def protocol(name: str) -> ProtocolSpec:
+    if name not in PROTOCOLS:
+        raise UserError(f"unknown protocol {name!r}; choose from: {', '.join(PROTOCOLS)}")
+    return PROTOCOLS[name]
+
+
+def problem_for(name: str, spec: ProtocolSpec) -> Problem:
+    if name not in PROBLEMS:
+        raise UserError(f"unknown problem {name!r}; choose from: {', '.join(PROBLEMS)}")
+    found = PROBLEMS[name]
+    if spec.name not in found.protocols:
+        raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
+    return found
+
+
+def instance(found: Problem, size: int | None, truth: Truth, seed: int) -> Instance:
+    from debatekit.analysis.montecarlo import make_instance
+
+    try:
+        return make_instance(found, found.default_size if size is None else size, truth is Truth.yes, seed)
+    except InstanceError as err:
+        raise UserError(str(err)) from err
+
+
+def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
+    try:
+        return resolve(name, role, spec.strategies[role])
+    except StrategyError as err:
+        raise UserError(str(err)) from err
+
+
+def positive(value: int, option: str) -> int:
+    if value < 1:
+        raise UserError(f"{option} must be at least 1, got {value}")
+    return value
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+@contextmanager
+def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
+    """A transient progress bar on stderr (shown on a terminal); yields ``advance(done)``."""
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=stderr, transient=True, disable=not stderr.is_terminal)
+    with bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.update(task, completed=done)

@@ -1,0 +1,44 @@
+"""``debatekit demo``: the main job, with a table on the terminal and a report folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from debatekit.cli.common import emit_json, progress, stdout
+from debatekit.demo import DemoResult, plan, run_demo
+from debatekit.report import to_json, write_report
+
+
+def demo(
+    quick: Annotated[bool, typer.Option("--quick", help="Smaller sizes and fewer trials.")] = False,
+    out: Annotated[Path, typer.Option("--out", help="Report folder.")] = Path("debatekit-report"),
+    seed: Annotated[int, typer.Option("--seed", help="Seed for every instance and debate.")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> int:
+    """Every protocol on built-in problems against every adversary, checked against its theorem."""
+    with progress(plan(quick), "demo debates") as advance:
+        result = run_demo(quick, seed, advance)
+    folder = write_report(result, out)
+    if json_out:
+        emit_json({"report": str(folder), **to_json(result)})
+    else:
+        stdout.print(table(result))
+        stdout.print(f"report written to {folder}/ (report.md, bits_read.png, results.json)",
+                     markup=False, highlight=False)
+    return 0 if result.holds else 1
+
+
+def table(result: DemoResult) -> Table:
+    out = Table(title="debatekit demo: honest side against every built-in adversary")
+    for column in ("protocol", "problem", "T", "truth", "adversary", "honest win", "V queries", "bits read",
+                   "theorem's bound", "holds"):
+        out.add_column(column, justify="right" if column in ("T", "honest win", "V queries", "bits read") else "left")
+    for r in result.rows:
+        out.add_row(r.protocol, r.problem, str(r.T), r.truth, r.adversary, f"{r.honest_win_rate:.3f}",
+                    str(r.verifier_queries_max), str(r.verifier_bits_read_max),
+                    f"<= {r.queries_bound} queries, <= {r.bits_bound} bits", "yes" if r.holds else "NO")
+    return out

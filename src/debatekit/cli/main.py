@@ -1,0 +1,59 @@
+"""Entry point: builds the Typer app and turns every user mistake into one line and status 2."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from debatekit.cli import catalog_cmd, demo_cmd, run_cmd, solve_cmd
+from debatekit.cli.common import UserError
+
+app = typer.Typer(
+    name="debatekit",
+    help="Run, measure and solve the debate protocols of AI safety via debate.",
+    add_completion=False,
+    rich_markup_mode=None,
+)
+app.command("demo")(demo_cmd.demo)
+app.command("run")(run_cmd.run)
+app.command("solve")(solve_cmd.solve)
+app.command("problems")(catalog_cmd.problems)
+app.command("players")(catalog_cmd.players)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; 0 on success, 2 on a usage error, 1 on anything else."""
+    command = typer.main.get_command(app)
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        code = command.main(args=argv or ["--help"], prog_name="debatekit", standalone_mode=False)
+    except UserError as err:
+        return _usage_error(str(err))
+    except typer.TyperException as err:  # Typer's parsing errors: UsageError, BadParameter, ...
+        if err.exit_code == 2:
+            return _usage_error(err.format_message())
+        print(f"debatekit: error: {err.format_message()}", file=sys.stderr)
+        return err.exit_code
+    except typer.Exit as done:
+        return done.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("debatekit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if os.environ.get("DEBATEKIT_DEBUG"):
+            raise
+        print(f"debatekit: internal error: {type(err).__name__}: {err} (set DEBATEKIT_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
+    return code if isinstance(code, int) else 0
+
+
+def _usage_error(message: str) -> int:
+    print(f"debatekit: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def entry() -> None:
+    sys.exit(main())

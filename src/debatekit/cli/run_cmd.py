@@ -1,0 +1,76 @@
+"""``debatekit run``: many debates of one protocol on one instance."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from debatekit.analysis.montecarlo import RunResult
+from debatekit.analysis.montecarlo import run as run_trials
+from debatekit.cli.common import (
+    Truth,
+    emit_json,
+    instance,
+    positive,
+    problem_for,
+    progress,
+    protocol,
+    stderr,
+    stdout,
+    strategy,
+)
+from debatekit.ledger import Role
+
+SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
+TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed for the instance and every debate.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
+
+
+def run(
+    protocol_name: Annotated[str, typer.Argument(metavar="PROTOCOL", help="A protocol name.")],
+    problem: Annotated[str, typer.Option("--problem", help="A problem name (see `debatekit problems`).")],
+    size: SizeOption = None,
+    truth: TruthOption = Truth.yes,
+    alice: Annotated[str, typer.Option("--alice", help="Built-in name or module:attr.")] = "honest",
+    bob: Annotated[str, typer.Option("--bob", help="Built-in name or module:attr.")] = "honest",
+    trials: Annotated[int, typer.Option("--trials", help="Number of debates.")] = 200,
+    seed: SeedOption = 0,
+    json_out: JsonOption = False,
+) -> None:
+    """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
+    spec = protocol(protocol_name)
+    found = problem_for(problem, spec)
+    positive(trials, "--trials")
+    case = instance(found, size, truth, seed)
+    players = strategy(spec, Role.ALICE, alice), strategy(spec, Role.BOB, bob)
+    with progress(trials, f"{spec.name} on {found.name}") as advance:
+        result = run_trials(spec, case, *players, trials, seed, advance)
+    for role, reason in result.forfeit_reasons.items():
+        stderr.print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}",
+                     markup=False, highlight=False)
+    if json_out:
+        emit_json(result.to_json())
+    else:
+        stdout.print(table(result))
+
+
+def table(result: RunResult) -> Table:
+    g = result.guarantee
+    out = Table(title=f"{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
+                      f"truth {result.truth}): alice {result.alice} vs bob {result.bob}")
+    out.add_column("measure")
+    out.add_column("value", justify="right")
+    out.add_column("theorem", justify="right")
+    lo, hi = result.accept_ci
+    promised = f">= {g.completeness:g}" if result.truth == "yes" else f"<= {g.soundness:g}"
+    out.add_row("accept rate", f"{result.accept_rate:.3f} [{lo:.3f}, {hi:.3f}]", promised + " (honest side)")
+    out.add_row("honest win rate", f"{result.honest_win_rate:.3f}", "")
+    out.add_row("verifier queries (max)", str(result.verifier_queries_max), f"<= {g.verifier_queries}")
+    out.add_row("bits read (max)", str(result.verifier_bits_read_max), f"<= {g.bits_read}")
+    out.add_row("alice queries (mean)", f"{result.alice_queries_mean:g}", "")
+    out.add_row("bob queries (mean)", f"{result.bob_queries_mean:g}", "")
+    out.caption = g.statement
+    return out

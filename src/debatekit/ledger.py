@@ -1,0 +1,54 @@
+"""Who did what in one debate: oracle queries by party and transcript bits read by the verifier.
+
+Mirrors the Lean formalization, where every query is tagged ``AliceId``, ``BobId`` or ``VeraId``
+and cost is a property of the run (Debate/Cost.lean).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Role(Enum):
+    """The three parties of a debate (Definition 4.1): provers Alice and Bob, and the verifier."""
+
+    ALICE = "alice"
+    BOB = "bob"
+    VERIFIER = "verifier"
+
+    @property
+    def opponent(self) -> Role:
+        if self is Role.VERIFIER:
+            raise ValueError("the verifier has no opponent")
+        return Role.BOB if self is Role.ALICE else Role.ALICE
+
+
+class Malformed(Exception):
+    """A party sent a message the protocol cannot parse; that party loses the debate."""
+
+    def __init__(self, sender: Role, reason: str):
+        super().__init__(f"{sender.value}: {reason}")
+        self.sender = sender
+        self.reason = reason
+
+
+def loser_verdict(loser: Role) -> int:
+    """The verifier's output when ``loser`` forfeits: Alice argues for 1, Bob for 0."""
+    return 0 if loser is Role.ALICE else 1
+
+
+@dataclass
+class Ledger:
+    """Counts for one debate. ``bits_read`` are prover-message bits the verifier read;
+    ``input_bits_read`` are bits of the common input x it read (x is not a prover message)."""
+
+    queries: dict[Role, int] = field(default_factory=lambda: dict.fromkeys(Role, 0))
+    bits_read: int = 0
+    input_bits_read: int = 0
+
+    def count_queries(self, role: Role, k: int = 1) -> None:
+        self.queries[role] += k
+
+    def count_read(self, bits: int) -> None:
+        self.bits_read += bits

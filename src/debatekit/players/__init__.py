@@ -1,0 +1,1 @@
+"""Players: the context a strategy sits down with, and the adversary families per protocol."""

@@ -1,0 +1,62 @@
+"""What a strategy receives for one debate, and how strategies are named and found."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from debatekit.ledger import Role
+from debatekit.oracle import Asker
+
+if TYPE_CHECKING:
+    from debatekit.problems.registry import Instance
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One player's place at one debate: the instance, its role, its randomness and its oracle
+    access (every query it makes is counted for its role)."""
+
+    instance: Instance
+    role: Role
+    rng: np.random.Generator
+    ask: Asker
+
+
+Factory = Callable[[Seat], Any]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named way to play one role: ``factory(seat)`` returns the player for one debate."""
+
+    name: str
+    role: Role
+    description: str
+    factory: Factory
+
+
+class StrategyError(ValueError):
+    """A strategy name that is neither built in nor an importable ``module:attr``."""
+
+
+def resolve(spec: str, role: Role, builtins: dict[str, Strategy]) -> Strategy:
+    """A built-in strategy by name, or the user's own as ``module:attr`` (a factory or class)."""
+    if spec in builtins:
+        return builtins[spec]
+    if ":" not in spec:
+        known = ", ".join(builtins)
+        raise StrategyError(f"unknown {role.value} strategy {spec!r}; built in: {known}; or give module:attr")
+    module_name, _, attr = spec.partition(":")
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except Exception as err:
+        raise StrategyError(f"cannot import {role.value} strategy {spec!r}: {type(err).__name__}: {err}") from err
+    if not callable(target):
+        raise StrategyError(f"{spec!r} is not callable; a strategy is a factory taking a Seat")
+    doc = (getattr(target, "__doc__", None) or "user strategy").strip().splitlines()[0]
+    return Strategy(spec, role, doc, target)

@@ -1,0 +1,6 @@
+"""Problems with known answers; importing this package registers the built-in ones."""
+
+from debatekit.problems import builtin as _builtin  # noqa: F401  (registers the built-ins)
+from debatekit.problems.registry import PROBLEMS, Instance, InstanceError, Problem, problem
+
+__all__ = ["PROBLEMS", "Instance", "InstanceError", "Problem", "problem"]

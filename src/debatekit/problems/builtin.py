@@ -1,0 +1,98 @@
+"""The built-in problems and where each comes from."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from debatekit.machine.circuit import (
+    Circuit,
+    CircuitBuilder,
+    Gate,
+    majority_circuit,
+    parity_circuit,
+)
+from debatekit.machine.turing import palindrome_machine, parity_machine
+from debatekit.problems.registry import Instance, InstanceError, problem
+
+
+@problem("parity", "XOR of n input bits: a balanced XOR circuit and a scanning Turing machine",
+         ("cross-exam", "bisection"), default_size=64)
+def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
+    x = rng.integers(0, 2, n).astype(np.uint8)
+    if int(x.sum() % 2) != truth:
+        x[rng.integers(n)] ^= 1
+    return Instance("parity", n, truth, x, machine=parity_circuit(n), turing=parity_machine(n))
+
+
+@problem("majority", "1 iff more than half of n bits are 1: an adder-tree counting circuit",
+         ("cross-exam",), default_size=1024)
+def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
+    # Counts near the threshold floor(n/2)+1, where a single flipped bit changes the answer.
+    spread = max(1, n // 16)
+    threshold = n // 2 + 1
+    ones = threshold + int(rng.integers(0, spread)) if truth else threshold - 1 - int(rng.integers(0, spread))
+    ones = min(max(ones, 0), n)
+    if (ones >= threshold) != truth:
+        raise InstanceError(f"majority has no {'yes' if truth else 'no'} instance of size {n}")
+    x = np.zeros(n, dtype=np.uint8)
+    x[rng.choice(n, ones, replace=False)] = 1
+    return Instance("majority", n, truth, x, machine=majority_circuit(n))
+
+
+@problem("palindrome", "is the input a palindrome: the textbook Turing machine, T ~ n^2/2",
+         ("bisection",), default_size=32)
+def palindrome(n: int, truth: bool, rng: np.random.Generator) -> Instance:
+    half = rng.integers(0, 2, (n + 1) // 2).astype(np.uint8)
+    x = np.concatenate([half, half[: n // 2][::-1]])
+    if not truth:
+        if n < 2:
+            raise InstanceError("every string of length 1 is a palindrome; use --size >= 2 for --truth no")
+        i = int(rng.integers(n // 2))
+        x[i] ^= 1
+    return Instance("palindrome", n, truth, x, turing=palindrome_machine(n))
+
+
+def cnf_circuit(clauses: list[tuple[int, ...]], n_vars: int) -> Circuit:
+    """M(x, w) of Theorem 7.1 for SAT: x is the CNF (compiled into the circuit), w the assignment.
+    A literal +v / -v reads witness bit v-1 (negations shared), clauses are OR trees and the
+    output is the AND tree over clauses."""
+    b = CircuitBuilder(inputs=0, witness=n_vars)
+    negated: dict[int, int] = {}
+
+    def literal(lit: int) -> int:
+        v = abs(lit) - 1
+        if lit > 0:
+            return v
+        if v not in negated:
+            negated[v] = b.not_(v)
+        return negated[v]
+
+    ors = [b.reduce(Gate.OR, [literal(lit) for lit in clause]) for clause in clauses]
+    out = b.reduce(Gate.AND, ors)
+    if out < n_vars:  # a single one-literal clause: copy it through a gate
+        b.and_(out, out)
+    return b.build()
+
+
+@problem("sat-witness", "3-CNF satisfiability with the assignment as witness (Theorem 7.1): planted "
+         "solution for yes, planted unsatisfiable core for no", ("cross-exam",), default_size=20, min_size=3)
+def sat_witness(n: int, truth: bool, rng: np.random.Generator) -> Instance:
+    def random_clause() -> tuple[int, ...]:
+        variables = rng.choice(n, 3, replace=False) + 1
+        signs = rng.choice([-1, 1], 3)
+        return tuple(int(s * v) for s, v in zip(signs, variables, strict=True))
+
+    assignment = rng.integers(0, 2, n).astype(np.uint8)
+    satisfied = lambda clause: any((lit > 0) == bool(assignment[abs(lit) - 1]) for lit in clause)  # noqa: E731
+    clauses: list[tuple[int, ...]] = []
+    while len(clauses) < 4 * n:
+        clause = random_clause()
+        if not truth or satisfied(clause):
+            clauses.append(clause)
+    if not truth:  # all eight sign patterns on three variables: no assignment satisfies them all
+        core = rng.choice(n, 3, replace=False) + 1
+        clauses += [tuple(int(s) * int(v) for s, v in zip(signs, core, strict=True))
+                    for signs in np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).T.reshape(-1, 3)]
+        clauses = [clauses[i] for i in rng.permutation(len(clauses))]
+    return Instance("sat-witness", n, truth, np.zeros(0, dtype=np.uint8), machine=cnf_circuit(clauses, n),
+                    witness=assignment)

@@ -1,0 +1,70 @@
+"""Built-in problems: a plain dict of :class:`Problem` filled by the ``@problem`` decorator.
+
+A problem makes an :class:`Instance` of a given size whose answer is the requested truth,
+reproducibly from a numpy generator. An instance carries each form of the computation that its
+protocols need: a transcript machine (cross-examination), a Turing machine (bisection), and for
+witness problems the honest prover's witness (Theorem 7.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from debatekit.machine.transcript import TranscriptMachine
+from debatekit.machine.turing import TuringMachine
+from debatekit.oracle import NO_ORACLE, Oracle
+
+
+class InstanceError(ValueError):
+    """No instance exists for these arguments (size out of range, or no such answer)."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    problem: str
+    size: int
+    truth: bool
+    x: np.ndarray
+    oracle: Oracle = NO_ORACLE
+    machine: TranscriptMachine | None = None
+    turing: TuringMachine | None = None
+    witness: np.ndarray | None = None
+    """The witness honest Alice sends (a satisfying assignment when one exists)."""
+
+    @property
+    def answer(self) -> int:
+        return int(self.truth)
+
+
+Maker = Callable[[int, bool, np.random.Generator], Instance]
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    description: str
+    protocols: tuple[str, ...]
+    default_size: int
+    min_size: int
+    make: Maker
+
+    def instance(self, size: int, truth: bool, rng: np.random.Generator) -> Instance:
+        if size < self.min_size:
+            raise InstanceError(f"{self.name} needs --size >= {self.min_size}, got {size}")
+        return self.make(size, truth, rng)
+
+
+PROBLEMS: dict[str, Problem] = {}
+
+
+def problem(name: str, description: str, protocols: tuple[str, ...], default_size: int, min_size: int = 1):
+    """Register a maker ``(size, truth, rng) -> Instance`` under ``name``."""
+
+    def register(make: Maker) -> Maker:
+        PROBLEMS[name] = Problem(name, description, protocols, default_size, min_size, make)
+        return make
+
+    return register

@@ -1,0 +1,139 @@
+"""Bisection debate over Turing-machine configurations: Theorem 5.1 and Figure 4.
+
+Alice claims M(x) = 1 by naming an accepting configuration z'_0 that M reaches from the initial
+configuration z_0 in T steps. In round k, for the claim "z_k reaches z'_k in t_k steps", Alice
+sends the middle configuration a_k (after floor(t_k/2) steps) and Bob sends a bit b_k: 0 disputes
+the first half (z_k to a_k), 1 the second (a_k to z'_k), and the claim shrinks to that half. When
+t_k = 1 the verifier checks that z'_k is one step of M from z_k (at most one oracle query).
+
+Figure 4's step 1(b) describes b_k = 1 as disputing the first half while step 1(c) continues with
+the second half when b_k = 1; we follow 1(c), the rule the recursion actually uses.
+
+The verifier reads every configuration Alice sends (``config_bits`` each) and validates it as it
+arrives (Figure 4, step 2; checking on arrival gives the same verdict as checking at the end), and
+reads each b_k (one bit). An invalid configuration loses for Alice, a b_k that is not 0 or 1 loses
+for Bob; a final configuration that is valid but not accepting concedes the debate.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from debatekit.game import End, Judge, Move, Node
+from debatekit.ledger import Malformed, Role
+from debatekit.machine.turing import Config, TuringMachine
+from debatekit.players.base import Seat
+from debatekit.prob import Dist
+from debatekit.problems.registry import Instance
+from debatekit.reader import Reader, as_index, word_width
+
+
+class Alice(Protocol):
+    def final(self) -> Config | Dist:
+        """z'_0: the accepting configuration M reaches after T steps."""
+
+    def middle(self, start: Config, end: Config, begin: int, steps: int) -> Any:
+        """a_k: the configuration floor(steps/2) steps after ``start`` (which is at time ``begin``)."""
+
+
+class Bob(Protocol):
+    def half(self, start: Config, middle: Any, end: Config, begin: int, steps: int) -> int | Dist:
+        """0 to dispute start→middle, 1 to dispute middle→end."""
+
+
+def debate(instance: Instance, reader: Reader) -> Node:
+    """The game tree of Figure 4."""
+    tm = machine_of(instance)
+
+    def read_config(message: Any) -> Config:
+        reader.word(message, tm.config_bits)
+        config = tm.parse(message)
+        if config is None:
+            raise Malformed(Role.ALICE, "not a valid configuration of M")
+        return config
+
+    def claim(start: Config, end: Config, begin: int, steps: int) -> Node:
+        if steps == 1:
+            return Judge(lambda: int(tm.step(start, reader.ask) == end))
+        first = steps // 2
+
+        def on_middle(message: Any) -> Node:
+            middle = read_config(message)
+
+            def on_bit(bit: Any) -> Node:
+                half = as_index(reader.word(bit, 1), 2)
+                if half is None:
+                    raise Malformed(Role.BOB, f"b_k = {bit!r} is not a bit")
+                if half == 0:
+                    return claim(start, middle, begin, first)
+                return claim(middle, end, begin + first, steps - first)
+
+            return Move(Role.BOB, ask=lambda bob: bob.half(start, middle, end, begin, steps), then=on_bit,
+                        options=lambda: (0, 1, 2))
+
+        return Move(Role.ALICE, ask=lambda alice: alice.middle(start, end, begin, steps), then=on_middle,
+                    options=lambda: all_configs(tm), key=(start, end, steps))
+
+    def on_final(message: Any) -> Node:
+        end = read_config(message)
+        if not tm.accepts(end):
+            return End(0, reason="Alice's final configuration does not accept")
+        return claim(tm.initial(instance.x.tolist()), end, 0, tm.time)
+
+    return Move(Role.ALICE, ask=lambda alice: alice.final(), then=on_final,
+                options=lambda: (c for c in all_configs(tm) if c is None or tm.accepts(c)))
+
+
+def rounds(tm: TuringMachine) -> int:
+    """Rounds of bisection: ceil(log2 T)."""
+    return word_width(tm.time)
+
+
+def bits_bound(tm: TuringMachine) -> int:
+    """Theorem 5.1's O(S log T) made concrete: ceil(log2 T) rounds of one configuration and one
+    bit, plus the final configuration."""
+    return rounds(tm) * (tm.config_bits + 1) + tm.config_bits
+
+
+def machine_of(instance: Instance) -> TuringMachine:
+    if instance.turing is None:
+        raise ValueError(f"problem {instance.problem} has no Turing-machine form for bisection")
+    return instance.turing
+
+
+def all_configs(tm: TuringMachine) -> Iterator[Config | None]:
+    """Every valid configuration, then ``None`` standing for every invalid message (they all lose
+    the same way), for exhaustive search."""
+    for state, head in itertools.product(range(len(tm.states)), range(tm.space)):
+        for tape in itertools.product(range(tm.symbols), repeat=tm.space):
+            yield Config(state, head, tape)
+    yield None
+
+
+class HonestAlice:
+    """Theorem 5.1 completeness: run M once and send the true configurations."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+        tm = machine_of(seat.instance)
+        self.trajectory = tm.run(seat.instance.x.tolist(), seat.ask)
+
+    def final(self) -> Config:
+        return self.trajectory.final
+
+    def middle(self, start: Config, end: Config, begin: int, steps: int) -> Config:
+        return self.trajectory.config_at(begin + steps // 2)
+
+
+class HonestBob:
+    """Theorem 5.1 soundness: run M for floor(t_k/2) steps from z_k and dispute the first half if
+    that does not reach a_k, else the second half. Total work O(T)."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+        self.tm = machine_of(seat.instance)
+
+    def half(self, start: Config, middle: Config, end: Config, begin: int, steps: int) -> int:
+        return 0 if self.tm.advance(start, steps // 2, self.seat.ask) != middle else 1

@@ -1,0 +1,152 @@
+"""Cross-examination debate: Theorem 5.3 and Figure 1, and with a witness Theorem 7.1 / Figure 3.
+
+Alice writes the witness w (empty for plain machines) and the whole transcript a of M(x, w), as
+one message ``w ‖ a`` of length m + T. Bob accepts (``ACCEPT``) or names a step t. The verifier
+reads Bob's word (ceil(log2(T+1)) bits); on a challenge it reads a_t and the relevant bits
+a_{I(t)} and recomputes step t (one oracle query if t is an oracle step): if a_t is wrong it
+outputs 0, else it reads and outputs a_T. If Bob accepts it reads and outputs a_T. The input x is
+common knowledge; reading its bits is counted apart (``input_bits_read``).
+
+The length of Alice's message is framing, checked without reading any bit; a message of the
+wrong length, or one whose bit the verifier reads is not 0 or 1, loses for Alice. A challenge
+that is not ``ACCEPT`` or an index in [0, T) loses for Bob.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from debatekit.game import Judge, Move, Node
+from debatekit.ledger import Malformed, Role
+from debatekit.machine.transcript import StepKind, TranscriptMachine
+from debatekit.players.base import Seat
+from debatekit.prob import Dist
+from debatekit.problems.registry import Instance
+from debatekit.reader import Reader, as_bit, as_index, word_width
+
+ACCEPT = None
+"""Bob's message when he accepts Alice's transcript."""
+
+
+class Alice(Protocol):
+    def transcript(self) -> Sequence[int] | Dist:
+        """w ‖ a: the witness bits, then the T transcript bits."""
+
+
+class Bob(Protocol):
+    def challenge(self, message: Any) -> int | Dist | None:
+        """A step index t in [0, T) to check, or ``ACCEPT``."""
+
+
+def debate(instance: Instance, reader: Reader) -> Node:
+    """The game tree of Figure 1 (Figure 3 when the machine takes a witness)."""
+    machine = machine_of(instance)
+    size, steps = machine.n_witness + machine.length, machine.length
+
+    def on_message(message: Any) -> Node:
+        try:
+            length = len(message)
+        except Exception as err:
+            raise Malformed(Role.ALICE, "the transcript is not a sequence") from err
+        if length != size:
+            raise Malformed(Role.ALICE, f"the transcript has length {length}, expected {size}")
+        return Move(
+            Role.BOB,
+            ask=lambda bob: bob.challenge(message),
+            then=lambda challenge: Judge(lambda: verify(instance, message, challenge, reader)),
+            options=lambda: [ACCEPT, *range(steps), steps],  # `steps` stands for any malformed word
+        )
+
+    return Move(
+        Role.ALICE,
+        ask=lambda alice: alice.transcript(),
+        then=on_message,
+        options=lambda: itertools.chain(itertools.product((0, 1), repeat=size), [()]),
+    )
+
+
+def verify(instance: Instance, message: Any, challenge: Any, reader: Reader) -> int:
+    """Figure 1, step 3: V's check of one step, reading only what it needs."""
+    machine = instance.machine
+    assert machine is not None
+    steps, n = machine.length, machine.n_inputs
+    output = machine.n_witness + steps - 1  # position of a_T in Alice's message
+    word = reader.word(challenge, word_width(steps + 1))
+    if word is ACCEPT:
+        return reader.bit(message, output, Role.ALICE)
+    t = as_index(word, steps)
+    if t is None:
+        raise Malformed(Role.BOB, f"challenge {word!r} is not a step in [0, {steps})")
+    bits = tuple(
+        reader.input_bit(instance.x, a) if a < n else reader.bit(message, a - n, Role.ALICE)
+        for a in machine.relevant(t)
+    )
+    claimed = reader.bit(message, machine.n_witness + t, Role.ALICE)
+    rule = machine.rule(t, bits)
+    expected = int(rule) if machine.kind(t) is StepKind.COMPUTE else reader.ask(rule)  # type: ignore[arg-type]
+    if claimed != expected:
+        return 0
+    return claimed if t == steps - 1 else reader.bit(message, output, Role.ALICE)
+
+
+def bits_bound(machine: TranscriptMachine) -> int:
+    """Theorem 5.3's O(l log T) read bound made concrete: (l + 1)·ceil(log2 T) + 2 prover bits,
+    l = max |I(t)|. The verifier reads at most ceil(log2(T+1)) + l + 2, which is within it."""
+    log_t = word_width(machine.length + 1)
+    return (machine.max_relevant + 1) * log_t + 2
+
+
+def machine_of(instance: Instance) -> TranscriptMachine:
+    machine = instance.machine
+    if machine is None:
+        raise ValueError(f"problem {instance.problem} has no transcript machine for cross-examination")
+    if not machine.deterministic:
+        raise ValueError("cross-examination decides deterministic machines; coin steps need stochastic debate")
+    return machine
+
+
+def parse_bits(message: Any) -> np.ndarray:
+    """A message as int8 values, -1 marking anything that is not a bit (for honest Bob)."""
+    if isinstance(message, np.ndarray) and message.ndim == 1 and message.dtype.kind in "biu":
+        values = message.astype(np.int64)
+        return np.where((values >= 0) & (values <= 1), values, -1).astype(np.int8)
+    return np.array([-1 if (b := as_bit(v)) is None else b for v in message], dtype=np.int8)
+
+
+class HonestAlice:
+    """Theorem 5.3 completeness: run M(x, w) once and send w ‖ y."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        instance, machine = self.seat.instance, machine_of(self.seat.instance)
+        witness = instance.witness if instance.witness is not None else np.zeros(0, dtype=np.uint8)
+        inputs = np.concatenate([instance.x, witness]).astype(np.uint8)
+        return np.concatenate([witness, machine.run(inputs, self.seat.ask, self.seat.rng)]).astype(np.uint8)
+
+
+class HonestBob:
+    """Theorem 5.3 soundness: name the first step that does not follow from Alice's own claimed
+    bits (or whose bits are unreadable); accept if there is none."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def challenge(self, message: Any) -> int | None:
+        instance, machine = self.seat.instance, machine_of(self.seat.instance)
+        claimed = parse_bits(message)
+        m, n = machine.n_witness, machine.n_inputs
+        bad = np.flatnonzero(claimed < 0)
+        if bad.size:
+            unreadable = {n + int(p) for p in bad}
+            for t in range(machine.length):
+                if n + m + t in unreadable or unreadable.intersection(machine.relevant(t)):
+                    return t
+            claimed = np.where(claimed < 0, 0, claimed)
+        inputs = np.concatenate([instance.x, claimed[:m]]).astype(np.uint8)
+        return machine.first_error(inputs, claimed[m:].astype(np.uint8), self.seat.ask)
