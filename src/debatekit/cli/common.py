@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 from rich.console import Console
@@ -26,7 +26,7 @@ class UserError(Exception):
     """A mistake in the command line or a config: one line on stderr, exit status 2."""
 
 
-class Truth(str, Enum):
+class Truth(StrEnum):
     yes = "yes"
     no = "no"
 
