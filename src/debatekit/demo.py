@@ -65,10 +65,13 @@ SCALING = {
     ("bisection", "palindrome"): ([4, 8, 16, 32], [4, 8, 16, 32, 64, 128]),
 }
 EXACT = [  # protocol, problem, size, truth: small enough to search every adversary move in seconds
-    ("cross-exam", "parity", 4, True), ("cross-exam", "parity", 4, False),
-    ("cross-exam", "majority", 3, True), ("cross-exam", "majority", 3, False),
+    ("cross-exam", "parity", 4, True),
+    ("cross-exam", "parity", 4, False),
+    ("cross-exam", "majority", 3, True),
+    ("cross-exam", "majority", 3, False),
     ("cross-exam", "sat-witness", 3, True),
-    ("bisection", "parity", 1, True), ("bisection", "parity", 1, False),
+    ("bisection", "parity", 1, True),
+    ("bisection", "parity", 1, False),
     ("bisection", "palindrome", 2, True),
 ]
 
@@ -104,11 +107,27 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
                 r = run(spec, case, players[Role.ALICE], players[Role.BOB], trials, seed, count)
                 g = r.guarantee
                 consistent = r.accept_ci[1] >= g.completeness if truth else r.accept_ci[0] <= g.soundness
-                rows.append(Row(name, problem, size, r.T, r.truth, f"{adversary.role.value}:{adversary.name}",
-                                trials, r.honest_win_rate, r.accept_rate, r.accept_ci, r.verifier_queries_max,
-                                g.verifier_queries, r.verifier_bits_read_max, g.bits_read,
-                                consistent and r.verifier_queries_max <= g.verifier_queries
-                                and r.verifier_bits_read_max <= g.bits_read))
+                rows.append(
+                    Row(
+                        name,
+                        problem,
+                        size,
+                        r.T,
+                        r.truth,
+                        f"{adversary.role.value}:{adversary.name}",
+                        trials,
+                        r.honest_win_rate,
+                        r.accept_rate,
+                        r.accept_ci,
+                        r.verifier_queries_max,
+                        g.verifier_queries,
+                        r.verifier_bits_read_max,
+                        g.bits_read,
+                        consistent
+                        and r.verifier_queries_max <= g.verifier_queries
+                        and r.verifier_bits_read_max <= g.bits_read,
+                    )
+                )
     scaling = []
     for (name, problem), sizes in SCALING.items():
         spec = PROTOCOLS[name]
@@ -116,12 +135,21 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
             worst, T, bound = 0, 0, 0
             for truth, alice, bob in ((True, "honest", spec_default_bob(name)), (False, "lie-step", "honest")):
                 case = make_instance(PROBLEMS[problem], size, truth, seed)
-                r = run(spec, case, spec.strategies[Role.ALICE][alice], spec.strategies[Role.BOB][bob],
-                        scale_trials, seed, count)
+                r = run(
+                    spec,
+                    case,
+                    spec.strategies[Role.ALICE][alice],
+                    spec.strategies[Role.BOB][bob],
+                    scale_trials,
+                    seed,
+                    count,
+                )
                 worst, T, bound = max(worst, r.verifier_bits_read_max), r.T, r.guarantee.bits_read
             scaling.append(ScalePoint(name, problem, size, T, worst, bound))
-    exact = [solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
-             for name, problem, size, truth in EXACT]
+    exact = [
+        solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
+        for name, problem, size, truth in EXACT
+    ]
     return DemoResult(rows, scaling, exact)
 
 

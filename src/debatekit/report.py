@@ -69,13 +69,29 @@ def _markdown(result: DemoResult) -> str:
             f"{r.verifier_queries_max} / {r.queries_bound} | {r.verifier_bits_read_max} / {r.bits_bound} | "
             f"{'yes' if r.holds else 'NO'} |"
         )
-    lines += ["", "## Bits read as T grows", "", "![bits read against T](bits_read.png)", "",
-              "| protocol | problem | size | T | bits read (max) | bound |", "|---|---|---|---|---|---|"]
-    lines += [f"| {s.protocol} | {s.problem} | {s.size} | {s.T} | {s.verifier_bits_read_max} | {s.bits_bound} |"
-              for s in result.scaling]
-    lines += ["", "## Exact values against the best adversary (exhaustive search)", "",
-              "| protocol | problem | size | truth | honest | value | guarantee | positions |",
-              "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {s.protocol} | {s.problem} | {s.size} | {s.truth} | {s.honest} | {s.exact} | {s.guarantee:g} | "
-              f"{s.positions} |" for s in result.exact]
+    lines += [
+        "",
+        "## Bits read as T grows",
+        "",
+        "![bits read against T](bits_read.png)",
+        "",
+        "| protocol | problem | size | T | bits read (max) | bound |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {s.protocol} | {s.problem} | {s.size} | {s.T} | {s.verifier_bits_read_max} | {s.bits_bound} |"
+        for s in result.scaling
+    ]
+    lines += [
+        "",
+        "## Exact values against the best adversary (exhaustive search)",
+        "",
+        "| protocol | problem | size | truth | honest | value | guarantee | positions |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {s.protocol} | {s.problem} | {s.size} | {s.truth} | {s.honest} | {s.exact} | {s.guarantee:g} | "
+        f"{s.positions} |"
+        for s in result.exact
+    ]
     return "\n".join(lines) + "\n"

@@ -132,8 +132,9 @@ class _Search:
         return total
 
 
-def _setup(spec: ProtocolSpec, instance: Instance, strategies: dict[Role, Strategy]
-           ) -> tuple[Node, dict[Role, Any], _Script]:
+def _setup(
+    spec: ProtocolSpec, instance: Instance, strategies: dict[Role, Strategy]
+) -> tuple[Node, dict[Role, Any], _Script]:
     ledger = Ledger()
     script = _Script(instance.oracle)
     players = {
@@ -143,8 +144,9 @@ def _setup(spec: ProtocolSpec, instance: Instance, strategies: dict[Role, Strate
     return spec.debate(instance, Reader(ledger, script)), players, script
 
 
-def accept_probability(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy,
-                       budget: int = 5_000_000) -> Weight:
+def accept_probability(
+    spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, budget: int = 5_000_000
+) -> Weight:
     """P[V = 1] exactly, for strategies whose randomness is expressed as Dist moves."""
     root, players, script = _setup(spec, instance, {Role.ALICE: alice, Role.BOB: bob})
     return _Search(players, None, 1, script, budget).value(root, {})
@@ -175,5 +177,15 @@ def solve(spec: ProtocolSpec, instance: Instance, budget: int = 5_000_000) -> So
     value = search.value(root, {})
     guarantee = spec.guarantee(instance)
     promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness
-    return Solution(spec.name, instance.problem, instance.size, "yes" if instance.truth else "no",
-                    honest.value, adversary.value, float(value), str(value), search.positions, promised)
+    return Solution(
+        spec.name,
+        instance.problem,
+        instance.size,
+        "yes" if instance.truth else "no",
+        honest.value,
+        adversary.value,
+        float(value),
+        str(value),
+        search.positions,
+        promised,
+    )

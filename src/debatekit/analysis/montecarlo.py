@@ -42,8 +42,9 @@ class Outcome:
     ledger: Ledger
 
 
-def play_one(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy,
-             seed: np.random.SeedSequence) -> Outcome:
+def play_one(
+    spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: np.random.SeedSequence
+) -> Outcome:
     """One debate of ``alice`` against ``bob``, with a fresh ledger."""
     ledger = Ledger()
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, seed.spawn(3)), strict=True))
@@ -95,8 +96,15 @@ class RunResult:
         return data
 
 
-def run(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, trials: int, seed: int,
-        progress: Callable[[int], None] | None = None) -> RunResult:
+def run(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    trials: int,
+    seed: int,
+    progress: Callable[[int], None] | None = None,
+) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after each debate."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
@@ -115,14 +123,26 @@ def run(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, 
         if o.forfeit is not None:
             reasons.setdefault(o.forfeit.value, o.reason)
     return RunResult(
-        protocol=spec.name, problem=instance.problem, size=instance.size,
-        truth="yes" if instance.truth else "no", alice=alice.name, bob=bob.name, trials=trials, seed=seed,
-        T=spec.length(instance), accept_rate=accepts / trials, accept_ci=wilson(accepts, trials),
+        protocol=spec.name,
+        problem=instance.problem,
+        size=instance.size,
+        truth="yes" if instance.truth else "no",
+        alice=alice.name,
+        bob=bob.name,
+        trials=trials,
+        seed=seed,
+        T=spec.length(instance),
+        accept_rate=accepts / trials,
+        accept_ci=wilson(accepts, trials),
         honest_win_rate=float(np.mean(verdicts == instance.answer)),
         verifier_queries_max=int(queries[Role.VERIFIER].max()),
         verifier_queries_mean=float(queries[Role.VERIFIER].mean()),
-        verifier_bits_read_max=int(bits.max()), verifier_bits_read_mean=float(bits.mean()),
+        verifier_bits_read_max=int(bits.max()),
+        verifier_bits_read_mean=float(bits.mean()),
         input_bits_read_max=max(o.ledger.input_bits_read for o in outcomes),
-        alice_queries_mean=float(queries[Role.ALICE].mean()), bob_queries_mean=float(queries[Role.BOB].mean()),
-        forfeits=forfeits, forfeit_reasons=reasons, guarantee=spec.guarantee(instance),
+        alice_queries_mean=float(queries[Role.ALICE].mean()),
+        bob_queries_mean=float(queries[Role.BOB].mean()),
+        forfeits=forfeits,
+        forfeit_reasons=reasons,
+        guarantee=spec.guarantee(instance),
     )

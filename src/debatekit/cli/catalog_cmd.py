@@ -14,8 +14,19 @@ from debatekit.problems import PROBLEMS
 def problems(json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
     """List the built-in problems: name, description, protocols."""
     if json_out:
-        emit_json({"problems": [{"name": p.name, "description": p.description, "protocols": list(p.protocols),
-                                 "default_size": p.default_size} for p in PROBLEMS.values()]})
+        emit_json(
+            {
+                "problems": [
+                    {
+                        "name": p.name,
+                        "description": p.description,
+                        "protocols": list(p.protocols),
+                        "default_size": p.default_size,
+                    }
+                    for p in PROBLEMS.values()
+                ]
+            }
+        )
         return
     width = max(map(len, PROBLEMS))
     for p in PROBLEMS.values():
@@ -30,8 +41,12 @@ def players(
     spec = protocol(protocol_name)
     rows = [s for role in (Role.ALICE, Role.BOB) for s in spec.strategies[role].values()]
     if json_out:
-        emit_json({"protocol": spec.name, "players": [
-            {"role": s.role.value, "name": s.name, "description": s.description} for s in rows]})
+        emit_json(
+            {
+                "protocol": spec.name,
+                "players": [{"role": s.role.value, "name": s.name, "description": s.description} for s in rows],
+            }
+        )
         return
     width = max(len(s.name) for s in rows)
     for s in rows:

@@ -83,8 +83,15 @@ def _jsonable(value: Any) -> Any:
 @contextmanager
 def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
     """A transient progress bar on stderr (shown on a terminal); yields ``advance(done)``."""
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=stderr, transient=True, disable=not stderr.is_terminal)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )
     with bar:
         task = bar.add_task(description, total=total)
         yield lambda done: bar.update(task, completed=done)

@@ -27,18 +27,38 @@ def demo(
         emit_json({"report": str(folder), **to_json(result)})
     else:
         stdout.print(table(result))
-        stdout.print(f"report written to {folder}/ (report.md, bits_read.png, results.json)",
-                     markup=False, highlight=False)
+        stdout.print(
+            f"report written to {folder}/ (report.md, bits_read.png, results.json)", markup=False, highlight=False
+        )
     return 0 if result.holds else 1
 
 
 def table(result: DemoResult) -> Table:
     out = Table(title="debatekit demo: honest side against every built-in adversary")
-    for column in ("protocol", "problem", "T", "truth", "adversary", "honest win", "V queries", "bits read",
-                   "theorem's bound", "holds"):
+    for column in (
+        "protocol",
+        "problem",
+        "T",
+        "truth",
+        "adversary",
+        "honest win",
+        "V queries",
+        "bits read",
+        "theorem's bound",
+        "holds",
+    ):
         out.add_column(column, justify="right" if column in ("T", "honest win", "V queries", "bits read") else "left")
     for r in result.rows:
-        out.add_row(r.protocol, r.problem, str(r.T), r.truth, r.adversary, f"{r.honest_win_rate:.3f}",
-                    str(r.verifier_queries_max), str(r.verifier_bits_read_max),
-                    f"<= {r.queries_bound} queries, <= {r.bits_bound} bits", "yes" if r.holds else "NO")
+        out.add_row(
+            r.protocol,
+            r.problem,
+            str(r.T),
+            r.truth,
+            r.adversary,
+            f"{r.honest_win_rate:.3f}",
+            str(r.verifier_queries_max),
+            str(r.verifier_bits_read_max),
+            f"<= {r.queries_bound} queries, <= {r.bits_bound} bits",
+            "yes" if r.holds else "NO",
+        )
     return out

@@ -44,8 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:
         if os.environ.get("DEBATEKIT_DEBUG"):
             raise
-        print(f"debatekit: internal error: {type(err).__name__}: {err} (set DEBATEKIT_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(
+            f"debatekit: internal error: {type(err).__name__}: {err} (set DEBATEKIT_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return 1
     return code if isinstance(code, int) else 0
 

@@ -49,8 +49,11 @@ def run(
     with progress(trials, f"{spec.name} on {found.name}") as advance:
         result = run_trials(spec, case, *players, trials, seed, advance)
     for role, reason in result.forfeit_reasons.items():
-        stderr.print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}",
-                     markup=False, highlight=False)
+        stderr.print(
+            f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}",
+            markup=False,
+            highlight=False,
+        )
     if json_out:
         emit_json(result.to_json())
     else:
@@ -59,8 +62,10 @@ def run(
 
 def table(result: RunResult) -> Table:
     g = result.guarantee
-    out = Table(title=f"{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
-                      f"truth {result.truth}): alice {result.alice} vs bob {result.bob}")
+    out = Table(
+        title=f"{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
+        f"truth {result.truth}): alice {result.alice} vs bob {result.bob}"
+    )
     out.add_column("measure")
     out.add_column("value", justify="right")
     out.add_column("theorem", justify="right")

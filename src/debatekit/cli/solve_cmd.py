@@ -42,7 +42,10 @@ def solve(
     if json_out:
         emit_json(asdict(solution))
         return
-    stdout.print(f"{spec.name} on {found.name} (size {case.size}, truth {solution.truth}): honest "
-                 f"{solution.honest} wins with probability {solution.exact} against the best "
-                 f"{solution.adversary} ({solution.positions} positions searched; theorem: >= {solution.guarantee:g})",
-                 markup=False, highlight=False)
+    stdout.print(
+        f"{spec.name} on {found.name} (size {case.size}, truth {solution.truth}): honest "
+        f"{solution.honest} wins with probability {solution.exact} against the best "
+        f"{solution.adversary} ({solution.positions} positions searched; theorem: >= {solution.guarantee:g})",
+        markup=False,
+        highlight=False,
+    )

@@ -43,8 +43,10 @@ class Circuit(TranscriptMachine):
         own = self.offset + np.arange(self.length)
         if self.length == 0:
             raise ValueError("a circuit needs at least one gate")
-        if np.any(self.ops > Gate.NOT) or np.any((self.in0 < 0) | (self.in0 >= own)) or np.any(
-            (self.in1 < 0) | (self.in1 >= own)
+        if (
+            np.any(self.ops > Gate.NOT)
+            or np.any((self.in0 < 0) | (self.in0 >= own))
+            or np.any((self.in1 < 0) | (self.in1 >= own))
         ):
             raise ValueError("gates must read earlier addresses and use AND, OR, XOR or NOT")
 
@@ -107,7 +109,8 @@ class Circuit(TranscriptMachine):
         values = np.concatenate([np.asarray(inputs, dtype=np.uint8), transcript])
         a, b = values[self.in0], values[self.in1]
         expected = np.where(
-            self.ops == Gate.AND, a & b,
+            self.ops == Gate.AND,
+            a & b,
             np.where(self.ops == Gate.OR, a | b, np.where(self.ops == Gate.XOR, a ^ b, 1 - a)),
         )
         return expected != transcript

@@ -164,6 +164,7 @@ class MachineBuilder:
 
     def compute(self, fn: Callable[..., int], *deps: int) -> int:
         """A deterministic step y_t = fn(y_{deps})."""
+
         def rule(*bits: int) -> int:
             value = fn(*bits)
             if value not in (0, 1):

@@ -62,8 +62,13 @@ class TuringMachine:
         # Unlisted (state, symbol) pairs halt in reject; halting states stay where they are.
         table = [[(reject, s, 0) for s in range(symbols)] for _ in range(n_states)]
         for (q, s), move in delta.items():
-            if not (0 <= q < n_states and 0 <= s < symbols and 0 <= move[0] < n_states
-                    and 0 <= move[1] < symbols and move[2] in (-1, 0, 1)):
+            if not (
+                0 <= q < n_states
+                and 0 <= s < symbols
+                and 0 <= move[0] < n_states
+                and 0 <= move[1] < symbols
+                and move[2] in (-1, 0, 1)
+            ):
                 raise ValueError(f"bad transition {(q, s)} -> {move}")
             table[q][s] = move
         for halt in (accept, reject):
@@ -87,9 +92,7 @@ class TuringMachine:
     def parse(self, message: Any) -> Config | None:
         """A prover's message as a valid configuration, or None (Figure 4, step 2's check)."""
         try:
-            state, head, tape = (
-                (message.state, message.head, message.tape) if isinstance(message, Config) else message
-            )
+            state, head, tape = (message.state, message.head, message.tape) if isinstance(message, Config) else message
             cells = tuple(tape)
         except Exception:
             return None
@@ -187,11 +190,24 @@ def parity_machine(n: int) -> TuringMachine:
     Space S = n + 2, time T = n + 1."""
     even, odd, accept, reject = range(4)
     delta = {
-        (even, 1): (even, 1, 1), (even, 2): (odd, 2, 1), (even, BLANK): (reject, BLANK, 0),
-        (odd, 1): (odd, 1, 1), (odd, 2): (even, 2, 1), (odd, BLANK): (accept, BLANK, 0),
+        (even, 1): (even, 1, 1),
+        (even, 2): (odd, 2, 1),
+        (even, BLANK): (reject, BLANK, 0),
+        (odd, 1): (odd, 1, 1),
+        (odd, 2): (even, 2, 1),
+        (odd, BLANK): (accept, BLANK, 0),
     }
-    return TuringMachine("parity", ["even", "odd", "accept", "reject"], 3, delta,
-                         start=even, accept=accept, reject=reject, space=n + 2, time=n + 1)
+    return TuringMachine(
+        "parity",
+        ["even", "odd", "accept", "reject"],
+        3,
+        delta,
+        start=even,
+        accept=accept,
+        reject=reject,
+        space=n + 2,
+        time=n + 1,
+    )
 
 
 def palindrome_machine(n: int) -> TuringMachine:
@@ -203,18 +219,24 @@ def palindrome_machine(n: int) -> TuringMachine:
     for seek, check in ((seek0, check0), (seek1, check1)):
         delta |= {(seek, 1): (seek, 1, 1), (seek, 2): (seek, 2, 1), (seek, BLANK): (check, BLANK, -1)}
     delta |= {
-        (check0, 1): (back, BLANK, -1), (check0, 2): (reject, 2, 0), (check0, BLANK): (accept, BLANK, 0),
-        (check1, 2): (back, BLANK, -1), (check1, 1): (reject, 1, 0), (check1, BLANK): (accept, BLANK, 0),
-        (back, 1): (back, 1, -1), (back, 2): (back, 2, -1), (back, BLANK): (start, BLANK, 1),
+        (check0, 1): (back, BLANK, -1),
+        (check0, 2): (reject, 2, 0),
+        (check0, BLANK): (accept, BLANK, 0),
+        (check1, 2): (back, BLANK, -1),
+        (check1, 1): (reject, 1, 0),
+        (check1, BLANK): (accept, BLANK, 0),
+        (back, 1): (back, 1, -1),
+        (back, 2): (back, 2, -1),
+        (back, BLANK): (start, BLANK, 1),
     }
     names = ["start", "seek0", "seek1", "check0", "check1", "back", "accept", "reject"]
-    probe = TuringMachine("palindrome", names, 3, delta, start=start, accept=accept, reject=reject,
-                          space=n + 2, time=0)
+    probe = TuringMachine("palindrome", names, 3, delta, start=start, accept=accept, reject=reject, space=n + 2, time=0)
     config, steps = probe.initial([0] * n), 0
     while config.state != accept:
         config, steps = probe.step(config, _no_oracle), steps + 1
-    return TuringMachine("palindrome", names, 3, delta, start=start, accept=accept, reject=reject,
-                         space=n + 2, time=steps)
+    return TuringMachine(
+        "palindrome", names, 3, delta, start=start, accept=accept, reject=reject, space=n + 2, time=steps
+    )
 
 
 def _no_oracle(query: Hashable) -> int:

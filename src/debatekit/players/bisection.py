@@ -51,8 +51,7 @@ class RandomConfigs:
     def _random(self, state: int | None = None) -> Config:
         rng, tm = self.seat.rng, self.tm
         tape = tuple(int(s) for s in rng.integers(0, tm.symbols, tm.space))
-        return Config(int(rng.integers(len(tm.states))) if state is None else state,
-                      int(rng.integers(tm.space)), tape)
+        return Config(int(rng.integers(len(tm.states))) if state is None else state, int(rng.integers(tm.space)), tape)
 
     def final(self) -> Config:
         return self._random(self.tm.accept)
@@ -115,8 +114,9 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Strategy("lie-final", Role.ALICE, "claim an accepting final configuration, true middles", LieFinal),
             Strategy("lie-step", Role.ALICE, "corrupt one step, follow M from there, claim acceptance", LieStep),
             Strategy("random", Role.ALICE, "uniformly random valid configurations", RandomConfigs),
-            Strategy("malformed", Role.ALICE, "short tapes, out-of-range states or heads, None, text",
-                     MalformedConfigs),
+            Strategy(
+                "malformed", Role.ALICE, "short tapes, out-of-range states or heads, None, text", MalformedConfigs
+            ),
         ]
     },
     Role.BOB: {
@@ -126,8 +126,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Strategy("first", Role.BOB, "always dispute the first half", first_half),
             Strategy("second", Role.BOB, "always dispute the second half", second_half),
             Strategy("random", Role.BOB, "dispute a uniformly random half (mixed)", random_half),
-            Strategy("malformed", Role.BOB, "send 2, -1, None, NaN or a string instead of a bit",
-                     malformed_half),
+            Strategy("malformed", Role.BOB, "send 2, -1, None, NaN or a string instead of a bit", malformed_half),
         ]
     },
 }

@@ -15,8 +15,12 @@ from debatekit.machine.turing import palindrome_machine, parity_machine
 from debatekit.problems.registry import Instance, InstanceError, problem
 
 
-@problem("parity", "XOR of n input bits: a balanced XOR circuit and a scanning Turing machine",
-         ("cross-exam", "bisection"), default_size=64)
+@problem(
+    "parity",
+    "XOR of n input bits: a balanced XOR circuit and a scanning Turing machine",
+    ("cross-exam", "bisection"),
+    default_size=64,
+)
 def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     x = rng.integers(0, 2, n).astype(np.uint8)
     if int(x.sum() % 2) != truth:
@@ -24,8 +28,12 @@ def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     return Instance("parity", n, truth, x, machine=parity_circuit(n), turing=parity_machine(n))
 
 
-@problem("majority", "1 iff more than half of n bits are 1: an adder-tree counting circuit",
-         ("cross-exam",), default_size=1024)
+@problem(
+    "majority",
+    "1 iff more than half of n bits are 1: an adder-tree counting circuit",
+    ("cross-exam",),
+    default_size=1024,
+)
 def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     # Counts near the threshold floor(n/2)+1, where a single flipped bit changes the answer.
     spread = max(1, n // 16)
@@ -39,8 +47,9 @@ def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     return Instance("majority", n, truth, x, machine=majority_circuit(n))
 
 
-@problem("palindrome", "is the input a palindrome: the textbook Turing machine, T ~ n^2/2",
-         ("bisection",), default_size=32)
+@problem(
+    "palindrome", "is the input a palindrome: the textbook Turing machine, T ~ n^2/2", ("bisection",), default_size=32
+)
 def palindrome(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     half = rng.integers(0, 2, (n + 1) // 2).astype(np.uint8)
     x = np.concatenate([half, half[: n // 2][::-1]])
@@ -74,8 +83,14 @@ def cnf_circuit(clauses: list[tuple[int, ...]], n_vars: int) -> Circuit:
     return b.build()
 
 
-@problem("sat-witness", "3-CNF satisfiability with the assignment as witness (Theorem 7.1): planted "
-         "solution for yes, planted unsatisfiable core for no", ("cross-exam",), default_size=20, min_size=3)
+@problem(
+    "sat-witness",
+    "3-CNF satisfiability with the assignment as witness (Theorem 7.1): planted "
+    "solution for yes, planted unsatisfiable core for no",
+    ("cross-exam",),
+    default_size=20,
+    min_size=3,
+)
 def sat_witness(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     def random_clause() -> tuple[int, ...]:
         variables = rng.choice(n, 3, replace=False) + 1
@@ -91,8 +106,11 @@ def sat_witness(n: int, truth: bool, rng: np.random.Generator) -> Instance:
             clauses.append(clause)
     if not truth:  # all eight sign patterns on three variables: no assignment satisfies them all
         core = rng.choice(n, 3, replace=False) + 1
-        clauses += [tuple(int(s) * int(v) for s, v in zip(signs, core, strict=True))
-                    for signs in np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).T.reshape(-1, 3)]
+        clauses += [
+            tuple(int(s) * int(v) for s, v in zip(signs, core, strict=True))
+            for signs in np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).T.reshape(-1, 3)
+        ]
         clauses = [clauses[i] for i in rng.permutation(len(clauses))]
-    return Instance("sat-witness", n, truth, np.zeros(0, dtype=np.uint8), machine=cnf_circuit(clauses, n),
-                    witness=assignment)
+    return Instance(
+        "sat-witness", n, truth, np.zeros(0, dtype=np.uint8), machine=cnf_circuit(clauses, n), witness=assignment
+    )

@@ -70,11 +70,20 @@ def debate(instance: Instance, reader: Reader) -> Node:
                     return claim(start, middle, begin, first)
                 return claim(middle, end, begin + first, steps - first)
 
-            return Move(Role.BOB, ask=lambda bob: bob.half(start, middle, end, begin, steps), then=on_bit,
-                        options=lambda: (0, 1, 2))
+            return Move(
+                Role.BOB,
+                ask=lambda bob: bob.half(start, middle, end, begin, steps),
+                then=on_bit,
+                options=lambda: (0, 1, 2),
+            )
 
-        return Move(Role.ALICE, ask=lambda alice: alice.middle(start, end, begin, steps), then=on_middle,
-                    options=lambda: all_configs(tm), key=(start, end, steps))
+        return Move(
+            Role.ALICE,
+            ask=lambda alice: alice.middle(start, end, begin, steps),
+            then=on_middle,
+            options=lambda: all_configs(tm),
+            key=(start, end, steps),
+        )
 
     def on_final(message: Any) -> Node:
         end = read_config(message)
@@ -82,8 +91,12 @@ def debate(instance: Instance, reader: Reader) -> Node:
             return End(0, reason="Alice's final configuration does not accept")
         return claim(tm.initial(instance.x.tolist()), end, 0, tm.time)
 
-    return Move(Role.ALICE, ask=lambda alice: alice.final(), then=on_final,
-                options=lambda: (c for c in all_configs(tm) if c is None or tm.accepts(c)))
+    return Move(
+        Role.ALICE,
+        ask=lambda alice: alice.final(),
+        then=on_final,
+        options=lambda: (c for c in all_configs(tm) if c is None or tm.accepts(c)),
+    )
 
 
 def rounds(tm: TuringMachine) -> int:
