@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -56,6 +57,9 @@ def instance(found: Problem, size: int | None, truth: Truth, seed: int) -> Insta
 
 
 def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
+    """A built-in strategy, or ``module:attr`` importable from the current directory too."""
+    if ":" in name and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         return resolve(name, role, spec.strategies[role])
     except StrategyError as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -17,7 +18,6 @@ from debatekit.cli.common import (
     problem_for,
     progress,
     protocol,
-    stderr,
     stdout,
     strategy,
 )
@@ -49,11 +49,7 @@ def run(
     with progress(trials, f"{spec.name} on {found.name}") as advance:
         result = run_trials(spec, case, *players, trials, seed, advance)
     for role, reason in result.forfeit_reasons.items():
-        stderr.print(
-            f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}",
-            markup=False,
-            highlight=False,
-        )
+        print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     if json_out:
         emit_json(result.to_json())
     else:

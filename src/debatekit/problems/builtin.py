@@ -11,7 +11,9 @@ from debatekit.machine.circuit import (
     majority_circuit,
     parity_circuit,
 )
+from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.machine.turing import palindrome_machine, parity_machine
+from debatekit.oracle import FunctionOracle
 from debatekit.problems.registry import Instance, InstanceError, problem
 
 
@@ -35,16 +37,21 @@ def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     default_size=1024,
 )
 def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
-    # Counts near the threshold floor(n/2)+1, where a single flipped bit changes the answer.
+    ones = _near_threshold(n, truth, rng)
+    x = np.zeros(n, dtype=np.uint8)
+    x[rng.choice(n, ones, replace=False)] = 1
+    return Instance("majority", n, truth, x, machine=majority_circuit(n))
+
+
+def _near_threshold(n: int, truth: bool, rng: np.random.Generator) -> int:
+    """A count of ones near the majority threshold floor(n/2)+1, on the requested side of it."""
     spread = max(1, n // 16)
     threshold = n // 2 + 1
     ones = threshold + int(rng.integers(0, spread)) if truth else threshold - 1 - int(rng.integers(0, spread))
     ones = min(max(ones, 0), n)
     if (ones >= threshold) != truth:
         raise InstanceError(f"majority has no {'yes' if truth else 'no'} instance of size {n}")
-    x = np.zeros(n, dtype=np.uint8)
-    x[rng.choice(n, ones, replace=False)] = 1
-    return Instance("majority", n, truth, x, machine=majority_circuit(n))
+    return ones
 
 
 @problem(
@@ -114,3 +121,49 @@ def sat_witness(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     return Instance(
         "sat-witness", n, truth, np.zeros(0, dtype=np.uint8), machine=cnf_circuit(clauses, n), witness=assignment
     )
+
+
+def judged_majority_machine(n: int, features: int) -> TableMachine:
+    """n oracle steps, each asking whether item i (its ``features`` input bits) is acceptable,
+    then the majority circuit over those n judgements, step for step."""
+    b = MachineBuilder(inputs=n * features)
+    judged = [
+        b.ask(lambda *item: ("is this item acceptable?", item), *range(i * features, (i + 1) * features))
+        for i in range(n)
+    ]
+    count = majority_circuit(n)
+    address = judged + [-1] * count.length  # circuit address -> machine address
+    for t in range(count.length):
+        op, deps = int(count.ops[t]), [address[a] for a in count.relevant(t)]
+        address[n + t] = b.compute(_GATE_FUNCTIONS[op], *deps)
+    return b.build()
+
+
+_GATE_FUNCTIONS = {
+    Gate.AND: lambda a, b: a & b,
+    Gate.OR: lambda a, b: a | b,
+    Gate.XOR: lambda a, b: a ^ b,
+    Gate.NOT: lambda a: 1 - a,
+}
+
+
+@problem(
+    "approval-majority",
+    "do most of n items pass a human judgement: n deterministic oracle queries, then a majority circuit",
+    ("cross-exam",),
+    default_size=64,
+)
+def approval_majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
+    features = 3
+    kinds = [tuple(int(b) for b in np.binary_repr(k, features)) for k in range(2**features)]
+    verdicts = rng.permutation([1] * (len(kinds) // 2) + [0] * (len(kinds) // 2))
+    judgement = dict(zip(kinds, verdicts.tolist(), strict=True))
+    approved = [k for k in kinds if judgement[k]]
+    rejected = [k for k in kinds if not judgement[k]]
+    ones = _near_threshold(n, truth, rng)
+    chosen = [approved[i] for i in rng.integers(len(approved), size=ones)]
+    chosen += [rejected[i] for i in rng.integers(len(rejected), size=n - ones)]
+    items = [chosen[i] for i in rng.permutation(n)]
+    x = np.array([bit for item in items for bit in item], dtype=np.uint8)
+    oracle = FunctionOracle(lambda query: float(judgement[query[1]]))
+    return Instance("approval-majority", n, truth, x, oracle=oracle, machine=judged_majority_machine(n, features))
