@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -81,11 +81,14 @@ class _Search:
     target: int
     script: _Script
     budget: int
+    tick: Callable[[int], None] | None = None
     positions: int = 0
 
     def value(self, node: Node, memo: dict[Hashable, Weight]) -> Weight:
         """P[the verdict equals ``target``] from ``node``, the adversary minimising it."""
         self.positions += 1
+        if self.tick and self.positions % 4096 == 0:
+            self.tick(self.positions)
         if self.positions > self.budget:
             raise ExactError(f"exhaustive search passed {self.budget} positions; try a smaller --size")
         if isinstance(node, End):
@@ -168,12 +171,15 @@ class Solution:
     guarantee: float
 
 
-def solve(spec: ProtocolSpec, instance: Instance, budget: int = 5_000_000) -> Solution:
-    """Exhaustive search over the dishonest side's moves against the honest strategy."""
+def solve(
+    spec: ProtocolSpec, instance: Instance, budget: int = 5_000_000, tick: Callable[[int], None] | None = None
+) -> Solution:
+    """Exhaustive search over the dishonest side's moves against the honest strategy;
+    ``tick(positions)`` reports progress."""
     honest = Role.ALICE if instance.truth else Role.BOB
     adversary = honest.opponent
     root, players, script = _setup(spec, instance, {honest: spec.strategies[honest]["honest"]})
-    search = _Search(players, adversary, instance.answer, script, budget)
+    search = _Search(players, adversary, instance.answer, script, budget, tick)
     value = search.value(root, {})
     guarantee = spec.guarantee(instance)
     promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness

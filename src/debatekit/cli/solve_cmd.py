@@ -16,6 +16,7 @@ from debatekit.cli.common import (
     instance,
     positive,
     problem_for,
+    progress,
     protocol,
     stdout,
 )
@@ -36,7 +37,8 @@ def solve(
     found = problem_for(problem, spec)
     case = instance(found, size, truth, seed)
     try:
-        solution = solve_exactly(spec, case, positive(budget, "--budget"))
+        with progress(positive(budget, "--budget"), "positions searched (of the budget)") as advance:
+            solution = solve_exactly(spec, case, budget, advance)
     except ExactError as err:
         raise UserError(str(err)) from err
     if json_out:
