@@ -57,6 +57,7 @@ CASES = {  # protocol, problem: (quick size, full size)
     ("cross-exam", "parity"): (256, 1024),
     ("cross-exam", "majority"): (256, 1024),
     ("cross-exam", "sat-witness"): (12, 24),
+    ("cross-exam", "approval-majority"): (64, 256),
     ("bisection", "parity"): (32, 128),
     ("bisection", "palindrome"): (16, 48),
 }

@@ -19,7 +19,7 @@ from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec
 
-stdout = Console()
+stdout = Console(width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True)
 
 

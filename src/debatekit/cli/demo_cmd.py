@@ -27,9 +27,7 @@ def demo(
         emit_json({"report": str(folder), **to_json(result)})
     else:
         stdout.print(table(result))
-        stdout.print(
-            f"report written to {folder}/ (report.md, bits_read.png, results.json)", markup=False, highlight=False
-        )
+        print(f"report written to {folder}/ (report.md, bits_read.png, results.json)")
     return 0 if result.holds else 1
 
 

@@ -18,7 +18,6 @@ from debatekit.cli.common import (
     problem_for,
     progress,
     protocol,
-    stdout,
 )
 from debatekit.cli.run_cmd import JsonOption, SeedOption, SizeOption, TruthOption
 
@@ -44,10 +43,8 @@ def solve(
     if json_out:
         emit_json(asdict(solution))
         return
-    stdout.print(
+    print(
         f"{spec.name} on {found.name} (size {case.size}, truth {solution.truth}): honest "
         f"{solution.honest} wins with probability {solution.exact} against the best "
-        f"{solution.adversary} ({solution.positions} positions searched; theorem: >= {solution.guarantee:g})",
-        markup=False,
-        highlight=False,
+        f"{solution.adversary} ({solution.positions} positions searched; theorem: >= {solution.guarantee:g})"
     )

@@ -124,6 +124,11 @@ class TuringMachine:
         tape[config.head] = w
         return Config(q, min(max(config.head + mv, 0), self.space - 1), tuple(tape))
 
+    def valid_step(self, before: Config, after: Config, ask: Ask) -> bool:
+        """Whether ``after`` is one transition of M from ``before`` (Figure 4, step 2's last check;
+        at most one oracle query)."""
+        return self.step(before, ask) == after
+
     def advance(self, config: Config, steps: int, ask: Ask) -> Config:
         """The configuration ``steps`` transitions after ``config``."""
         state, head, tape = config.state, config.head, list(config.tape)

@@ -56,7 +56,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
     def claim(start: Config, end: Config, begin: int, steps: int) -> Node:
         if steps == 1:
-            return Judge(lambda: int(tm.step(start, reader.ask) == end))
+            return Judge(lambda: int(tm.valid_step(start, end, reader.ask)))
         first = steps // 2
 
         def on_middle(message: Any) -> Node:

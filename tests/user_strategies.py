@@ -1,0 +1,55 @@
+"""User-defined strategies for the command line's ``--alice/--bob module:attr`` tests.
+
+The tests put this folder on ``sys.path`` (or ``PYTHONPATH`` for a subprocess) and name the
+strategies as ``user_strategies:Name``. A strategy is a factory taking a
+:class:`~debatekit.players.base.Seat` and returning a player.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from debatekit.players.base import Seat
+from debatekit.protocols.cross_exam import ACCEPT
+
+CALLS: dict[str, int] = {"AcceptingBob": 0}
+"""How often each counting strategy was asked for a move (read by the in-process tests)."""
+
+
+class AcceptingBob:
+    """A cross-examination Bob that accepts every transcript and counts how often it was asked."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def challenge(self, message: Any) -> None:
+        CALLS["AcceptingBob"] += 1
+        return ACCEPT
+
+
+class CrashingBob:
+    """A cross-examination Bob whose move raises: it forfeits every debate."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def challenge(self, message: Any) -> int:
+        raise RuntimeError("user bob crashed")
+
+
+class CrashingAlice:
+    """A cross-examination Alice whose move raises: she forfeits every debate."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> list[int]:
+        raise ZeroDivisionError("user alice crashed")
+
+
+def crashing_factory(seat: Seat) -> Any:
+    """A factory that fails while sitting down (before any move)."""
+    raise ValueError("cannot sit down")
+
+
+NOT_CALLABLE = 42
