@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from scipy.stats import binomtest
-
 
 def wilson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval for a binomial proportion."""
+    from scipy.stats import binomtest  # deferred: scipy.stats takes most of a second to import
+
     if trials == 0:
         return (0.0, 1.0)
     ci = binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")

@@ -8,18 +8,23 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from debatekit.cli.common import emit_json, progress, stdout
+from debatekit.cli.common import UserError, emit_json, progress, stdout
 from debatekit.demo import DemoResult, plan, run_demo
-from debatekit.report import to_json, write_report
 
 
 def demo(
     quick: Annotated[bool, typer.Option("--quick", help="Smaller sizes and fewer trials.")] = False,
     out: Annotated[Path, typer.Option("--out", help="Report folder.")] = Path("debatekit-report"),
-    seed: Annotated[int, typer.Option("--seed", help="Seed for every instance and debate.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for every instance and debate (>= 0).")] = 0,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> int:
     """Every protocol on built-in problems against every adversary, checked against its theorem."""
+    from debatekit.report import to_json, write_report  # deferred: matplotlib is slow to import
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the report folder {out}: {err.strerror or err}") from err
     with progress(plan(quick), "demo debates") as advance:
         result = run_demo(quick, seed, advance)
     folder = write_report(result, out)

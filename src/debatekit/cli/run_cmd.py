@@ -25,7 +25,7 @@ from debatekit.ledger import Role
 
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
 TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed for the instance and every debate.")]
+SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
 
 

@@ -35,6 +35,7 @@ def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     "1 iff more than half of n bits are 1: an adder-tree counting circuit",
     ("cross-exam",),
     default_size=1024,
+    max_size=2**20,
 )
 def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     ones = _near_threshold(n, truth, rng)
@@ -55,7 +56,11 @@ def _near_threshold(n: int, truth: bool, rng: np.random.Generator) -> int:
 
 
 @problem(
-    "palindrome", "is the input a palindrome: the textbook Turing machine, T ~ n^2/2", ("bisection",), default_size=32
+    "palindrome",
+    "is the input a palindrome: the textbook Turing machine, T ~ n^2/2",
+    ("bisection",),
+    default_size=32,
+    max_size=2048,
 )
 def palindrome(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     half = rng.integers(0, 2, (n + 1) // 2).astype(np.uint8)
@@ -97,6 +102,7 @@ def cnf_circuit(clauses: list[tuple[int, ...]], n_vars: int) -> Circuit:
     ("cross-exam",),
     default_size=20,
     min_size=3,
+    max_size=2**16,
 )
 def sat_witness(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     def random_clause() -> tuple[int, ...]:
@@ -152,6 +158,7 @@ _GATE_FUNCTIONS = {
     "do most of n items pass a human judgement: n deterministic oracle queries, then a majority circuit",
     ("cross-exam",),
     default_size=64,
+    max_size=2**14,
 )
 def approval_majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     features = 3

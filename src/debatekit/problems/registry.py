@@ -49,22 +49,31 @@ class Problem:
     protocols: tuple[str, ...]
     default_size: int
     min_size: int
+    max_size: int
     make: Maker
 
     def instance(self, size: int, truth: bool, rng: np.random.Generator) -> Instance:
-        if size < self.min_size:
-            raise InstanceError(f"{self.name} needs --size >= {self.min_size}, got {size}")
+        if not self.min_size <= size <= self.max_size:
+            raise InstanceError(f"{self.name} needs {self.min_size} <= --size <= {self.max_size}, got {size}")
         return self.make(size, truth, rng)
 
 
 PROBLEMS: dict[str, Problem] = {}
 
 
-def problem(name: str, description: str, protocols: tuple[str, ...], default_size: int, min_size: int = 1):
-    """Register a maker ``(size, truth, rng) -> Instance`` under ``name``."""
+def problem(
+    name: str,
+    description: str,
+    protocols: tuple[str, ...],
+    default_size: int,
+    min_size: int = 1,
+    max_size: int = 2**22,
+):
+    """Register a maker ``(size, truth, rng) -> Instance`` under ``name``; sizes outside
+    [min_size, max_size] are refused (the maximum keeps a run within memory and minutes)."""
 
     def register(make: Maker) -> Maker:
-        PROBLEMS[name] = Problem(name, description, protocols, default_size, min_size, make)
+        PROBLEMS[name] = Problem(name, description, protocols, default_size, min_size, max_size, make)
         return make
 
     return register
