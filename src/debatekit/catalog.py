@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+
 from debatekit.players import bisection as bisection_players
 from debatekit.players import cross_exam as cross_exam_players
+from debatekit.players import stochastic as stochastic_players
 from debatekit.problems.registry import Instance
-from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols import bisection, cross_exam, stochastic
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.reader import word_width
 
 
 def _cross_exam_guarantee(instance: Instance) -> Guarantee:
@@ -31,6 +35,49 @@ def _bisection_guarantee(instance: Instance) -> Guarantee:
     )
 
 
+def _stochastic_rules(constants: str, instance: Instance) -> stochastic.Rules:
+    if instance.lipschitz is None:
+        raise ValueError(f"problem {instance.problem} has no Lipschitz constant for stochastic debate")
+    return _rules(constants, float(instance.lipschitz), stochastic.machine_of(instance).length)
+
+
+@functools.lru_cache(maxsize=64)
+def _rules(constants: str, k: float, steps: int) -> stochastic.Rules:
+    return stochastic.rules_for(constants, k, steps)
+
+
+def _stochastic_spec(constants: str) -> ProtocolSpec:
+    """Stochastic-oracle debate with the given constants (planned, lean or paper)."""
+
+    def guarantee(instance: Instance) -> Guarantee:
+        rules = _stochastic_rules(constants, instance)
+        machine = stochastic.machine_of(instance)
+        bits = word_width(machine.length + 1) + stochastic.CLAIM_BITS + machine.max_relevant + 1
+        return Guarantee(rules.completeness, 1 - rules.soundness, rules.vera_samples, bits,
+                         f"Thm 6.2 ({constants} constants): P[V=1] >= {rules.completeness:.3f} if P[M=1] >= 2/3, "
+                         f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries")
+
+    def simulate(instance: Instance, alice, bob, trials, seed, progress=None):
+        return stochastic.simulate(instance, _stochastic_rules(constants, instance), alice, bob, trials, seed,
+                                   progress)
+
+    def describe(instance: Instance) -> dict:
+        rules = _stochastic_rules(constants, instance)
+        return {"K": instance.lipschitz, "constants": constants, "form": rules.form,
+                "parameters": rules.parameters | {"alice_samples": rules.alice_samples,
+                                                  "bob_samples": rules.bob_samples,
+                                                  "vera_samples": rules.vera_samples,
+                                                  "bob_threshold": rules.bob_threshold,
+                                                  "vera_threshold": rules.vera_threshold}}
+
+    return ProtocolSpec(
+        "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",
+        "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
+        None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
+        simulate=simulate, constants=constants, variant=_stochastic_spec, describe=describe,
+    )  # fmt: skip
+
+
 PROTOCOLS: dict[str, ProtocolSpec] = {
     "cross-exam": ProtocolSpec(
         "cross-exam",
@@ -50,4 +97,5 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         lambda instance: bisection.machine_of(instance).time,
         bisection_players.STRATEGIES,
     ),
+    "stochastic": _stochastic_spec("planned"),
 }

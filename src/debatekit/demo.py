@@ -11,11 +11,13 @@ from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.spec import ProtocolSpec
 
 
 @dataclass(frozen=True)
 class Row:
     protocol: str
+    constants: str | None
     problem: str
     size: int
     T: int
@@ -53,13 +55,16 @@ class DemoResult:
         return all(r.holds for r in self.rows) and all(s.value >= s.guarantee for s in self.exact)
 
 
-CASES = {  # protocol, problem: (quick size, full size)
-    ("cross-exam", "parity"): (256, 1024),
-    ("cross-exam", "majority"): (256, 1024),
-    ("cross-exam", "sat-witness"): (12, 24),
-    ("cross-exam", "approval-majority"): (64, 256),
-    ("bisection", "parity"): (32, 128),
-    ("bisection", "palindrome"): (16, 48),
+CASES = {  # protocol, problem, constants: (quick size, full size)
+    ("cross-exam", "parity", None): (256, 1024),
+    ("cross-exam", "majority", None): (256, 1024),
+    ("cross-exam", "sat-witness", None): (12, 24),
+    ("cross-exam", "approval-majority", None): (64, 256),
+    ("bisection", "parity", None): (32, 128),
+    ("bisection", "palindrome", None): (16, 48),
+    ("stochastic", "noisy-majority", "lean"): (100, 1000),
+    ("stochastic", "noisy-majority", "paper"): (100, 1000),
+    ("stochastic", "noisy-majority", "planned"): (100, 1000),
 }
 SCALING = {
     ("cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 17, 2)]),
@@ -79,38 +84,51 @@ EXACT = [  # protocol, problem, size, truth: small enough to search every advers
 
 def plan(quick: bool) -> int:
     """How many debates the demo will play (for a progress bar)."""
-    trials, _ = _trials(quick)
-    rows = sum(len(PROTOCOLS[p].strategies[r]) for p, _ in CASES for r in (Role.ALICE, Role.BOB)) * trials
-    return rows + sum(len(sizes[0 if quick else 1]) for sizes in SCALING.values()) * 2 * _trials(quick)[1]
+    rows = sum(
+        len(PROTOCOLS[p].strategies[r]) * _trials(quick, PROTOCOLS[p])
+        for p, _, _ in CASES
+        for r in (Role.ALICE, Role.BOB)
+    )
+    return rows + sum(len(sizes[0 if quick else 1]) for sizes in SCALING.values()) * 2 * _scale_trials(quick)
 
 
-def _trials(quick: bool) -> tuple[int, int]:
-    return (20, 10) if quick else (100, 20)
+def _trials(quick: bool, spec: ProtocolSpec) -> int:
+    """Debates per row: more where the protocol plays them all at once, and its promise is statistical."""
+    if spec.simulate is not None:
+        return 200 if quick else 1000
+    return 20 if quick else 100
+
+
+def _scale_trials(quick: bool) -> int:
+    return 10 if quick else 20
 
 
 def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: None) -> DemoResult:
-    trials, scale_trials = _trials(quick)
+    scale_trials = _scale_trials(quick)
     done = 0
 
     def count(k: int) -> None:
-        nonlocal done
-        done += 1
-        tick(done)
+        tick(done + k)
 
     rows = []
-    for (name, problem), sizes in CASES.items():
+    for (name, problem, constants), sizes in CASES.items():
         spec, size = PROTOCOLS[name], sizes[0 if quick else 1]
+        if constants is not None and spec.variant is not None:
+            spec = spec.variant(constants)
+        trials = _trials(quick, spec)
         for truth in (True, False):
             case = make_instance(PROBLEMS[problem], size, truth, seed)
             honest = Role.ALICE if truth else Role.BOB
             for adversary in spec.strategies[honest.opponent].values():
                 players = {honest: spec.strategies[honest]["honest"], honest.opponent: adversary}
                 r = run(spec, case, players[Role.ALICE], players[Role.BOB], trials, seed, count)
+                done += trials
                 g = r.guarantee
                 consistent = r.accept_ci[1] >= g.completeness if truth else r.accept_ci[0] <= g.soundness
                 rows.append(
                     Row(
                         name,
+                        constants,
                         problem,
                         size,
                         r.T,
@@ -145,6 +163,7 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
                     seed,
                     count,
                 )
+                done += scale_trials
                 worst, T, bound = max(worst, r.verifier_bits_read_max), r.T, r.guarantee.bits_read
             scaling.append(ScalePoint(name, problem, size, T, worst, bound))
     exact = [

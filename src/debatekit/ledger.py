@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+import numpy as np
+
 
 class Role(Enum):
     """The three parties of a debate (Definition 4.1): provers Alice and Bob, and the verifier."""
@@ -52,3 +54,16 @@ class Ledger:
 
     def count_read(self, bits: int) -> None:
         self.bits_read += bits
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The ledgers and verdicts of many debates, as arrays (one entry per debate)."""
+
+    verdicts: np.ndarray
+    queries: dict[Role, np.ndarray]
+    bits_read: np.ndarray
+    input_bits_read: np.ndarray
+    forfeits: dict[Role, int]
+    reasons: dict[Role, str]
+    """The first reason each role forfeited, if it did."""

@@ -14,6 +14,8 @@ import numbers
 from collections.abc import Hashable
 from typing import Any, Protocol
 
+import numpy as np
+
 from debatekit.ledger import Ledger, Malformed, Role
 
 
@@ -32,7 +34,7 @@ def word_width(values: int) -> int:
 
 def as_bit(value: Any) -> int | None:
     """``value`` as 0 or 1, or None when it is anything else (NaN, 2, "1", a list...)."""
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         return int(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return int(value)

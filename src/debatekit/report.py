@@ -64,7 +64,8 @@ def _markdown(result: DemoResult) -> str:
     ]
     for r in result.rows:
         lines.append(
-            f"| {r.protocol} | {r.problem} | {r.size} | {r.T} | {r.truth} | {r.adversary} | "
+            f"| {r.protocol}{'' if r.constants is None else f' ({r.constants})'} | {r.problem} | {r.size} | {r.T} "
+            f"| {r.truth} | {r.adversary} | "
             f"{r.honest_win_rate:.3f} | {r.accept_rate:.3f} [{r.accept_ci[0]:.3f}, {r.accept_ci[1]:.3f}] | "
             f"{r.verifier_queries_max} / {r.queries_bound} | {r.verifier_bits_read_max} / {r.bits_bound} | "
             f"{'yes' if r.holds else 'NO'} |"

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from scipy.stats import binom
-
 from debatekit.game import End, Judge, Move, Node, advance, forfeit, judge
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
@@ -65,10 +63,12 @@ class _Script:
         return p
 
     def __call__(self, query: Hashable) -> int:
-        p = self._p(query)
-        return self._next([(a, w) for a, w in ((1, p), (0, 1 - p)) if w > 0])
+        # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1).
+        return self._next(Dist.bernoulli(Fraction(self._p(query))).items())
 
     def many(self, query: Hashable, r: int) -> int:
+        from scipy.stats import binom  # deferred: scipy.stats takes most of a second to import
+
         p = self._p(query)
         pmf = binom.pmf(range(r + 1), r, p)
         return self._next([(k, float(w)) for k, w in enumerate(pmf) if w > 0])

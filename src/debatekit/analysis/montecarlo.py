@@ -7,14 +7,14 @@ order in which trials run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from debatekit.analysis.stats import wilson
 from debatekit.game import End, forfeit, play
-from debatekit.ledger import Ledger, Role
+from debatekit.ledger import Ledger, Role, Tally
 from debatekit.oracle import Asker
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
@@ -88,12 +88,37 @@ class RunResult:
     forfeits: dict[str, int]
     forfeit_reasons: dict[str, str]
     guarantee: Guarantee = field(repr=False)
+    extra: dict = field(default_factory=dict)
+    """Protocol-specific facts (stochastic debate: K, constants, parameters), merged into the JSON."""
 
     def to_json(self) -> dict:
         data = asdict(self)
         data["accept_ci"] = list(self.accept_ci)
         data["guarantee"] = asdict(self.guarantee)
-        return data
+        return data | data.pop("extra")
+
+
+def tally_of(outcomes: list[Outcome]) -> Tally:
+    """The arrays of many single debates."""
+    reasons: dict[Role, str] = {}
+    for o in outcomes:
+        if o.forfeit is not None:
+            reasons.setdefault(o.forfeit, o.reason)
+    return Tally(
+        verdicts=np.array([o.verdict for o in outcomes]),
+        queries={role: np.array([o.ledger.queries[role] for o in outcomes]) for role in Role},
+        bits_read=np.array([o.ledger.bits_read for o in outcomes]),
+        input_bits_read=np.array([o.ledger.input_bits_read for o in outcomes]),
+        forfeits={role: sum(o.forfeit is role for o in outcomes) for role in (Role.ALICE, Role.BOB)},
+        reasons=reasons,
+    )
+
+
+def _counted(items: list, progress: Callable[[int], None] | None) -> Iterator:
+    for k, item in enumerate(items, start=1):
+        yield item
+        if progress:
+            progress(k)
 
 
 def run(
@@ -105,23 +130,16 @@ def run(
     seed: int,
     progress: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """``trials`` independent debates on one instance; ``progress(k)`` after each debate."""
+    """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
+    that can play many debates at once (``spec.simulate``) does so."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
-    outcomes = []
-    for k, trial_seed in enumerate(seeds(seed, trials)[1], start=1):
-        outcomes.append(play_one(spec, instance, alice, bob, trial_seed))
-        if progress:
-            progress(k)
-    verdicts = np.array([o.verdict for o in outcomes])
-    queries = {role: np.array([o.ledger.queries[role] for o in outcomes]) for role in Role}
-    bits = np.array([o.ledger.bits_read for o in outcomes])
+    if spec.simulate is not None:
+        tally = spec.simulate(instance, alice, bob, trials, seeds(seed, 1)[1][0], progress)
+    else:
+        tally = tally_of([play_one(spec, instance, alice, bob, s) for s in _counted(seeds(seed, trials)[1], progress)])
+    verdicts, queries, bits = tally.verdicts, tally.queries, tally.bits_read
     accepts = int(verdicts.sum())
-    forfeits = {role.value: sum(o.forfeit is role for o in outcomes) for role in (Role.ALICE, Role.BOB)}
-    reasons: dict[str, str] = {}
-    for o in outcomes:
-        if o.forfeit is not None:
-            reasons.setdefault(o.forfeit.value, o.reason)
     return RunResult(
         protocol=spec.name,
         problem=instance.problem,
@@ -139,10 +157,11 @@ def run(
         verifier_queries_mean=float(queries[Role.VERIFIER].mean()),
         verifier_bits_read_max=int(bits.max()),
         verifier_bits_read_mean=float(bits.mean()),
-        input_bits_read_max=max(o.ledger.input_bits_read for o in outcomes),
+        input_bits_read_max=int(tally.input_bits_read.max()),
         alice_queries_mean=float(queries[Role.ALICE].mean()),
         bob_queries_mean=float(queries[Role.BOB].mean()),
-        forfeits=forfeits,
-        forfeit_reasons=reasons,
+        forfeits={role.value: tally.forfeits[role] for role in (Role.ALICE, Role.BOB)},
+        forfeit_reasons={role.value: reason for role, reason in tally.reasons.items()},
         guarantee=spec.guarantee(instance),
+        extra=spec.describe(instance) if spec.describe else {},
     )

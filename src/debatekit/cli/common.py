@@ -32,6 +32,21 @@ class Truth(StrEnum):
     no = "no"
 
 
+class Constants(StrEnum):
+    planned = "planned"
+    lean = "lean"
+    paper = "paper"
+
+
+def with_constants(spec: ProtocolSpec, constants: Constants | None) -> ProtocolSpec:
+    """The protocol with the chosen constants (only protocols that have constants take them)."""
+    if constants is None:
+        return spec
+    if spec.variant is None:
+        raise UserError(f"--constants applies to stochastic debate, not {spec.name}")
+    return spec.variant(constants.value)
+
+
 def protocol(name: str) -> ProtocolSpec:
     if name not in PROTOCOLS:
         raise UserError(f"unknown protocol {name!r}; choose from: {', '.join(PROTOCOLS)}")

@@ -53,7 +53,7 @@ def table(result: DemoResult) -> Table:
         out.add_column(column, justify="right" if column in ("T", "honest win", "V queries", "bits read") else "left")
     for r in result.rows:
         out.add_row(
-            r.protocol,
+            r.protocol if r.constants is None else f"{r.protocol} ({r.constants})",
             r.problem,
             str(r.T),
             r.truth,

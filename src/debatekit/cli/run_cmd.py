@@ -11,6 +11,7 @@ from rich.table import Table
 from debatekit.analysis.montecarlo import RunResult
 from debatekit.analysis.montecarlo import run as run_trials
 from debatekit.cli.common import (
+    Constants,
     Truth,
     emit_json,
     instance,
@@ -20,6 +21,7 @@ from debatekit.cli.common import (
     protocol,
     stdout,
     strategy,
+    with_constants,
 )
 from debatekit.ledger import Role
 
@@ -37,11 +39,14 @@ def run(
     alice: Annotated[str, typer.Option("--alice", help="Built-in name or module:attr.")] = "honest",
     bob: Annotated[str, typer.Option("--bob", help="Built-in name or module:attr.")] = "honest",
     trials: Annotated[int, typer.Option("--trials", help="Number of debates.")] = 200,
+    constants: Annotated[
+        Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
+    ] = None,
     seed: SeedOption = 0,
     json_out: JsonOption = False,
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
-    spec = protocol(protocol_name)
+    spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
     positive(trials, "--trials")
     case = instance(found, size, truth, seed)

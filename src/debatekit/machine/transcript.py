@@ -20,6 +20,8 @@ from enum import Enum
 
 import numpy as np
 
+from debatekit.oracle import Oracle
+
 Ask = Callable[[Hashable], int]
 
 
@@ -72,6 +74,17 @@ class TranscriptMachine(ABC):
         if kind is StepKind.ORACLE:
             return ask(value)
         return int(rng.random() < float(value))  # type: ignore[arg-type]
+
+    def conditional(self, t: int, bits: tuple[int, ...], oracle: Oracle) -> float:
+        """P[y_t = 1 | y_{I(t)} = bits] (Section 6's p_t): the bit of a compute step, the oracle's
+        known probability for an oracle step, the coin's probability for a coin step."""
+        kind, value = self.kind(t), self.rule(t, bits)
+        if kind is StepKind.ORACLE:
+            p = oracle.probability(value)
+            if p is None:
+                raise ValueError("this needs an oracle with known probabilities")
+            return float(p)
+        return float(value)  # type: ignore[arg-type]
 
     def run(self, inputs: np.ndarray, ask: Ask, rng: np.random.Generator) -> np.ndarray:
         """The transcript y of M on (x, w) = ``inputs``, as a uint8 array of length T."""

@@ -10,6 +10,7 @@ state: that step costs one oracle query to whoever executes it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,7 +94,7 @@ class TuringMachine:
         """A prover's message as a valid configuration, or None (Figure 4, step 2's check)."""
         try:
             state, head, tape = (message.state, message.head, message.tape) if isinstance(message, Config) else message
-            cells = tuple(tape)
+            cells = tuple(itertools.islice(tape, self.space + 1))  # one cell too many is enough to reject
         except Exception:
             return None
         state, head = as_index(state, len(self.states)), as_index(head, self.space)

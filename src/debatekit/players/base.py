@@ -25,6 +25,8 @@ class Seat:
     role: Role
     rng: np.random.Generator
     ask: Asker
+    rules: Any = None
+    """Protocol settings the player may need (stochastic debate: its :class:`Rules`)."""
 
 
 Factory = Callable[[Seat], Any]

@@ -33,6 +33,9 @@ class Instance:
     turing: TuringMachine | None = None
     witness: np.ndarray | None = None
     """The witness honest Alice sends (a satisfying assignment when one exists)."""
+    lipschitz: float | None = None
+    """K of Definition 6.1 (in the Lean form: every step's conditional probability may move),
+    as derived in the problem's docstring; None for deterministic problems."""
 
     @property
     def answer(self) -> int:

@@ -27,7 +27,7 @@ from debatekit.machine.turing import Config, TuringMachine
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.reader import Reader, as_index, word_width
+from debatekit.reader import Reader, as_bit, word_width
 
 
 class Alice(Protocol):
@@ -55,6 +55,8 @@ def debate(instance: Instance, reader: Reader) -> Node:
         return config
 
     def claim(start: Config, end: Config, begin: int, steps: int) -> Node:
+        if steps == 0:  # only when T = 0: the claim is z_0 = z'_0, nothing to bisect
+            return Judge(lambda: int(start == end))
         if steps == 1:
             return Judge(lambda: int(tm.valid_step(start, end, reader.ask)))
         first = steps // 2
@@ -63,7 +65,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
             middle = read_config(message)
 
             def on_bit(bit: Any) -> Node:
-                half = as_index(reader.word(bit, 1), 2)
+                half = as_bit(reader.word(bit, 1))
                 if half is None:
                     raise Malformed(Role.BOB, f"b_k = {bit!r} is not a bit")
                 if half == 0:

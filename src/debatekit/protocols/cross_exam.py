@@ -110,11 +110,22 @@ def machine_of(instance: Instance) -> TranscriptMachine:
 
 
 def parse_bits(message: Any) -> np.ndarray:
-    """A message as int8 values, -1 marking anything that is not a bit (for honest Bob)."""
-    if isinstance(message, np.ndarray) and message.ndim == 1 and message.dtype.kind in "biu":
+    """A message as int8 values, -1 marking a position that is not a bit (for honest Bob).
+
+    Positions are read by indexing, as the verifier's reader does, so honest Bob sees exactly
+    what V would read (iterating a dict, say, would give its keys rather than its values)."""
+    if type(message) is np.ndarray and message.ndim == 1 and message.dtype.kind in "biu":
         values = message.astype(np.int64)
         return np.where((values >= 0) & (values <= 1), values, -1).astype(np.int8)
-    return np.array([-1 if (b := as_bit(v)) is None else b for v in message], dtype=np.int8)
+    return np.array([_bit_at(message, i) for i in range(len(message))], dtype=np.int8)
+
+
+def _bit_at(message: Any, index: int) -> int:
+    try:
+        bit = as_bit(message[index])
+    except Exception:  # unreadable for the verifier too: Alice's fault
+        return -1
+    return -1 if bit is None else bit
 
 
 class HonestAlice:

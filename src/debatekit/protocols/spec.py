@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from debatekit.game import Node
 from debatekit.ledger import Role
@@ -39,8 +40,18 @@ class ProtocolSpec:
     name: str
     theorem: str
     summary: str
-    debate: Callable[[Instance, Reader], Node]
+    debate: Callable[[Instance, Reader], Node] | None
+    """The game tree, for debate-by-debate play and exact search (None: batch play only)."""
     guarantee: Callable[[Instance], Guarantee]
     length: Callable[[Instance], int]
     """T, the length of the computation debated."""
     strategies: dict[Role, dict[str, Strategy]]
+    simulate: Callable[..., Any] | None = None
+    """``simulate(instance, alice, bob, trials, seed_sequence, progress) -> Batch``: many debates at
+    once (the Monte Carlo path when present)."""
+    constants: str | None = None
+    """The constant choice this spec plays, for protocols that have several."""
+    variant: Callable[[str], ProtocolSpec] | None = None
+    """The same protocol with other constants."""
+    describe: Callable[[Instance], dict[str, Any]] | None = None
+    """Extra facts for reports (stochastic debate: K, constants, parameters)."""

@@ -1,0 +1,716 @@
+"""Certified planner: the fewest verifier (human) queries for stochastic-oracle debate.
+
+The Lean proof (Debate/Details.lean) uses the honest parties' sampling only through three lemmas:
+``alice_pr_le`` (honest Alice's estimate is off by >= c with probability <= q) and ``bob_complete``
+/ ``bob_sound`` for ``bob' c s q`` (accept iff |p - estimate| < (c+s)/2). Honest Bob is
+``bob' s b q`` and Vera is ``bob' c s v``. Keeping those tests but choosing the sample counts so
+that the three conclusions hold for every true probability, with exact binomial tails instead of
+Hoeffding, keeps ``completeness_p`` and ``soundness_p`` true for the same :class:`Params`.
+docs/planner.md gives the argument; this module computes it:
+
+* :func:`tail` is a certified upper bound on sup_p P_p[Bin(n, p) <= n(p - e)] (= the upper tail);
+* :func:`alice_failure`, :func:`bob_failures` bound the three lemmas' failure probabilities;
+* :func:`plan` picks (v, c, s, b, q) and the sample counts to minimise Vera's queries under a cap
+  on each honest prover's queries per step; :func:`lean_plan`, :func:`paper_plan` and
+  :func:`frontier` report the alternatives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+from debatekit.protocols.stochastic_params import PaperConstants, Params, ParamsError
+
+W = 2 / 3
+"""Lean's w: P[M(x) = 1] >= 2/3 (completeness) or P[M(x) = 0] >= 2/3 (soundness)."""
+
+CDF_MARGIN = 1e-9
+"""Relative margin added to every computed binomial cdf value (floating-point error of binom.cdf)."""
+
+PRUNE_MARGIN = 1e-4
+"""Relative margin on both sides when a Chernoff-Stirling bound rules a breakpoint out of the sweep."""
+
+FRONTIER_MULTIPLIERS = (1, 3, 10, 30, 100)
+MAX_BUDGET = 10**9
+
+_DOWN = 1 - 2.0**-50  # (k/n + e) * _DOWN, rounded, never exceeds the exact k/n + e
+Constants = Literal["planned", "lean", "paper"]
+
+
+class PlanError(ValueError):
+    """The request cannot be planned: bad arguments or no parameters meet the targets."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Certified binomial tails
+# ---------------------------------------------------------------------------------------------
+
+
+def _float_down(x: Fraction) -> float:
+    """The largest float <= x (x >= 0)."""
+    f = float(x)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def _kmax(n: int, e: float) -> int:
+    """Last k that may satisfy k/n + e <= 1 (one extra k is harmless: its p is clipped to 1, cdf 0)."""
+    return min(n - 1, math.floor(n * (1 - e)) + 1)
+
+
+def _breakpoints(k: np.ndarray, n: int, e: float) -> np.ndarray:
+    """k/n + e rounded down (so binom.cdf is evaluated at or below the exact point), clipped to 1."""
+    return np.minimum((k / n + e) * _DOWN, 1.0)
+
+
+def _cdf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+    return np.asarray(stats.binom.cdf(k, n, p), dtype=float)
+
+
+def tail_sweep(n: int, e: float) -> tuple[float, int]:
+    """Every breakpoint: (max_k binom.cdf(k, n, k/n + e), argmax k), no margin; (0, -1) if none.
+
+    sup_{p in [0,1]} P_p[X <= n(p - e)] is this maximum (docs/planner.md, "The tail").
+    """
+    _check_tail_args(n, e)
+    if e <= 0:
+        return 1.0, n
+    kmax = _kmax(n, e)
+    if kmax < 0:
+        return 0.0, -1
+    return _max_over(n, e, [(0, kmax + 1)])
+
+
+def _max_over(n: int, e: float, ranges: list[tuple[int, int]], chunk: int = 2**21) -> tuple[float, int]:
+    """(max, argmax) of binom.cdf(k, n, k/n + e) over k in the half-open ranges, in chunks."""
+    best, arg = -1.0, -1
+    for start, stop in ranges:
+        for a in range(start, stop, chunk):
+            k = np.arange(a, min(stop, a + chunk))
+            values = _cdf(k, n, _breakpoints(k, n, e))
+            i = int(np.argmax(values))
+            if values[i] > best:
+                best, arg = float(values[i]), int(k[i])
+    return max(best, 0.0), arg
+
+
+def _check_tail_args(n: int, e: float) -> None:
+    if not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not math.isfinite(e):
+        raise ValueError(f"e must be finite, got {e!r}")
+
+
+def _kl(a: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """D(a || p) = a ln(a/p) + (1-a) ln((1-a)/(1-p)) for 0 < a < p < 1, without cancellation."""
+    gap = p - a
+    return -a * np.log1p(gap / a) - (1 - a) * np.log1p(-gap / (1 - a))
+
+
+def _kept_ranges(n: int, e: float, kmax: int, floor: float) -> list[tuple[int, int]]:
+    """Half-open ranges of the k in [0, kmax] whose breakpoint value might reach ``floor``; every other k
+    provably stays below it.
+
+    For 1 <= k <= n-1 and p >= k/n + e_lo (every rounded breakpoint is, with e_lo = e - 2^-48):
+    binom.cdf(k, n, p) <= pmf(k) / (1 - rho) with rho = k(1-p)/((n-k+1)p), the largest ratio
+    pmf(j-1)/pmf(j) for j <= k, and pmf(k) <= sqrt(n/(2 pi k(n-k))) exp(-n D(k/n || p)) (Robbins).
+    On a block of k: sqrt(...) is largest at an end, rho at most hi(1-a_lo-e_lo)/((n-hi+1)(a_lo+e_lo)),
+    and D(a || a+e_lo), convex in a, smallest at an end, except in the blocks around its minimum
+    (which are kept).
+    """
+    e_lo = e - 2.0**-48
+    inner = min(kmax - 1, n - 1)  # k = 0 and k = kmax are always swept
+    if e_lo <= 0 or inner < 1:
+        return [(0, kmax + 1)]
+    blocks = min(inner, 2**20, max(512, math.ceil(32 / e)))  # blocks of about n e / 32 keep rho < 1
+    ends = np.unique(np.linspace(1, inner + 1, num=blocks + 1).astype(np.int64))
+    lo, hi = ends[:-1], ends[1:] - 1
+    a_lo, a_hi = lo / n, hi / n
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d_lo, d_hi = _kl(a_lo, a_lo + e_lo), _kl(a_hi, a_hi + e_lo)
+        d_min = np.minimum(d_lo, d_hi)
+        sq = np.sqrt(n / (2 * np.pi * np.minimum(lo * (n - lo), hi * (n - hi)).astype(float)))
+        rho = hi * (1 - a_lo - e_lo) / ((n - hi + 1) * (a_lo + e_lo))
+        bound = sq * np.exp(-n * d_min) / (1 - rho)
+    prunable = (rho < 1) & (a_hi + e_lo < 1) & np.isfinite(bound) & (bound * (1 + PRUNE_MARGIN) < floor)
+    j = int(np.nanargmin(d_min))
+    prunable[max(0, j - 2) : j + 3] = False  # the blocks around D's minimum
+    ranges = [(0, 1), (inner + 1, kmax + 1)]
+    change = np.flatnonzero(np.diff(np.concatenate([[1], prunable.astype(np.int8), [1]])))  # run edges
+    for first, last in zip(change[::2], change[1::2], strict=True):  # runs of kept blocks
+        ranges.append((int(lo[first]), int(hi[last - 1]) + 1))
+    return ranges
+
+
+
+def _tail_certified(n: int, e: float) -> float:
+    """max_k binom.cdf(k, n, k/n + e) over every breakpoint, skipping only the k :func:`_kept_ranges`
+    rules out; a value below 1e-290 (near float underflow) is reported as 1e-289."""
+    kmax = _kmax(n, e)
+    if kmax < 0:
+        return 0.0
+    if kmax < 20_000:
+        best = tail_sweep(n, e)[0]
+    else:
+        floor = _tail_fast(n, e) * (1 - PRUNE_MARGIN)  # about the maximum, which some k reaches
+        ranges = _kept_ranges(n, e, kmax, floor) if floor > 1e-290 else [(0, kmax + 1)]
+        best = _max_over(n, e, ranges)[0]
+        if best < floor:  # pruned k are below floor only; if the kept ones do not reach it, sweep all
+            best = tail_sweep(n, e)[0]
+    return max(best, 1e-289) if best < 1e-290 else best
+
+
+@lru_cache(maxsize=65536)
+def _tail_fast(n: int, e: float) -> float:
+    """About tail_sweep(n, e)[0], and a value some breakpoint reaches: a grid of 129 breakpoints over all
+    k, then grids zooming in on the best one. For the optimiser's search, not for certificates."""
+    if e <= 0:
+        return 1.0
+    kmax = _kmax(n, e)
+    if kmax < 0:
+        return 0.0
+    if kmax < 512:
+        return tail_sweep(n, e)[0]
+    lo, hi, best = 0, kmax, 0.0
+    while hi - lo >= 2:
+        k = np.unique(np.linspace(lo, hi, num=129).astype(np.int64))
+        values = _cdf(k, n, _breakpoints(k, n, e))
+        i = int(np.argmax(values))
+        best = max(best, float(values[i]))
+        lo, hi = int(k[max(i - 1, 0)]), int(k[min(i + 1, k.size - 1)])
+        if k.size == hi - lo + 1:
+            break
+    return best
+
+
+@lru_cache(maxsize=4096)
+def tail(n: int, e: float) -> float:
+    """Certified upper bound on sup_{p in [0,1]} P_p[Bin(n, p) <= n(p - e)], which by symmetry
+    (X -> n - X, p -> 1 - p) also bounds sup_p P_p[Bin(n, p) >= n(p + e)]. Nonincreasing in e.
+
+    The maximum over every breakpoint of :func:`tail_sweep` (skipping only k that a rigorous
+    Chernoff-Stirling bound keeps below it), times 1 + CDF_MARGIN for binom.cdf's rounding.
+    """
+    _check_tail_args(n, e)
+    if e <= 0:
+        return 1.0
+    return min(1.0, _tail_certified(int(n), float(e)) * (1 + CDF_MARGIN))
+
+
+def hoeffding(n: int, e: float) -> float:
+    """exp(-2 n e^2), Hoeffding's bound on the same sup: used for terms far below the one that matters."""
+    return 1.0 if e <= 0 else math.exp(-2 * n * e * e)
+
+
+TailFn = Callable[[int, float], float]
+
+
+def _small(tail_fn: TailFn, n: int, e: float, main: float) -> float:
+    """tail_fn(n, e), or Hoeffding's bound when that is already below 1e-9 of the main term."""
+    h = hoeffding(n, e)
+    return h if h <= 1e-9 * main else tail_fn(n, e)
+
+
+def alice_failure(n: int, c: float, tail_fn: TailFn = tail) -> float:
+    """Bound on P[|X/n - p| >= c] for every p (Lean ``alice_pr_le``): lower tail + upper tail."""
+    return min(1.0, 2 * tail_fn(n, c))
+
+
+def bob_sound_failure(n: int, c: float, s: float, tail_fn: TailFn = tail) -> float:
+    """``bob' c s`` with n samples accepts a claim off by >= s with probability <= this (``bob_sound``).
+
+    Accepting means |p - X/n| < (c+s)/2, so X/n is beyond p_true by more than (s-c)/2 on the claim's side.
+    """
+    return tail_fn(n, _float_down((Fraction(s) - Fraction(c)) / 2))
+
+
+def bob_complete_failure(n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int = 16) -> float:
+    """``bob' c s`` with n samples rejects a claim off by <= c with probability <= this (``bob_complete``).
+
+    With delta = p - p_true in [-c, c] and r = (c+s)/2, rejecting means X/n >= p_true + (r + delta) or
+    X/n <= p_true - (r - delta), so the failure is <= tail(r + delta) + tail(r - delta), symmetric in delta.
+    On [d_i, d_j] that is <= tail(r + d_i) + tail(r - d_j) (tail is nonincreasing); the interval holding
+    the largest bound is halved up to ``splits`` times.
+    """
+    cf, sf = Fraction(c), Fraction(s)
+    r = (cf + sf) / 2
+    main = tail_fn(n, _float_down(r - cf))  # tail(r - c) = tail((s-c)/2): the largest term anywhere
+    floor = main + _small(tail_fn, n, _float_down(r + cf), main)  # delta = c's bound; no interval beats it
+
+    def bound(a: Fraction, b: Fraction) -> float:
+        low = tail_fn(n, _float_down(r - b))
+        return low + _small(tail_fn, n, _float_down(r + a), main)
+
+    points = [Fraction(0), cf]
+    bounds = [bound(points[0], points[1])]
+    for _ in range(splits):
+        i = max(range(len(bounds)), key=bounds.__getitem__)
+        if bounds[i] <= floor * (1 + 1e-4):
+            break
+        middle = (points[i] + points[i + 1]) / 2
+        points.insert(i + 1, middle)
+        bounds[i : i + 1] = [bound(points[i], middle), bound(middle, points[i + 2])]
+    return min(1.0, max(bounds))
+
+
+def bob_failures(n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int = 16) -> tuple[float, float]:
+    """(``bob_complete`` failure, ``bob_sound`` failure) bounds for ``bob' c s`` with n samples."""
+    return bob_complete_failure(n, c, s, tail_fn, splits), bob_sound_failure(n, c, s, tail_fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Parameters and per-party query counts for stochastic-oracle debate, with their guarantees.
+
+    ``params`` is Lean's ``Params w d k t`` with the sample counts actually used; ``completeness``
+    and ``soundness`` are its bounds (1-v)(w - k c - q T) and (1-v)(1 - q T)(w - k b). The failure
+    fields are certified bounds, for every true probability, on: Alice's estimate off by >= c
+    (``alice_pr_le``, <= q); honest Bob rejecting a claim off by <= s (``bob_complete``, <= q) or
+    accepting one off by >= b (``bob_sound``, <= q); Vera rejecting a claim off by <= c or accepting
+    one off by >= s (<= v). For the paper's constants (Theorem 6.2, not Lean's proof) ``params``
+    and the failures are None. ``prover_budget`` is the (Alice, Bob) cap per step a planned plan obeys.
+    """
+
+    constants: Constants
+    k: float
+    T: int
+    params: Params | None
+    verifier_queries: int
+    alice_queries_per_step: int
+    bob_queries_per_step: int
+    completeness: float
+    soundness: float
+    alice_failure: float | None = None
+    bob_complete_failure: float | None = None
+    bob_sound_failure: float | None = None
+    vera_complete_failure: float | None = None
+    vera_sound_failure: float | None = None
+    prover_budget: tuple[int, int] | None = None
+
+    @property
+    def alice_queries(self) -> int:
+        """Alice's queries over a whole debate (T steps at most)."""
+        return self.T * self.alice_queries_per_step
+
+    @property
+    def bob_queries(self) -> int:
+        """Bob's queries over a whole debate (T steps at most)."""
+        return self.T * self.bob_queries_per_step
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["prover_budget"] = None if self.prover_budget is None else list(self.prover_budget)
+        out["alice_queries"] = self.alice_queries
+        out["bob_queries"] = self.bob_queries
+        return out
+
+
+def lean_budget(k: float, T: int) -> tuple[int, int]:
+    """Lean's per-step counts for ``Params.defaults k t``: Alice ``samples c q``, Bob ``samples ((b-s)/2) q``."""
+    p = Params.defaults(k, T)
+    return p.alice_samples, p.bob_samples
+
+
+def lean_plan(k: float, T: int) -> Plan:
+    """Lean's ``Params.defaults`` with Hoeffding's ``samples``; its failures bounded by exact tails too."""
+    _check_kT(k, T)
+    return _certified("lean", Params.defaults(k, T), None)
+
+
+def paper_plan(K: float, T: int) -> Plan:
+    """Figure 2's constants: r verifier samples, R per prover per round; Theorem 6.2 promises
+    completeness 3/5 and soundness 3/5 (P[V = 1] <= 2/5). Not a Lean ``Params``, so no params."""
+    _check_kT(K, T)
+    paper = PaperConstants(K, T)
+    return Plan(
+        constants="paper",
+        k=K,
+        T=T,
+        params=None,
+        verifier_queries=paper.verifier_samples,
+        alice_queries_per_step=paper.prover_samples,
+        bob_queries_per_step=paper.prover_samples,
+        completeness=3 / 5,
+        soundness=3 / 5,
+    )
+
+
+def _check_kT(k: float, T: int) -> None:
+    if isinstance(k, bool) or not (isinstance(k, int | float) and math.isfinite(k) and k > 0):
+        raise PlanError(f"K must be a positive number, got {k!r}")
+    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
+        raise PlanError(f"T must be a positive integer, got {T!r}")
+
+
+def _certified(constants: Constants, params: Params, budget: tuple[int, int] | None) -> Plan:
+    """Certify the three lemmas for ``params``' sample counts and package the plan."""
+    bob_c, bob_s = bob_failures(params.bob_samples, params.s, params.b)
+    vera_c, vera_s = bob_failures(params.vera_samples, params.c, params.s)
+    return Plan(
+        constants=constants,
+        k=params.k,
+        T=params.T,
+        params=params,
+        verifier_queries=params.vera_samples,
+        alice_queries_per_step=params.alice_samples,
+        bob_queries_per_step=params.bob_samples,
+        completeness=params.completeness_bound,
+        soundness=params.soundness_bound,
+        alice_failure=alice_failure(params.alice_samples, params.c),
+        bob_complete_failure=bob_c,
+        bob_sound_failure=bob_s,
+        vera_complete_failure=vera_c,
+        vera_sound_failure=vera_s,
+        prover_budget=budget,
+    )
+
+
+def failures_within(plan: Plan) -> dict[str, bool]:
+    """Each certified failure against its allowance: q for Alice and Bob, v for Vera."""
+    p = plan.params
+    if p is None:
+        return {}
+    return {
+        "alice_pr_le": plan.alice_failure is not None and plan.alice_failure <= p.q,
+        "bob_complete (Bob)": plan.bob_complete_failure is not None and plan.bob_complete_failure <= p.q,
+        "bob_sound (Bob)": plan.bob_sound_failure is not None and plan.bob_sound_failure <= p.q,
+        "bob_complete (Vera)": plan.vera_complete_failure is not None and plan.vera_complete_failure <= p.v,
+        "bob_sound (Vera)": plan.vera_sound_failure is not None and plan.vera_sound_failure <= p.v,
+    }
+
+
+def certifies(plan: Plan) -> bool:
+    """The plan's certificate holds: every failure within its allowance and every Lean inequality
+    true in exact rational arithmetic (:func:`exact_inequalities`)."""
+    if plan.params is None:
+        return False
+    return all(failures_within(plan).values()) and all(exact_inequalities(plan.params).values())
+
+
+def _decimal(x: float) -> Fraction:
+    """The decimal the user typed (the float's shortest repr), e.g. 0.6 -> 3/5."""
+    return Fraction(repr(float(x)))
+
+
+def exact_inequalities(p: Params) -> dict[str, bool]:
+    """Lean's ``Params`` fields in exact rational arithmetic on the floats' values, with w = 2/3 and
+    the targets d read as decimals (a target 0.6 means exactly 3/5)."""
+    k, v, c, s, b, q = (Fraction(x) for x in (p.k, p.v, p.c, p.s, p.b, p.q))
+    w, t = Fraction(2, 3), p.T
+    return {
+        "k0: 0 < k": k > 0,
+        "c0: 0 < c": c > 0,
+        "cs: c < s": c < s,
+        "sb: s < b": s < b,
+        "q0: 0 < q": q > 0,
+        "q1: q <= 1": q <= 1,
+        "v0: 0 < v": v > 0,
+        "v1: v <= 1": v <= 1,
+        "qv: q <= v": q <= v,
+        "bw: k*b <= w": k * b <= w,
+        "complete: d <= (1-v)(w - k*c - q*T)": _decimal(p.completeness) <= (1 - v) * (w - k * c - q * t),
+        "sound: d <= (1-v)(1 - q*T)(w - k*b)": _decimal(p.soundness) <= (1 - v) * (1 - q * t) * (w - k * b),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The optimiser
+# ---------------------------------------------------------------------------------------------
+
+_SLACK = 1e-9  # relative slack left in the inequalities, so float and exact-rational checks both pass
+_SEARCH_MARGIN = 1e-6  # the search aims this far below each allowance; its tails are approximate
+
+
+@dataclass(frozen=True)
+class _Problem:
+    k: float
+    T: int
+    d_c: float
+    d_s: float
+    n_a: int
+    n_b: int
+
+    def b_max(self, v: float, q: float) -> float:
+        """Largest b with d_s <= (1-v)(1-qT)(w - k b), less a relative slack."""
+        return (W - self.d_s / ((1 - v) * (1 - q * self.T))) / self.k * (1 - _SLACK)
+
+    def complete_ok(self, v: float, q: float, c: float) -> bool:
+        return (1 - v) * (W - self.k * c - q * self.T) >= self.d_c * (1 + _SLACK)
+
+
+def _z(x: np.ndarray | float) -> np.ndarray:
+    return np.asarray(stats.norm.isf(x), dtype=float)
+
+
+def _approx_e(n: int, target: np.ndarray | float) -> np.ndarray:
+    """Normal approximation (worst p = 1/2, continuity correction) of the least e with tail(n, e) <= target."""
+    return (_z(target) * math.sqrt(n) / 2 + 0.5) / n
+
+
+def _approx_n(e: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Normal approximation of the least n with tail(n, e) <= v: 2 e n - 1 = z sqrt(n)."""
+    z = _z(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = (z + np.sqrt(z * z + 8 * e)) / (4 * e)
+    return np.where(e > 0, root * root, np.inf)
+
+
+def _least_e(f: Callable[[float], float], target: float, guess: float, rtol: float = 1e-6) -> float:
+    """Least e in (0, 1] (to rtol, rounded up) with f(e) <= target, for f nonincreasing; inf if none."""
+    hi = min(max(guess, 1e-12), 1.0)
+    if f(hi) <= target:
+        lo = hi * 0.98
+        while lo > 1e-12 and f(lo) <= target:
+            hi, lo = lo, lo * 0.9
+    else:
+        lo = hi
+        while f(hi) > target:
+            if hi >= 1.0:
+                return math.inf
+            lo, hi = hi, min(1.0, hi * 1.02 + 1e-12)
+    while hi - lo > rtol * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if f(mid) <= target else (mid, hi)
+    return hi
+
+
+def _least_n(ok: Callable[[int], bool], guess: float) -> int:
+    """Least n >= 1 with ok(n), by bisection (exact when ok is monotone in n); always ok at the result."""
+    hi = max(1, math.ceil(guess))
+    if ok(hi):
+        lo = max(0, int(hi * 0.995) - 1)
+        while lo > 0 and ok(lo):
+            hi, lo = lo, max(0, int(lo * 0.95) - 1)
+    else:
+        lo = hi
+        while not ok(hi):
+            lo, hi = hi, int(hi * 1.005) + 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
+@dataclass(frozen=True)
+class _Design:
+    v: float
+    q: float
+    c: float
+    s: float
+    b: float
+    n_v: int
+
+    @property
+    def key(self) -> tuple[int, float]:
+        return (self.n_v, -(self.s - self.c))
+
+
+class _Search:
+    """Evaluate a (v, q) choice with the fast tails: the least c, the least Bob half-width, the
+    largest b, then the fewest Vera samples. Per-q results are cached."""
+
+    def __init__(self, problem: _Problem):
+        self.pb = problem
+        self._alice: dict[float, float] = {}
+        self._bob: dict[float, float] = {}
+        self._ratio = 1.0
+
+    def alice_c(self, q: float) -> float:
+        if q not in self._alice:
+            n, target = self.pb.n_a, q * (1 - _SEARCH_MARGIN)
+            guess = float(_approx_e(n, q / 2))
+            self._alice[q] = _least_e(lambda e: alice_failure(n, e, _tail_fast), target, guess)
+        return self._alice[q]
+
+    def bob_half_width(self, q: float) -> float:
+        if q not in self._bob:
+            n, target = self.pb.n_b, q * (1 - 1e-3)  # leaves room for bob_complete's second term
+            self._bob[q] = _least_e(lambda e: _tail_fast(n, e), target, float(_approx_e(n, q)))
+        return self._bob[q]
+
+    def design(self, v: float, q: float) -> _Design | None:
+        pb = self.pb
+        if not (0 < q <= v < 1 and q * pb.T < 1):
+            return None
+        b = pb.b_max(v, q)
+        if not (b > 0 and pb.k * b <= W):
+            return None
+        c = self.alice_c(q)
+        if not (math.isfinite(c) and pb.complete_ok(v, q, c)):
+            return None
+        half = self.bob_half_width(q)
+        s = b - 2 * half
+        if not (math.isfinite(half) and c < s < b):
+            return None
+        if max(bob_failures(pb.n_b, s, b, _tail_fast, splits=2)) > q * (1 - _SEARCH_MARGIN):
+            return None
+        target = v * (1 - _SEARCH_MARGIN)
+        e_v = (s - c) / 2
+        approx = float(_approx_n(np.array(e_v), np.array(v)))
+        n_v = _least_n(lambda n: _vera_search_failure(n, c, s) <= target, min(approx * self._ratio, 1e13))
+        self._ratio = n_v / approx  # the next guess starts from this design's correction
+        return _Design(v, q, c, s, b, n_v)
+
+
+def _vera_search_failure(n: int, c: float, s: float) -> float:
+    """Vera's larger failure in the search, fast tails: bob_complete's bound at delta = c,
+    tail((s-c)/2) + tail((3c+s)/2), which the certified interval bound approaches (and bob_sound's
+    tail((s-c)/2) is below it)."""
+    cf, sf = Fraction(c), Fraction(s)
+    main = _tail_fast(n, _float_down((sf - cf) / 2))
+    return main + _small(_tail_fast, n, _float_down((3 * cf + sf) / 2), main)
+
+
+def _approx_candidates(pb: _Problem, size: int = 200) -> list[tuple[float, float]]:
+    """Feasible (v, q) on a log grid, best first by the normal approximation of the whole design."""
+    v_max = 1 - max(pb.d_c, pb.d_s) / W
+    v = v_max * np.logspace(-5, 0, size, endpoint=False)[:, None]
+    q = (np.logspace(-8, 0, size, endpoint=False) / pb.T)[None, :]
+    c = _approx_e(pb.n_a, q / 2)
+    e_b = _approx_e(pb.n_b, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = (W - pb.d_s / ((1 - v) * (1 - q * pb.T))) / pb.k
+        s = b - 2 * e_b
+        ok = (q <= v) & (b > 0) & (c < s) & ((1 - v) * (W - pb.k * c - q * pb.T) >= pb.d_c)
+        n = np.where(ok, _approx_n((s - c) / 2, np.broadcast_to(v, ok.shape)), np.inf)
+    vs, qs = np.broadcast_arrays(v, q)
+    order = np.argsort(n, axis=None, kind="stable")
+    return [(float(vs.flat[i]), float(qs.flat[i])) for i in order if np.isfinite(n.flat[i])]
+
+
+def _optimise(pb: _Problem) -> _Design:
+    """The approximation's best (v, q) that the fast tails confirm, then a pattern search in
+    (log v, log q) on the fast-tail objective."""
+    search = _Search(pb)
+    best: _Design | None = None
+    for v, q in _approx_candidates(pb)[:60]:
+        best = search.design(v, q)
+        if best is not None:
+            break
+    if best is None:
+        raise PlanError(
+            f"no parameters meet completeness {pb.d_c:g} and soundness {pb.d_s:g} at K={pb.k:g}, T={pb.T} "
+            f"with at most {pb.n_a} (Alice) and {pb.n_b} (Bob) queries per step"
+        )
+    step = 0.1
+    while step > 0.003:
+        for dv, dq in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)):
+            trial = search.design(best.v * math.exp(dv * step), best.q * math.exp(dq * step))
+            if trial is not None and trial.key < best.key:
+                best = trial
+                break
+        else:
+            step /= 2
+    return best
+
+
+def _certify_design(pb: _Problem, d: _Design) -> Plan:
+    """Certify a design with the certified tails, nudging c up, s down or n_v up where the fast
+    search's tails fell short (a few parts per million at most)."""
+    c, s, n_v = d.c, d.s, d.n_v
+    for _ in range(40):
+        if alice_failure(pb.n_a, c) > d.q:
+            c *= 1 + 1e-6
+            continue
+        if max(bob_failures(pb.n_b, s, d.b)) > d.q:
+            s -= (d.b - s) * 1e-6
+            continue
+        break
+    while max(bob_failures(n_v, c, s)) > d.v:  # the search's tails run a little low: add samples
+        n_v += max(1, n_v // 2000)
+    try:
+        params = Params(
+            k=pb.k, T=pb.T, v=d.v, c=c, s=s, b=d.b, q=d.q, completeness=pb.d_c, soundness=pb.d_s,
+            alice_samples=pb.n_a, bob_samples=pb.n_b, vera_samples=n_v,
+        )  # fmt: skip
+    except ParamsError as err:
+        raise PlanError(f"internal error: the optimiser's parameters are invalid: {err}") from err
+    plan_ = _certified("planned", params, (pb.n_a, pb.n_b))
+    if not certifies(plan_):
+        failed = [name for name, ok in {**failures_within(plan_), **exact_inequalities(params)}.items() if not ok]
+        raise PlanError(f"internal error: could not certify the optimiser's choice ({', '.join(failed)})")
+    return plan_
+
+
+def _budget(k: float, T: int, prover_budget: int | tuple[int, int] | None) -> tuple[int, int]:
+    if prover_budget is None:
+        return lean_budget(k, T)
+    if isinstance(prover_budget, int | np.integer) and not isinstance(prover_budget, bool):
+        pair: tuple[Any, ...] = (prover_budget, prover_budget)
+    else:
+        pair = tuple(prover_budget)
+    if len(pair) != 2 or not all(isinstance(n, int | np.integer) and not isinstance(n, bool) for n in pair):
+        raise PlanError(f"prover budget must be an integer or a pair of integers, got {prover_budget!r}")
+    if min(pair) < 1:
+        raise PlanError(f"prover budget must be at least 1 query per step, got {prover_budget!r}")
+    if max(pair) > MAX_BUDGET:
+        raise PlanError(f"prover budgets above {MAX_BUDGET:.0e} queries per step are not supported")
+    return int(pair[0]), int(pair[1])
+
+
+def _check_target(x: float, name: str) -> float:
+    if isinstance(x, bool) or not (isinstance(x, int | float) and 0 < x < 1):
+        raise PlanError(f"{name} target must be in (0, 1), got {x!r}")
+    if x >= W:
+        raise PlanError(f"{name} target must be below w = 2/3 (Lean's bound never exceeds w), got {x:g}")
+    return float(x)
+
+
+def plan(
+    k: float,
+    T: int,
+    completeness: float = 3 / 5,
+    soundness: float = 3 / 5,
+    prover_budget: int | tuple[int, int] | None = None,
+    advance: Callable[[int], None] | None = None,
+) -> Plan:
+    """The certified plan with the fewest verifier queries (``constants="planned"``).
+
+    Subject to Lean's ``Params`` inequalities (w = 2/3, d = the targets) and to honest Alice and Bob
+    making at most ``prover_budget`` queries per step (an int caps both; a pair is (Alice, Bob); by
+    default Lean's own counts for ``Params.defaults k t``). The parties keep Lean's tests; only the
+    sample counts change, certified by exact binomial tails (docs/planner.md). ``advance(i)`` is
+    called after the search (i = 1) and the certificate (i = 2).
+    """
+    _check_kT(k, T)
+    d_c, d_s = _check_target(completeness, "completeness"), _check_target(soundness, "soundness")
+    n_a, n_b = _budget(k, T, prover_budget)
+    pb = _Problem(float(k), T, d_c, d_s, n_a, n_b)
+    design = _optimise(pb)
+    if advance is not None:
+        advance(1)
+    result = _certify_design(pb, design)
+    if advance is not None:
+        advance(2)
+    return result
+
+
+def frontier(
+    k: float,
+    T: int,
+    completeness: float = 3 / 5,
+    soundness: float = 3 / 5,
+    multipliers: Sequence[int] = FRONTIER_MULTIPLIERS,
+    advance: Callable[[int], None] | None = None,
+) -> list[Plan]:
+    """Planned plans when both provers may spend m times Lean's per-step counts, for each m."""
+    _check_kT(k, T)
+    n_a, n_b = lean_budget(k, T)
+    out = []
+    for i, m in enumerate(multipliers):
+        out.append(plan(k, T, completeness, soundness, (m * n_a, m * n_b)))
+        if advance is not None:
+            advance(i + 1)
+    return out

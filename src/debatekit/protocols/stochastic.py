@@ -1,0 +1,349 @@
+"""Stochastic-oracle debate: Theorem 6.2 / Figure 2 and its Lean formalization (Debate/Protocol.lean).
+
+For t = 1..T, Alice claims p̂_t = P[y_t = 1 | a_{I(t)}]; the bit a_t is drawn from Bernoulli(p̂_t);
+Bob may abort, and then the verifier estimates p_t itself and decides on Alice's claim alone.
+Without an abort the verifier outputs a_T. The two forms differ in order and randomness:
+
+* ``lean`` (Protocol.lean ``step``): Alice claims p; Bob, seeing p but not the bit, accepts or
+  rejects; on reject Vera is called once and her boolean is the output; on accept the protocol
+  draws the bit from bernoulli(p) with external randomness.
+* ``paper`` (Figure 2): the bit is a_t = 1 iff z_t <= p̂_t, z_t = z^A_t + z^B_t mod 1, one share
+  from each side (neither sees the other's); Bob decides after seeing the bit.
+
+Constants: ``lean`` uses :meth:`Params.defaults`, ``paper`` Figure 2's d, r, R, and ``planned``
+the certified plan of :mod:`debatekit.analysis.planner`; the form follows the constants (paper
+constants play the paper form, the others the Lean form). Every honest test has the shape of
+Lean's ``bob'``: estimate with n samples and compare |claim - estimate| with a threshold.
+
+Departures, all at the security boundary: a claim that is not a finite number in [0, 1] (Lean
+clamps it) and a share outside [0, 1) lose for their sender; so does an abort decision that is
+not a bit. Compute and coin steps are estimated exactly (their p is 0/1 or the coin's
+probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
+
+This module is run by :func:`simulate`, which plays many debates at once with numpy; the rules
+(:class:`Rules`, :func:`claims_ok`, the thresholds) are plain and shared with exact analysis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from debatekit.ledger import Role, Tally
+from debatekit.machine.transcript import StepKind, TranscriptMachine
+from debatekit.players.base import Seat, Strategy
+from debatekit.problems.registry import Instance
+from debatekit.protocols.stochastic_params import PaperConstants, Params
+from debatekit.reader import word_width
+
+CONSTANTS = ("planned", "lean", "paper")
+CLAIM_BITS = 64
+"""A claim is sent as an IEEE double; the verifier reads all of it."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Sample counts and thresholds of one constant choice, and what the theorem then promises.
+
+    Honest Bob aborts iff |claim - estimate| >= ``bob_threshold``; the verifier accepts iff
+    |claim - estimate| < ``vera_threshold``."""
+
+    constants: str
+    form: str
+    alice_samples: int
+    bob_samples: int
+    vera_samples: int
+    bob_threshold: float
+    vera_threshold: float
+    bob_margin: float
+    """How far off a claim can be while honest Bob still accepts it with high probability."""
+    completeness: float
+    soundness: float
+    parameters: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_params(cls, params: Params, constants: str) -> Rules:
+        return cls(
+            constants, "lean", params.alice_samples, params.bob_samples, params.vera_samples,
+            params.bob_threshold, params.vera_threshold, params.s,
+            params.completeness_bound, params.soundness_bound,
+            {"k": params.k, "T": params.T, "v": params.v, "c": params.c, "s": params.s, "b": params.b,
+             "q": params.q, "w": params.w},
+        )  # fmt: skip
+
+    @classmethod
+    def from_paper(cls, paper: PaperConstants) -> Rules:
+        # Honest Bob's R samples estimate within 1/(4d) except with probability 1/(50T) (Hoeffding),
+        # so claims within 1/(4d) of the truth pass him with high probability.
+        return cls(
+            "paper", "paper", paper.prover_samples, paper.prover_samples, paper.verifier_samples,
+            paper.abort_threshold, paper.verifier_threshold, paper.verifier_threshold, 3 / 5, 3 / 5,
+            {"K": paper.K, "T": paper.T, "d": paper.d},
+        )  # fmt: skip
+
+
+def rules_for(constants: str, k: float, steps: int) -> Rules:
+    """The rules of ``constants`` for a K-Lipschitz machine of ``steps`` steps."""
+    if constants == "lean":
+        return Rules.from_params(Params.defaults(k, steps), "lean")
+    if constants == "paper":
+        return Rules.from_paper(PaperConstants(k, steps))
+    if constants == "planned":
+        from debatekit.analysis.planner import plan
+
+        return Rules.from_params(plan(k, steps).params, "planned")
+    raise ValueError(f"unknown constants {constants!r}; choose from {', '.join(CONSTANTS)}")
+
+
+def claims_ok(claims: np.ndarray) -> np.ndarray:
+    """Which claims are probabilities: finite numbers in [0, 1]."""
+    return np.isfinite(claims) & (claims >= 0) & (claims <= 1)
+
+
+def shares_ok(shares: np.ndarray) -> np.ndarray:
+    """Which coin shares are in [0, 1)."""
+    return np.isfinite(shares) & (shares >= 0) & (shares < 1)
+
+
+def as_numbers(message: Any, size: int) -> np.ndarray:
+    """A batch of numeric messages as floats; anything unreadable becomes NaN (and so fails)."""
+    try:
+        values = np.asarray(message, dtype=float)
+    except (TypeError, ValueError):
+        values = np.array([_number(m) for m in _items(message, size)], dtype=float)
+    if values.shape != (size,):
+        return np.full(size, np.nan)
+    return values
+
+
+def as_flags(message: Any, size: int) -> np.ndarray:
+    """A batch of yes/no decisions as 0/1, with -1 for anything that is not a bit."""
+    items = _items(message, size)
+    if items is None or len(items) != size:
+        return np.full(size, -1)
+    out = np.full(size, -1)
+    for i, value in enumerate(items):
+        if isinstance(value, bool | np.bool_) or (isinstance(value, int | np.integer) and value in (0, 1)):
+            out[i] = int(value)
+    return out
+
+
+def _items(message: Any, size: int) -> list | None:
+    try:
+        return list(message)
+    except TypeError:
+        return None
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        return float("nan")
+    return float(value)
+
+
+@dataclass
+class StepView:
+    """What a party sees at step t of a batch of live debates.
+
+    ``values`` holds x, w and the bits a_1..a_t so far (one row per live debate); ``p`` is the
+    true P[y_t = 1 | a_{I(t)}], which an unbounded adversary may use; honest parties use
+    :meth:`estimate`, which queries the oracle and is counted."""
+
+    t: int
+    steps: int
+    kind: StepKind
+    rows: np.ndarray
+    p: np.ndarray
+    rules: Rules
+    sampler: Callable[[StepView, int], np.ndarray]
+    table: np.ndarray
+    width: int
+
+    @property
+    def values(self) -> np.ndarray:
+        """x, w and a_1..a_t of each live debate (a copy, made only when asked for)."""
+        return self.table[self.rows, : self.width]
+
+    def estimate(self, n: int) -> np.ndarray:
+        """The mean of n samples of y_t for each live debate (n oracle queries each on an oracle
+        step, counted for the caller; exact on compute and coin steps)."""
+        return self.sampler(self, n)
+
+
+class BatchAlice(Protocol):
+    def claims(self, view: StepView) -> Any: ...
+
+    def shares(self, view: StepView) -> Any: ...
+
+
+class BatchBob(Protocol):
+    def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> Any: ...
+
+    def shares(self, view: StepView) -> Any: ...
+
+
+class HonestAlice:
+    """Lean ``alice c q``: the mean of ``alice_samples`` samples; a uniform coin share."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def witness(self, size: int) -> np.ndarray:
+        w = self.seat.instance.witness
+        return np.zeros((size, 0), dtype=np.uint8) if w is None else np.tile(w, (size, 1))
+
+    def claims(self, view: StepView) -> np.ndarray:
+        return view.estimate(view.rules.alice_samples)
+
+    def shares(self, view: StepView) -> np.ndarray:
+        return self.seat.rng.random(len(view.rows))
+
+
+class HonestBob:
+    """Lean ``bob s b q`` (paper: abort iff the estimate is >= 1/(2d) from the claim)."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> np.ndarray:
+        return np.abs(claims - view.estimate(view.rules.bob_samples)) >= view.rules.bob_threshold
+
+    def shares(self, view: StepView) -> np.ndarray:
+        return self.seat.rng.random(len(view.rows))
+
+
+def machine_of(instance: Instance) -> TranscriptMachine:
+    if instance.machine is None:
+        raise ValueError(f"problem {instance.problem} has no transcript machine for stochastic debate")
+    return instance.machine
+
+
+def simulate(
+    instance: Instance,
+    rules: Rules,
+    alice: Strategy,
+    bob: Strategy,
+    trials: int,
+    seed: np.random.SeedSequence,
+    progress: Callable[[int], None] | None = None,
+) -> Tally:
+    """Play ``trials`` independent debates at once (Figure 2 / Protocol.lean ``debate``)."""
+    machine = machine_of(instance)
+    steps, offset, n = machine.length, machine.offset, trials
+    seqs = seed.spawn(4)
+    rngs = {role: np.random.default_rng(s) for role, s in zip(Role, seqs[:3], strict=True)}
+    nature = np.random.default_rng(seqs[3])  # the protocol's external randomness (Lean form)
+    queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
+    seats = {
+        role: Seat(instance, role, rngs[role], None, rules)  # type: ignore[arg-type]
+        for role in (Role.ALICE, Role.BOB)
+    }
+    players = {Role.ALICE: alice.factory(seats[Role.ALICE]), Role.BOB: bob.factory(seats[Role.BOB])}
+    verdicts = np.full(n, -1)
+    forfeits = np.zeros(n, dtype=np.int8)
+    reasons: dict[Role, str] = {}
+    values = np.zeros((n, offset + steps), dtype=np.uint8)
+    values[:, : machine.n_inputs] = instance.x
+    alive = np.ones(n, dtype=bool)
+
+    def forfeit(rows: np.ndarray, role: Role, reason: str) -> None:
+        if rows.size:
+            verdicts[rows] = 0 if role is Role.ALICE else 1
+            forfeits[rows] = 1 if role is Role.ALICE else 2
+            alive[rows] = False
+            reasons.setdefault(role, reason)
+
+    def call(role: Role, method: str, *args: Any) -> Any:
+        try:
+            return getattr(players[role], method)(*args)
+        except Exception as err:  # untrusted strategy code: its debates are forfeited
+            return err
+
+    if machine.n_witness:
+        w = call(Role.ALICE, "witness", n)
+        w = np.full((n, machine.n_witness), -1) if isinstance(w, Exception) else _bits_matrix(w, n, machine.n_witness)
+        bad = np.flatnonzero((w < 0).any(axis=1))
+        forfeit(bad, Role.ALICE, "the witness is not a matrix of bits")
+        values[:, machine.n_inputs : offset] = np.where(w < 0, 0, w)
+
+    def sampler_for(role: Role) -> Callable[[StepView, int], np.ndarray]:
+        def sample(view: StepView, count: int) -> np.ndarray:
+            if view.kind is not StepKind.ORACLE:
+                return view.p.copy()
+            queries[role][view.rows] += count
+            return rngs[role].binomial(count, view.p) / count
+
+        return sample
+
+    samplers = {role: sampler_for(role) for role in Role}
+    width = word_width(steps + 1)
+    bits_read = np.full(n, width, dtype=np.int64)  # V reads Bob's word: the abort step, or none
+    input_bits_read = np.zeros(n, dtype=np.int64)
+    for t in range(steps):
+        rows = np.flatnonzero(alive)
+        if rows.size == 0:
+            break
+        relevant = machine.relevant(t)
+        p = _conditionals(machine, t, values[rows][:, list(relevant)], instance)
+
+        def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
+            return StepView(step, steps, machine.kind(step), live, probs, rules, samplers[role], values, offset + step)
+
+        claims = as_numbers(call(Role.ALICE, "claims", view(Role.ALICE)), rows.size)
+        good = claims_ok(claims)
+        forfeit(rows[~good], Role.ALICE, "a claim that is not a probability in [0, 1]")
+        rows, claims, p = rows[good], claims[good], p[good]
+        if rules.form == "paper":
+            a = as_numbers(call(Role.ALICE, "shares", view(Role.ALICE, rows, p)), rows.size)
+            forfeit(rows[~shares_ok(a)], Role.ALICE, "a coin share outside [0, 1)")
+            b = as_numbers(call(Role.BOB, "shares", view(Role.BOB, rows, p)), rows.size)
+            forfeit(rows[shares_ok(a) & ~shares_ok(b)], Role.BOB, "a coin share outside [0, 1)")
+            keep = shares_ok(a) & shares_ok(b)
+            rows, claims, p = rows[keep], claims[keep], p[keep]
+            bits = (np.mod(a[keep] + b[keep], 1.0) <= claims).astype(np.uint8)
+        else:
+            bits = None
+        flags = as_flags(call(Role.BOB, "aborts", view(Role.BOB, rows, p), claims, bits), rows.size)
+        forfeit(rows[flags < 0], Role.BOB, "an abort decision that is not a bit")
+        stop = flags == 1
+        if stop.any():
+            judged = rows[stop]
+            verifier_view = view(Role.VERIFIER, judged, p[stop])
+            estimate = verifier_view.estimate(rules.vera_samples)
+            verdicts[judged] = np.abs(claims[stop] - estimate) < rules.vera_threshold
+            alive[judged] = False
+            prover = sum(a >= machine.n_inputs for a in relevant)
+            bits_read[judged] += CLAIM_BITS + prover
+            input_bits_read[judged] += len(relevant) - prover
+        go = flags == 0
+        drawn = (nature.random(rows.size) < claims).astype(np.uint8) if bits is None else bits
+        values[rows[go], offset + t] = drawn[go]
+        if progress:
+            progress(trials * (t + 1) // steps)
+    finished = np.flatnonzero(alive)
+    verdicts[finished] = values[finished, -1]
+    bits_read[finished] += 1  # a_T
+    forfeited = {Role.ALICE: int((forfeits == 1).sum()), Role.BOB: int((forfeits == 2).sum())}
+    return Tally(verdicts, queries, bits_read, input_bits_read, forfeited, reasons)
+
+
+def _conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:
+    """P[y_t = 1 | a_{I(t)}] for each row of relevant bits, computed once per distinct pattern."""
+    if bits.shape[1] == 0:
+        return np.full(bits.shape[0], machine.conditional(t, (), instance.oracle))
+    patterns, index = np.unique(bits, axis=0, return_inverse=True)
+    probs = np.array([machine.conditional(t, tuple(int(b) for b in row), instance.oracle) for row in patterns])
+    return probs[index.reshape(-1)]
+
+
+def _bits_matrix(message: Any, rows: int, cols: int) -> np.ndarray:
+    try:
+        w = np.asarray(message)
+    except Exception:
+        return np.full((rows, cols), -1)
+    if w.shape != (rows, cols) or w.dtype.kind not in "biu":
+        return np.full((rows, cols), -1)
+    return np.where((w == 0) | (w == 1), w, -1).astype(np.int64)
