@@ -20,7 +20,7 @@ from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.circuit import Gate
 from debatekit.machine.transcript import MachineBuilder
-from debatekit.oracle import FunctionOracle
+from debatekit.oracle import FunctionOracle, SampleOracle
 from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS, Instance
@@ -236,8 +236,6 @@ def test_accept_probability_refuses_hidden_randomness(spec, alice, bob):
 
 
 def test_exact_analysis_needs_known_oracle_probabilities():
-    from debatekit.oracle import SampleOracle
-
     instance = replace(judged_copy_instance(0.5), oracle=SampleOracle(lambda q, rng: 1))
     with pytest.raises(ExactError):
         accept_probability(CROSS, instance, sends(Role.ALICE, (1, 1)), sends(Role.BOB, 0))

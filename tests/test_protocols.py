@@ -410,3 +410,28 @@ def test_run_summarises_debates():
     assert again.to_json() == result.to_json()
     with pytest.raises(ValueError):
         run(CROSS, instance, alice, bob, trials=0, seed=9)
+
+
+def test_bob_cannot_rewrite_alice_message_after_it_is_sent() -> None:
+    """The verifier reads Alice's committed message, not the object a player can still change."""
+
+    class Vandal:
+        def __init__(self, seat):
+            self.seat = seat
+
+        def challenge(self, message):
+            try:
+                message[-1] ^= 1  # flip the output bit in place, then accept
+            except (TypeError, ValueError):
+                pass
+            try:
+                self.seat.instance.x[0] ^= 1
+            except ValueError:
+                pass
+            return None
+
+    instance = make_instance(PROBLEMS["parity"], 16, True, 0)
+    vandal = Strategy("vandal", Role.BOB, "rewrites the message", Vandal)
+    outcome = play_one(CROSS, instance, CROSS.strategies[Role.ALICE]["honest"], vandal, np.random.SeedSequence(0))
+    assert outcome.verdict == 1
+    assert int(instance.x.sum() % 2) == 1  # the instance is unchanged too

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from debatekit.analysis import stochastic_exact
 from debatekit.players import bisection as bisection_players
 from debatekit.players import cross_exam as cross_exam_players
 from debatekit.players import stochastic as stochastic_players
@@ -75,6 +76,7 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
         simulate=simulate, constants=constants, variant=_stochastic_spec, describe=describe,
+        solver=lambda instance: stochastic_exact.solve(instance, _stochastic_rules(constants, instance)),
     )  # fmt: skip
 
 

@@ -176,6 +176,10 @@ def solve(
 ) -> Solution:
     """Exhaustive search over the dishonest side's moves against the honest strategy;
     ``tick(positions)`` reports progress."""
+    if spec.debate is None:
+        if spec.solver is None:
+            raise ExactError(f"{spec.name} has no exact solver")
+        return spec.solver(instance)
     honest = Role.ALICE if instance.truth else Role.BOB
     adversary = honest.opponent
     root, players, script = _setup(spec, instance, {honest: spec.strategies[honest]["honest"]})

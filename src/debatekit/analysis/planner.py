@@ -36,7 +36,10 @@ CDF_MARGIN = 1e-9
 """Relative margin added to every computed binomial cdf value (floating-point error of binom.cdf)."""
 
 PRUNE_MARGIN = 1e-4
-"""Relative margin on both sides when a Chernoff-Stirling bound rules a breakpoint out of the sweep."""
+"""Relative margin on the Chernoff-Stirling block bounds that let the sweep skip breakpoints."""
+
+SWEEP_BUDGET = 2**22
+"""Breakpoints the certified tail evaluates exactly before it settles for the block bounds."""
 
 FRONTIER_MULTIPLIERS = (1, 3, 10, 30, 100)
 MAX_BUDGET = 10**9
@@ -114,21 +117,20 @@ def _kl(a: np.ndarray, p: np.ndarray) -> np.ndarray:
     return -a * np.log1p(gap / a) - (1 - a) * np.log1p(-gap / (1 - a))
 
 
-def _kept_ranges(n: int, e: float, kmax: int, floor: float) -> list[tuple[int, int]]:
-    """Half-open ranges of the k in [0, kmax] whose breakpoint value might reach ``floor``; every other k
-    provably stays below it.
+def _block_bounds(n: int, e: float, kmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Blocks [lo, hi] covering k = 0..kmax, each with an upper bound on binom.cdf(k, n, p) at its
+    breakpoints (inf where no bound is claimed: k = 0, k = kmax and the blocks around D's minimum).
 
     For 1 <= k <= n-1 and p >= k/n + e_lo (every rounded breakpoint is, with e_lo = e - 2^-48):
     binom.cdf(k, n, p) <= pmf(k) / (1 - rho) with rho = k(1-p)/((n-k+1)p), the largest ratio
     pmf(j-1)/pmf(j) for j <= k, and pmf(k) <= sqrt(n/(2 pi k(n-k))) exp(-n D(k/n || p)) (Robbins).
-    On a block of k: sqrt(...) is largest at an end, rho at most hi(1-a_lo-e_lo)/((n-hi+1)(a_lo+e_lo)),
-    and D(a || a+e_lo), convex in a, smallest at an end, except in the blocks around its minimum
-    (which are kept).
+    On a block: sqrt(...) is largest at an end, rho at most hi(1-a_lo-e_lo)/((n-hi+1)(a_lo+e_lo)),
+    and D(a || a+e_lo), convex in a, smallest at an end unless the block holds D's minimum.
     """
     e_lo = e - 2.0**-48
-    inner = min(kmax - 1, n - 1)  # k = 0 and k = kmax are always swept
+    inner = min(kmax - 1, n - 1)
     if e_lo <= 0 or inner < 1:
-        return [(0, kmax + 1)]
+        return np.array([0]), np.array([kmax]), np.array([np.inf])
     blocks = min(inner, 2**20, max(512, math.ceil(32 / e)))  # blocks of about n e / 32 keep rho < 1
     ends = np.unique(np.linspace(1, inner + 1, num=blocks + 1).astype(np.int64))
     lo, hi = ends[:-1], ends[1:] - 1
@@ -139,31 +141,47 @@ def _kept_ranges(n: int, e: float, kmax: int, floor: float) -> list[tuple[int, i
         sq = np.sqrt(n / (2 * np.pi * np.minimum(lo * (n - lo), hi * (n - hi)).astype(float)))
         rho = hi * (1 - a_lo - e_lo) / ((n - hi + 1) * (a_lo + e_lo))
         bound = sq * np.exp(-n * d_min) / (1 - rho)
-    prunable = (rho < 1) & (a_hi + e_lo < 1) & np.isfinite(bound) & (bound * (1 + PRUNE_MARGIN) < floor)
+    bound = np.where((rho < 1) & (a_hi + e_lo < 1) & np.isfinite(bound), bound, np.inf)
     j = int(np.nanargmin(d_min))
-    prunable[max(0, j - 2) : j + 3] = False  # the blocks around D's minimum
-    ranges = [(0, 1), (inner + 1, kmax + 1)]
-    change = np.flatnonzero(np.diff(np.concatenate([[1], prunable.astype(np.int8), [1]])))  # run edges
-    for first, last in zip(change[::2], change[1::2], strict=True):  # runs of kept blocks
-        ranges.append((int(lo[first]), int(hi[last - 1]) + 1))
-    return ranges
-
+    bound[max(0, j - 2) : j + 3] = np.inf  # the blocks around D's minimum
+    edges = np.array([0, inner + 1]), np.array([0, kmax])
+    return np.concatenate([edges[0], lo]), np.concatenate([edges[1], hi]), np.concatenate([[np.inf, np.inf], bound])
 
 
 def _tail_certified(n: int, e: float) -> float:
-    """max_k binom.cdf(k, n, k/n + e) over every breakpoint, skipping only the k :func:`_kept_ranges`
-    rules out; a value below 1e-290 (near float underflow) is reported as 1e-289."""
+    """An upper bound on max_k binom.cdf(k, n, k/n + e), equal to it unless the sweep budget runs out.
+
+    Blocks of k are swept in decreasing order of their :func:`_block_bounds`, starting from a value
+    some k attains (:func:`_tail_fast`), until the next block's bound is below the best value found
+    (then the result is exact) or SWEEP_BUDGET breakpoints have been evaluated (then the result is the
+    larger of the best value and the next bound). A value below 1e-290 is reported as 1e-289.
+    """
     kmax = _kmax(n, e)
     if kmax < 0:
         return 0.0
+    if hoeffding(n, e) < 1e-290:
+        return 1e-289
     if kmax < 20_000:
         best = tail_sweep(n, e)[0]
     else:
-        floor = _tail_fast(n, e) * (1 - PRUNE_MARGIN)  # about the maximum, which some k reaches
-        ranges = _kept_ranges(n, e, kmax, floor) if floor > 1e-290 else [(0, kmax + 1)]
-        best = _max_over(n, e, ranges)[0]
-        if best < floor:  # pruned k are below floor only; if the kept ones do not reach it, sweep all
-            best = tail_sweep(n, e)[0]
+        best = _tail_fast(n, e)  # attained by some k, so a valid start for the maximum
+        lo, hi, bound = _block_bounds(n, e, kmax)
+        bound = bound * (1 + PRUNE_MARGIN)
+        order = np.argsort(-bound, kind="stable")
+        order = order[bound[order] >= best]
+        swept = 0
+        for start in range(0, order.size, 256):
+            batch = order[start : start + 256]
+            if bound[batch[0]] < best:
+                break
+            if swept >= SWEEP_BUDGET and np.isfinite(bound[batch[0]]):
+                best = max(best, float(bound[batch[0]]))  # every block left is below this bound
+                break
+            batch = batch[bound[batch] >= best]
+            sizes = hi[batch] - lo[batch] + 1
+            k = np.repeat(lo[batch] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+            best = max(best, float(_cdf(k, n, _breakpoints(k, n, e)).max()))
+            swept += k.size
     return max(best, 1e-289) if best < 1e-290 else best
 
 
@@ -205,8 +223,9 @@ def tail(n: int, e: float) -> float:
 
 
 def hoeffding(n: int, e: float) -> float:
-    """exp(-2 n e^2), Hoeffding's bound on the same sup: used for terms far below the one that matters."""
-    return 1.0 if e <= 0 else math.exp(-2 * n * e * e)
+    """exp(-2 n e^2) (with a 1e-9 margin for rounding), Hoeffding's bound on the same sup: used for terms
+    far below the one that matters."""
+    return 1.0 if e <= 0 else min(1.0, math.exp(-2 * n * e * e) * (1 + 1e-9))
 
 
 TailFn = Callable[[int, float], float]
@@ -511,6 +530,7 @@ class _Design:
     s: float
     b: float
     n_v: int
+    gamma: float = 1.0
 
     @property
     def key(self) -> tuple[int, float]:
@@ -540,14 +560,16 @@ class _Search:
             self._bob[q] = _least_e(lambda e: _tail_fast(n, e), target, float(_approx_e(n, q)))
         return self._bob[q]
 
-    def design(self, v: float, q: float) -> _Design | None:
+    def design(self, v: float, q: float, gamma: float = 1.0) -> _Design | None:
+        """The design for (v, q), with Alice's accuracy c = gamma times the least she can certify
+        (gamma > 1 can help Vera: her completeness bound has a tail at (s+3c)/2)."""
         pb = self.pb
-        if not (0 < q <= v < 1 and q * pb.T < 1):
+        if not (0 < q <= v < 1 and q * pb.T < 1 and gamma >= 1):
             return None
         b = pb.b_max(v, q)
         if not (b > 0 and pb.k * b <= W):
             return None
-        c = self.alice_c(q)
+        c = self.alice_c(q) * gamma
         if not (math.isfinite(c) and pb.complete_ok(v, q, c)):
             return None
         half = self.bob_half_width(q)
@@ -561,7 +583,7 @@ class _Search:
         approx = float(_approx_n(np.array(e_v), np.array(v)))
         n_v = _least_n(lambda n: _vera_search_failure(n, c, s) <= target, min(approx * self._ratio, 1e13))
         self._ratio = n_v / approx  # the next guess starts from this design's correction
-        return _Design(v, q, c, s, b, n_v)
+        return _Design(v, q, c, s, b, n_v, gamma)
 
 
 def _vera_search_failure(n: int, c: float, s: float) -> float:
@@ -592,7 +614,7 @@ def _approx_candidates(pb: _Problem, size: int = 200) -> list[tuple[float, float
 
 def _optimise(pb: _Problem) -> _Design:
     """The approximation's best (v, q) that the fast tails confirm, then a pattern search in
-    (log v, log q) on the fast-tail objective."""
+    (log v, log q, log gamma) on the fast-tail objective."""
     search = _Search(pb)
     best: _Design | None = None
     for v, q in _approx_candidates(pb)[:60]:
@@ -604,10 +626,13 @@ def _optimise(pb: _Problem) -> _Design:
             f"no parameters meet completeness {pb.d_c:g} and soundness {pb.d_s:g} at K={pb.k:g}, T={pb.T} "
             f"with at most {pb.n_a} (Alice) and {pb.n_b} (Bob) queries per step"
         )
+    moves = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (1, 1, 0), (-1, -1, 0), (1, -1, 0), (-1, 1, 0)]
+    moves += [(0, 0, 1), (0, 0, -1)]
     step = 0.1
     while step > 0.003:
-        for dv, dq in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)):
-            trial = search.design(best.v * math.exp(dv * step), best.q * math.exp(dq * step))
+        for dv, dq, dg in moves:
+            g = math.exp(dg * step)
+            trial = search.design(best.v * math.exp(dv * step), best.q * math.exp(dq * step), best.gamma * g)
             if trial is not None and trial.key < best.key:
                 best = trial
                 break
@@ -616,32 +641,62 @@ def _optimise(pb: _Problem) -> _Design:
     return best
 
 
+def _settle(certified: Callable[[float], float], fast: Callable[[float], float], target: float, e: float) -> float:
+    """From the search's e, the least e (near it) whose certified failure is <= target: where the
+    certified tail exceeds the fast one, solve again with the fast one scaled by their ratio."""
+    for _ in range(8):
+        value = certified(e)
+        if value <= target:
+            return e
+        ratio = value / max(fast(e), 1e-300) * (1 + 1e-7)
+        e = _least_e(lambda x, r=ratio: fast(x) * r, target, e * (1 + 1e-6))
+    raise PlanError("internal error: could not certify the provers' accuracy")
+
+
+def _fewest(failure: Callable[[int, TailFn], float], target: float, cap: int | None, guess: int = 0) -> int:
+    """Few samples whose certified failure is <= target: the least n by the fast tails (at most cap),
+    then up in steps of 1/2000 until the certified tails agree (the cap itself, if given, is certified)."""
+    n = _least_n(lambda m: failure(m, _tail_fast) <= target * (1 - _SEARCH_MARGIN), guess or cap or 1)
+    n = n if cap is None else min(n, cap)
+    while failure(n, tail) > target:
+        if cap is not None and n >= cap:
+            raise PlanError("internal error: a prover's certified failure exceeds its allowance at the cap")
+        n += max(1, n // 2000)
+        n = n if cap is None else min(n, cap)
+    return n
+
+
 def _certify_design(pb: _Problem, d: _Design) -> Plan:
-    """Certify a design with the certified tails, nudging c up, s down or n_v up where the fast
-    search's tails fell short (a few parts per million at most)."""
-    c, s, n_v = d.c, d.s, d.n_v
-    for _ in range(40):
-        if alice_failure(pb.n_a, c) > d.q:
-            c *= 1 + 1e-6
-            continue
-        if max(bob_failures(pb.n_b, s, d.b)) > d.q:
-            s -= (d.b - s) * 1e-6
-            continue
-        break
-    while max(bob_failures(n_v, c, s)) > d.v:  # the search's tails run a little low: add samples
-        n_v += max(1, n_v // 2000)
+    """Certify a design with the certified tails: c up or s down if the fast search's tails fell short
+    (parts per million, or a few per cent above SWEEP_BUDGET breakpoints), then Vera's samples up to
+    the least count the certified bounds accept."""
+    n_a, n_b, b = pb.n_a, pb.n_b, d.b
+    c = _settle(lambda e: alice_failure(n_a, e), lambda e: alice_failure(n_a, e, _tail_fast), d.q, d.c)
+    half = _settle(
+        lambda h: max(bob_failures(n_b, b - 2 * h, b)),
+        lambda h: max(bob_failures(n_b, b - 2 * h, b, _tail_fast, splits=2)),
+        d.q,
+        (b - d.s) / 2,
+    )
+    s = b - 2 * half
+    if not (c < s and pb.complete_ok(d.v, d.q, c)):
+        raise PlanError("internal error: the certified provers' accuracy breaks Lean's inequalities")
+    # Where c or the half-width has room (gamma > 1), fewer prover samples do; never more than the cap.
+    n_a = _fewest(lambda n, tail_fn: alice_failure(n, c, tail_fn), d.q, n_a)
+    n_b = _fewest(lambda n, tail_fn: max(bob_failures(n, s, b, tail_fn)), d.q, n_b)
+    n_v = _fewest(lambda n, tail_fn: max(bob_failures(n, c, s, tail_fn)), d.v, None, d.n_v)
     try:
         params = Params(
-            k=pb.k, T=pb.T, v=d.v, c=c, s=s, b=d.b, q=d.q, completeness=pb.d_c, soundness=pb.d_s,
-            alice_samples=pb.n_a, bob_samples=pb.n_b, vera_samples=n_v,
+            k=pb.k, T=pb.T, v=d.v, c=c, s=s, b=b, q=d.q, completeness=pb.d_c, soundness=pb.d_s,
+            alice_samples=n_a, bob_samples=n_b, vera_samples=n_v,
         )  # fmt: skip
     except ParamsError as err:
         raise PlanError(f"internal error: the optimiser's parameters are invalid: {err}") from err
-    plan_ = _certified("planned", params, (pb.n_a, pb.n_b))
-    if not certifies(plan_):
-        failed = [name for name, ok in {**failures_within(plan_), **exact_inequalities(params)}.items() if not ok]
+    result = _certified("planned", params, (n_a, n_b))
+    if not certifies(result):
+        failed = [name for name, ok in {**failures_within(result), **exact_inequalities(params)}.items() if not ok]
         raise PlanError(f"internal error: could not certify the optimiser's choice ({', '.join(failed)})")
-    return plan_
+    return result
 
 
 def _budget(k: float, T: int, prover_budget: int | tuple[int, int] | None) -> tuple[int, int]:

@@ -131,8 +131,8 @@ def _print_plan(p: Plan) -> None:
             ("soundness", f"{p.soundness:.6g} = (1-v)(1 - q T)(w - K b) (target {q.soundness:g})"),
             ("parameters", f"v={q.v:.6g} c={q.c:.6g} s={q.s:.6g} b={q.b:.6g} q={q.q:.6g} w=2/3"),
             ("alice failure", f"{p.alice_failure:.4g} <= q (estimate off by >= c)"),
-            ("bob failures", f"{p.bob_complete_failure:.4g}, {p.bob_sound_failure:.4g} <= q (reject <=s, accept >=b)"),
-            ("vera failures", f"{p.vera_complete_failure:.4g}, {p.vera_sound_failure:.4g} <= v (reject <=c, accept >=s)"),
+            ("bob failures", f"{p.bob_complete_failure:.4g} (reject, off <= s), {p.bob_sound_failure:.4g} <= q"),
+            ("vera failures", f"{p.vera_complete_failure:.4g} (reject, off <= c), {p.vera_sound_failure:.4g} <= v"),
         ]
     print(f"{p.constants} constants for K = {p.k:g}, T = {p.T}")
     for name, value in rows:

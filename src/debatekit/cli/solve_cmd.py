@@ -10,6 +10,7 @@ import typer
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.exact import solve as solve_exactly
 from debatekit.cli.common import (
+    Constants,
     Truth,
     UserError,
     emit_json,
@@ -18,6 +19,7 @@ from debatekit.cli.common import (
     problem_for,
     progress,
     protocol,
+    with_constants,
 )
 from debatekit.cli.run_cmd import JsonOption, SeedOption, SizeOption, TruthOption
 
@@ -29,10 +31,13 @@ def solve(
     truth: TruthOption = Truth.yes,
     seed: SeedOption = 0,
     budget: Annotated[int, typer.Option("--budget", help="Most positions to search.")] = 5_000_000,
+    constants: Annotated[
+        Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Search every adversary move on a small instance; report the honest side's win probability."""
-    spec = protocol(protocol_name)
+    spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
     case = instance(found, size, truth, seed)
     try:

@@ -37,6 +37,11 @@ class Instance:
     """K of Definition 6.1 (in the Lean form: every step's conditional probability may move),
     as derived in the problem's docstring; None for deterministic problems."""
 
+    def __post_init__(self) -> None:
+        for array in (self.x, self.witness):  # players share the instance: none may edit it
+            if array is not None:
+                array.flags.writeable = False
+
     @property
     def answer(self) -> int:
         return int(self.truth)

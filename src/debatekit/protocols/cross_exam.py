@@ -47,13 +47,8 @@ def debate(instance: Instance, reader: Reader) -> Node:
     machine = machine_of(instance)
     size, steps = machine.n_witness + machine.length, machine.length
 
-    def on_message(message: Any) -> Node:
-        try:
-            length = len(message)
-        except Exception as err:
-            raise Malformed(Role.ALICE, "the transcript is not a sequence") from err
-        if length != size:
-            raise Malformed(Role.ALICE, f"the transcript has length {length}, expected {size}")
+    def on_message(sent: Any) -> Node:
+        message = committed(sent, size)
         return Move(
             Role.BOB,
             ask=lambda bob: bob.challenge(message),
@@ -67,6 +62,26 @@ def debate(instance: Instance, reader: Reader) -> Node:
         then=on_message,
         options=lambda: itertools.chain(itertools.product((0, 1), repeat=size), [()]),
     )
+
+
+def committed(message: Any, size: int) -> Any:
+    """Alice's message as sent: a private copy, so neither Bob nor Alice can change it afterwards.
+    The copy is transport, not reading: the verifier still pays only for the bits it reads. A
+    message of the wrong length, or whose positions cannot be indexed, loses for Alice."""
+    try:
+        length = len(message)
+    except Exception as err:
+        raise Malformed(Role.ALICE, "the transcript is not a sequence") from err
+    if length != size:
+        raise Malformed(Role.ALICE, f"the transcript has length {length}, expected {size}")
+    if type(message) is np.ndarray:
+        copy = message.copy()
+        copy.flags.writeable = False
+        return copy
+    try:
+        return tuple(message[i] for i in range(size))
+    except Exception as err:
+        raise Malformed(Role.ALICE, "a position of the transcript cannot be read") from err
 
 
 def verify(instance: Instance, message: Any, challenge: Any, reader: Reader) -> int:

@@ -53,5 +53,7 @@ class ProtocolSpec:
     """The constant choice this spec plays, for protocols that have several."""
     variant: Callable[[str], ProtocolSpec] | None = None
     """The same protocol with other constants."""
+    solver: Callable[[Instance], Any] | None = None
+    """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None
     """Extra facts for reports (stochastic debate: K, constants, parameters)."""

@@ -111,7 +111,7 @@ def shares_ok(shares: np.ndarray) -> np.ndarray:
 def as_numbers(message: Any, size: int) -> np.ndarray:
     """A batch of numeric messages as floats; anything unreadable becomes NaN (and so fails)."""
     try:
-        values = np.asarray(message, dtype=float)
+        values = np.array(message, dtype=float)  # a copy: the sender keeps no handle on it
     except (TypeError, ValueError):
         values = np.array([_number(m) for m in _items(message, size)], dtype=float)
     if values.shape != (size,):
@@ -248,6 +248,8 @@ def simulate(
     values = np.zeros((n, offset + steps), dtype=np.uint8)
     values[:, : machine.n_inputs] = instance.x
     alive = np.ones(n, dtype=bool)
+    history = values.view()
+    history.flags.writeable = False
 
     def forfeit(rows: np.ndarray, role: Role, reason: str) -> None:
         if rows.size:
@@ -272,7 +274,7 @@ def simulate(
     def sampler_for(role: Role) -> Callable[[StepView, int], np.ndarray]:
         def sample(view: StepView, count: int) -> np.ndarray:
             if view.kind is not StepKind.ORACLE:
-                return view.p.copy()
+                return np.array(view.p, dtype=float)
             queries[role][view.rows] += count
             return rngs[role].binomial(count, view.p) / count
 
@@ -290,7 +292,9 @@ def simulate(
         p = _conditionals(machine, t, values[rows][:, list(relevant)], instance)
 
         def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
-            return StepView(step, steps, machine.kind(step), live, probs, rules, samplers[role], values, offset + step)
+            # Players get read-only copies: nothing they do can change what the verifier uses.
+            return StepView(step, steps, machine.kind(step), _frozen(live), _frozen(probs), rules, samplers[role],
+                            history, offset + step)
 
         claims = as_numbers(call(Role.ALICE, "claims", view(Role.ALICE)), rows.size)
         good = claims_ok(claims)
@@ -306,7 +310,10 @@ def simulate(
             bits = (np.mod(a[keep] + b[keep], 1.0) <= claims).astype(np.uint8)
         else:
             bits = None
-        flags = as_flags(call(Role.BOB, "aborts", view(Role.BOB, rows, p), claims, bits), rows.size)
+        flags = as_flags(
+            call(Role.BOB, "aborts", view(Role.BOB, rows, p), _frozen(claims), None if bits is None else _frozen(bits)),
+            rows.size,
+        )
         forfeit(rows[flags < 0], Role.BOB, "an abort decision that is not a bit")
         stop = flags == 1
         if stop.any():
@@ -328,6 +335,12 @@ def simulate(
     bits_read[finished] += 1  # a_T
     forfeited = {Role.ALICE: int((forfeits == 1).sum()), Role.BOB: int((forfeits == 2).sum())}
     return Tally(verdicts, queries, bits_read, input_bits_read, forfeited, reasons)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    copy = array.copy()
+    copy.flags.writeable = False
+    return copy
 
 
 def _conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:

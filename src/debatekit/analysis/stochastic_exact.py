@@ -1,0 +1,118 @@
+"""Exact analysis of stochastic-oracle debate by backward induction over transcript prefixes.
+
+V(t, y) = P[V outputs 1 | the debate reached step t with bits y]. At step t, with p = P[y_t = 1 | y]:
+
+* honest Alice's claim is X/n_A with X ~ Bin(n_A, p) on an oracle step (p itself otherwise);
+  the *best* Alice picks a claim from a grid (every multiple of 1/200 plus the points where a
+  threshold of Bob or the verifier is crossed) and, with a witness, any witness;
+* honest Bob aborts with probability P[|c - Z/n_B| >= bob_threshold], Z ~ Bin(n_B, p); the *best*
+  Bob takes, for every claim (and in the paper form for every drawn bit), the better of abort and
+  continue: every abort policy;
+* on abort the verifier accepts with probability P[|c - Y/n_V| < vera_threshold], Y ~ Bin(n_V, p);
+* otherwise the bit is 1 with probability c (Lean: external randomness; paper: z^A + z^B mod 1,
+  uniform because the honest side's share is).
+
+All probabilities are exact binomial sums (scipy), so the result is exact up to floating point and
+to the grid of claims the best Alice chooses from. Prefixes are enumerated, so T <= 16.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from scipy.stats import binom
+
+from debatekit.analysis.exact import ExactError, Solution
+from debatekit.machine.transcript import StepKind
+from debatekit.problems.registry import Instance
+from debatekit.protocols.stochastic import Rules, machine_of
+
+MAX_STEPS = 16
+MAX_WITNESS_BITS = 10
+GRID = np.linspace(0, 1, 201)
+
+
+def _within(claims: np.ndarray, p: float, n: int, threshold: float, oracle: bool) -> np.ndarray:
+    """P[|claim - estimate| < threshold] for each claim; the estimate is Bin(n, p)/n on an oracle
+    step and exactly p otherwise. |c - Y/n| < h  iff  floor(n(c-h)) < Y < ceil(n(c+h))."""
+    if not oracle:
+        return (np.abs(claims - p) < threshold).astype(float)
+    high = np.ceil(n * (claims + threshold)) - 1
+    low = np.floor(n * (claims - threshold))
+    return np.clip(binom.cdf(high, n, p) - binom.cdf(low, n, p), 0.0, 1.0)
+
+
+def _honest_claims(p: float, n: int, oracle: bool) -> tuple[np.ndarray, np.ndarray]:
+    if not oracle:
+        return np.array([p]), np.array([1.0])
+    # Beyond 40 standard deviations the binomial mass is below 1e-300, zero in double precision.
+    spread = 40 * np.sqrt(n * p * (1 - p)) + 1
+    counts = np.arange(max(0, int(n * p - spread)), min(n, int(np.ceil(n * p + spread))) + 1)
+    pmf = binom.pmf(counts, n, p)
+    keep = pmf > 0
+    return counts[keep] / n, pmf[keep]
+
+
+def _grid(p: float, rules: Rules) -> np.ndarray:
+    eps = 1e-9
+    edges = [p + sign * (h + d) for h in (rules.bob_threshold, rules.vera_threshold, rules.bob_margin)
+             for sign in (-1, 1) for d in (-eps, 0.0, eps)]
+    return np.unique(np.clip(np.concatenate([GRID, [p], edges]), 0, 1))
+
+
+def accept_probability(instance: Instance, rules: Rules, alice: str, bob: str,
+                       witness: np.ndarray | None = None) -> float:
+    """P[V = 1] with ``alice`` and ``bob`` each "honest" or "best" (best Alice maximises it, best
+    Bob minimises it)."""
+    machine = machine_of(instance)
+    steps, oracle_kind = machine.length, StepKind.ORACLE
+    if steps > MAX_STEPS:
+        raise ExactError(f"exact analysis enumerates prefixes: T = {steps} exceeds {MAX_STEPS}")
+    w = instance.witness if witness is None else witness
+    inputs = tuple(int(b) for b in np.concatenate([instance.x, w if w is not None else []]))
+
+    @cache
+    def value(prefix: tuple[int, ...]) -> float:
+        t = len(prefix)
+        if t == steps:
+            return float(prefix[-1])
+        state = inputs + prefix
+        p = machine.conditional(t, tuple(state[a] for a in machine.relevant(t)), instance.oracle)
+        oracle = machine.kind(t) is oracle_kind
+        one, zero = value((*prefix, 1)), value((*prefix, 0))
+        if alice == "honest":
+            claims, weights = _honest_claims(p, rules.alice_samples, oracle)
+        else:
+            claims, weights = _grid(p, rules), None
+        vera = _within(claims, p, rules.vera_samples, rules.vera_threshold, oracle)
+        go_on = claims * one + (1 - claims) * zero
+        if bob == "honest":
+            abort = 1 - _within(claims, p, rules.bob_samples, rules.bob_threshold, oracle)
+            inner = abort * vera + (1 - abort) * go_on
+        elif rules.form == "paper":  # Bob sees the bit before deciding
+            inner = claims * np.minimum(vera, one) + (1 - claims) * np.minimum(vera, zero)
+        else:
+            inner = np.minimum(vera, go_on)
+        return float(inner @ weights) if weights is not None else float(inner.max())
+
+    return value(())
+
+
+def solve(instance: Instance, rules: Rules, protocol: str = "stochastic") -> Solution:
+    """The honest side's exact win probability against the best adversary (Theorem 6.2's game)."""
+    machine = machine_of(instance)
+    if instance.truth:
+        value = accept_probability(instance, rules, "honest", "best")
+        honest, adversary, promised = "alice", "bob", rules.completeness
+    else:
+        witnesses = [None]
+        if machine.n_witness:
+            if machine.n_witness > MAX_WITNESS_BITS:
+                raise ExactError(f"a {machine.n_witness}-bit witness is too many to enumerate")
+            witnesses = [np.array([(k >> i) & 1 for i in reversed(range(machine.n_witness))], dtype=np.uint8)
+                         for k in range(2**machine.n_witness)]
+        value = 1 - max(accept_probability(instance, rules, "best", "honest", w) for w in witnesses)
+        honest, adversary, promised = "bob", "alice", rules.soundness
+    return Solution(protocol, instance.problem, instance.size, "yes" if instance.truth else "no", honest, adversary,
+                    value, repr(value), 2 ** machine.length, promised)
