@@ -2,7 +2,9 @@
 
 ``SeedSequence(seed)`` spawns one child for the instance and one per trial; each trial spawns one
 generator each for Alice, Bob and the verifier, so results do not depend on the machine or on the
-order in which trials run.
+order in which trials run. A protocol that plays its debates in one batch (``spec.simulate``)
+gets a single child for the whole batch: the same seed and number of trials give the same
+results on any machine, but debate i's draws depend on how many debates share the batch.
 """
 
 from __future__ import annotations

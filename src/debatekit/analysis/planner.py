@@ -655,15 +655,21 @@ def _settle(certified: Callable[[float], float], fast: Callable[[float], float],
 
 def _fewest(failure: Callable[[int, TailFn], float], target: float, cap: int | None, guess: int = 0) -> int:
     """Few samples whose certified failure is <= target: the least n by the fast tails (at most cap),
-    then up in steps of 1/2000 until the certified tails agree (the cap itself, if given, is certified)."""
-    n = _least_n(lambda m: failure(m, _tail_fast) <= target * (1 - _SEARCH_MARGIN), guess or cap or 1)
-    n = n if cap is None else min(n, cap)
-    while failure(n, tail) > target:
-        if cap is not None and n >= cap:
-            raise PlanError("internal error: a prover's certified failure exceeds its allowance at the cap")
-        n += max(1, n // 2000)
+    raised while the certified tails disagree, by solving again with the fast failure scaled by their ratio."""
+    ratio = 1.0
+    n = 0
+    for _ in range(8):
+        n = _least_n(
+            lambda m, r=ratio: failure(m, _tail_fast) * r <= target * (1 - _SEARCH_MARGIN), n or guess or cap or 1
+        )
         n = n if cap is None else min(n, cap)
-    return n
+        value = failure(n, tail)
+        if value <= target:
+            return n
+        if cap is not None and n >= cap:
+            break
+        ratio = max(ratio * 1.0001, value / max(failure(n, _tail_fast), 1e-300))
+    raise PlanError("internal error: could not certify a party's sample count")
 
 
 def _certify_design(pb: _Problem, d: _Design) -> Plan:
@@ -692,7 +698,7 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
         )  # fmt: skip
     except ParamsError as err:
         raise PlanError(f"internal error: the optimiser's parameters are invalid: {err}") from err
-    result = _certified("planned", params, (n_a, n_b))
+    result = _certified("planned", params, (pb.n_a, pb.n_b))
     if not certifies(result):
         failed = [name for name, ok in {**failures_within(result), **exact_inequalities(params)}.items() if not ok]
         raise PlanError(f"internal error: could not certify the optimiser's choice ({', '.join(failed)})")

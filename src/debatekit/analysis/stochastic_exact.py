@@ -31,6 +31,7 @@ from debatekit.protocols.stochastic import Rules, machine_of
 MAX_STEPS = 16
 MAX_WITNESS_BITS = 10
 GRID = np.linspace(0, 1, 201)
+TAIL = 1e-30
 
 
 def _within(claims: np.ndarray, p: float, n: int, threshold: float, oracle: bool) -> np.ndarray:
@@ -46,8 +47,9 @@ def _within(claims: np.ndarray, p: float, n: int, threshold: float, oracle: bool
 def _honest_claims(p: float, n: int, oracle: bool) -> tuple[np.ndarray, np.ndarray]:
     if not oracle:
         return np.array([p]), np.array([1.0])
-    # Beyond 40 standard deviations the binomial mass is below 1e-300, zero in double precision.
-    spread = 40 * np.sqrt(n * p * (1 - p)) + 1
+    # Hoeffding: each tail beyond np ± sqrt(n ln(1/TAIL) / 2) has mass below TAIL = 1e-30, far under
+    # double precision's 1e-16 relative error, so dropping it changes no printed digit.
+    spread = np.sqrt(n * np.log(1 / TAIL) / 2) + 1
     counts = np.arange(max(0, int(n * p - spread)), min(n, int(np.ceil(n * p + spread))) + 1)
     pmf = binom.pmf(counts, n, p)
     keep = pmf > 0
@@ -73,22 +75,27 @@ def accept_probability(instance: Instance, rules: Rules, alice: str, bob: str,
     inputs = tuple(int(b) for b in np.concatenate([instance.x, w if w is not None else []]))
 
     @cache
+    def step_terms(p: float, oracle: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+        """Claims, their weights (None: the best Alice chooses), P[V accepts | abort], P[Bob aborts]."""
+        if alice == "honest":
+            claims, weights = _honest_claims(p, rules.alice_samples, oracle)
+        else:
+            claims, weights = _grid(p, rules), None
+        vera = _within(claims, p, rules.vera_samples, rules.vera_threshold, oracle)
+        abort = 1 - _within(claims, p, rules.bob_samples, rules.bob_threshold, oracle)
+        return claims, weights, vera, abort
+
+    @cache
     def value(prefix: tuple[int, ...]) -> float:
         t = len(prefix)
         if t == steps:
             return float(prefix[-1])
         state = inputs + prefix
         p = machine.conditional(t, tuple(state[a] for a in machine.relevant(t)), instance.oracle)
-        oracle = machine.kind(t) is oracle_kind
         one, zero = value((*prefix, 1)), value((*prefix, 0))
-        if alice == "honest":
-            claims, weights = _honest_claims(p, rules.alice_samples, oracle)
-        else:
-            claims, weights = _grid(p, rules), None
-        vera = _within(claims, p, rules.vera_samples, rules.vera_threshold, oracle)
+        claims, weights, vera, abort = step_terms(p, machine.kind(t) is oracle_kind)
         go_on = claims * one + (1 - claims) * zero
         if bob == "honest":
-            abort = 1 - _within(claims, p, rules.bob_samples, rules.bob_threshold, oracle)
             inner = abort * vera + (1 - abort) * go_on
         elif rules.form == "paper":  # Bob sees the bit before deciding
             inner = claims * np.minimum(vera, one) + (1 - claims) * np.minimum(vera, zero)

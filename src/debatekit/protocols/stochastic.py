@@ -121,6 +121,9 @@ def as_numbers(message: Any, size: int) -> np.ndarray:
 
 def as_flags(message: Any, size: int) -> np.ndarray:
     """A batch of yes/no decisions as 0/1, with -1 for anything that is not a bit."""
+    if isinstance(message, np.ndarray) and message.dtype.kind in "bui" and message.shape == (size,):
+        values = message.astype(np.int64)
+        return np.where((values == 0) | (values == 1), values, -1)
     items = _items(message, size)
     if items is None or len(items) != size:
         return np.full(size, -1)
@@ -245,7 +248,7 @@ def simulate(
     verdicts = np.full(n, -1)
     forfeits = np.zeros(n, dtype=np.int8)
     reasons: dict[Role, str] = {}
-    values = np.zeros((n, offset + steps), dtype=np.uint8)
+    values = np.zeros((n, offset + steps), dtype=np.uint8, order="F")  # one column per step
     values[:, : machine.n_inputs] = instance.x
     alive = np.ones(n, dtype=bool)
     history = values.view()
@@ -289,7 +292,10 @@ def simulate(
         if rows.size == 0:
             break
         relevant = machine.relevant(t)
-        p = _conditionals(machine, t, values[rows][:, list(relevant)], instance)
+        if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
+            p = np.full(rows.size, machine.conditional(t, tuple(int(instance.x[a]) for a in relevant), instance.oracle))
+        else:
+            p = _conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
 
         def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
             # Players get read-only copies: nothing they do can change what the verifier uses.
@@ -347,7 +353,11 @@ def _conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance
     """P[y_t = 1 | a_{I(t)}] for each row of relevant bits, computed once per distinct pattern."""
     if bits.shape[1] == 0:
         return np.full(bits.shape[0], machine.conditional(t, (), instance.oracle))
-    patterns, index = np.unique(bits, axis=0, return_inverse=True)
+    if bits.shape[1] < 63:  # one integer code per pattern: a 1-D unique is much faster
+        codes, index = np.unique(bits.astype(np.int64) @ (1 << np.arange(bits.shape[1])), return_inverse=True)
+        patterns = ((codes[:, None] >> np.arange(bits.shape[1])) & 1).astype(np.uint8)
+    else:
+        patterns, index = np.unique(bits, axis=0, return_inverse=True)
     probs = np.array([machine.conditional(t, tuple(int(b) for b in row), instance.oracle) for row in patterns])
     return probs[index.reshape(-1)]
 

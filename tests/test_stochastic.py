@@ -1,0 +1,229 @@
+"""Stochastic-oracle debate (Theorem 6.2, Lean Debate/*): guarantees, costs, exactness, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from debatekit.analysis import stochastic_exact
+from debatekit.analysis.lipschitz import enumerate_bounds
+from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.catalog import PROTOCOLS
+from debatekit.ledger import Role
+from debatekit.machine.transcript import MachineBuilder, StepKind
+from debatekit.oracle import TableOracle
+from debatekit.players.base import Strategy
+from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols import stochastic
+from debatekit.protocols.stochastic_params import Params, ParamsError, samples
+
+CONSTANTS = ("lean", "paper", "planned")
+TRIALS = 500
+
+
+def spec(constants: str):
+    return PROTOCOLS["stochastic"].variant(constants)
+
+
+def ci(successes: int, trials: int, level: float) -> tuple[float, float]:
+    interval = binomtest(successes, trials).proportion_ci(confidence_level=level, method="wilson")
+    return interval.low, interval.high
+
+
+def strategy(role: Role, cls: type) -> Strategy:
+    return Strategy(cls.__name__, role, cls.__doc__ or "", cls)
+
+
+@pytest.mark.parametrize("constants", CONSTANTS)
+@pytest.mark.parametrize("truth", [True, False])
+def test_guarantee_against_every_builtin_adversary(constants: str, truth: bool) -> None:
+    """Accept rate >= 3/5 on yes-instances, <= 2/5 on no-instances (noisy-majority, T = 50),
+    demonstrated by the 99% Wilson interval, for every adversary of the dishonest side."""
+    s = spec(constants)
+    instance = make_instance(PROBLEMS["noisy-majority"], 50, truth, seed=3)
+    honest = Role.ALICE if truth else Role.BOB
+    for adversary in s.strategies[honest.opponent].values():
+        players = {honest: s.strategies[honest]["honest"], honest.opponent: adversary}
+        result = run(s, instance, players[Role.ALICE], players[Role.BOB], TRIALS, seed=11)
+        low, high = ci(round(result.accept_rate * TRIALS), TRIALS, 0.99)
+        if truth:
+            assert low >= 3 / 5, (adversary.name, result.accept_rate)
+        else:
+            assert high <= 2 / 5, (adversary.name, result.accept_rate)
+        assert result.verifier_queries_max <= result.guarantee.verifier_queries
+
+
+class AbortAtFirstJudgement(stochastic.HonestBob):
+    """Abort at the first oracle step, so the verifier samples the oracle."""
+
+    def aborts(self, view, claims, bits):
+        return np.full(len(view.rows), view.kind is StepKind.ORACLE)
+
+
+@pytest.mark.parametrize("constants", ["lean", "paper"])
+def test_verifier_queries_do_not_grow_with_T(constants: str) -> None:
+    """Theorem 6.2: O(K^2) verifier queries, independent of T (10 against 10^4 steps)."""
+    bob = strategy(Role.BOB, AbortAtFirstJudgement)
+    counts = []
+    for size in (10, 10_000):
+        instance = make_instance(PROBLEMS["noisy-majority"], size, True, seed=0)
+        result = run(spec(constants), instance, spec(constants).strategies[Role.ALICE]["honest"], bob, 4, seed=0)
+        assert result.verifier_queries_max == result.verifier_queries_mean == result.guarantee.verifier_queries
+        counts.append(result.verifier_queries_max)
+    assert counts[0] == counts[1]
+
+
+def all_oracle_instance(steps: int, p: float) -> Instance:
+    """A machine whose every step is a human judgement (Lean's model, where every step is an
+    oracle call), outputting the last judgement."""
+    b = MachineBuilder(inputs=0)
+    for i in range(steps):
+        b.ask(lambda i=i: ("judge", i))
+    oracle = TableOracle({("judge", i): p for i in range(steps)})
+    return Instance(
+        "all-oracle", steps, p > 0.5, np.zeros(0, dtype=np.uint8), oracle=oracle, machine=b.build(), lipschitz=1.0
+    )
+
+
+def test_costs_match_lean_cost_formulas_exactly() -> None:
+    """Cost.lean: Alice (t+1)·samples(c, q), Bob (t+1)·samples((b-s)/2, q) without an abort; Vera
+    samples((s-c)/2, v) when called."""
+    instance = all_oracle_instance(4, 0.9)
+    s = spec("lean")
+    params = Params.defaults(1.0, 4)
+    never = s.strategies[Role.BOB]["never-abort"]
+    honest_alice, honest_bob = s.strategies[Role.ALICE]["honest"], s.strategies[Role.BOB]["honest"]
+    quiet = run(s, instance, honest_alice, never, 3, seed=0)
+    assert quiet.alice_queries_mean == 4 * samples(params.c, params.q)
+    both = run(s, instance, honest_alice, honest_bob, 50, seed=0)
+    assert both.verifier_queries_max == 0  # honest Bob never aborts honest Alice here
+    assert both.bob_queries_mean == 4 * samples((params.b - params.s) / 2, params.q)
+    called = run(s, instance, honest_alice, s.strategies[Role.BOB]["always-abort"], 3, seed=0)
+    assert called.verifier_queries_max == samples((params.s - params.c) / 2, params.v) == 105967
+
+
+@pytest.mark.parametrize("constants", CONSTANTS)
+def test_exact_and_monte_carlo_agree(constants: str) -> None:
+    """Honest against honest: the exact P[V = 1] lies in the 99.9% interval of 4000 debates."""
+    instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=0)
+    rules = stochastic.rules_for(constants, instance.lipschitz, 6)
+    exact = stochastic_exact.accept_probability(instance, rules, "honest", "honest")
+    s = spec(constants)
+    result = run(s, instance, s.strategies[Role.ALICE]["honest"], s.strategies[Role.BOB]["honest"], 4000, seed=5)
+    low, high = ci(round(result.accept_rate * 4000), 4000, 0.999)
+    assert low <= exact <= high
+
+
+@pytest.mark.parametrize("truth", [True, False])
+def test_no_builtin_adversary_beats_the_exact_best_one(truth: bool) -> None:
+    """The exact solver's best adversary is at least as strong as each built-in one: every
+    built-in adversary's measured honest win rate is, within its 99.9% interval, no lower."""
+    s = spec("lean")
+    instance = make_instance(PROBLEMS["noisy-majority"], 6, truth, seed=0)
+    value = s.solver(instance).value
+    assert value >= (s.guarantee(instance).completeness if truth else 1 - s.guarantee(instance).soundness)
+    honest = Role.ALICE if truth else Role.BOB
+    for adversary in s.strategies[honest.opponent].values():
+        players = {honest: s.strategies[honest]["honest"], honest.opponent: adversary}
+        result = run(s, instance, players[Role.ALICE], players[Role.BOB], 2000, seed=9)
+        wins = round(result.honest_win_rate * 2000)
+        assert ci(wins, 2000, 0.999)[1] >= value, adversary.name
+
+
+def test_xor_of_judgements_shows_what_goes_wrong() -> None:
+    """K grows with n, and with it every budget; past n = 26 the 2/3 promise itself fails."""
+    ks = [make_instance(PROBLEMS["xor-of-judgements"], n, True, 0).lipschitz for n in (3, 9, 21)]
+    assert ks[0] < ks[1] < ks[2]
+    vera = [stochastic.rules_for("lean", k, 10).vera_samples for k in ks]
+    assert vera[2] > 25 * vera[0]  # K² growth
+    with pytest.raises(ValueError, match="too close to 1/2"):
+        PROBLEMS["xor-of-judgements"].make(27, True, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(
+    ("name", "size"), [("noisy-majority", 9), ("xor-of-judgements", 5), ("meta-analysis", 5), ("ma-witness", 4)]
+)
+@pytest.mark.parametrize("truth", [True, False])
+def test_declared_k_is_an_upper_bound(name: str, size: int, truth: bool) -> None:
+    """The closed-form K of each problem is at least the exact hybrid bound, which is at least the
+    exact effect of a concrete perturbation."""
+    bounds = enumerate_bounds(make_instance(PROBLEMS[name], size, truth, seed=2))
+    assert bounds.lower <= bounds.upper + 1e-12 <= bounds.claimed + 2e-12
+
+
+class NaNAlice(stochastic.HonestAlice):
+    """Claims NaN at every step."""
+
+    def claims(self, view):
+        return np.full(len(view.rows), np.nan)
+
+
+class BadShareBob(stochastic.HonestBob):
+    """Sends the coin share 1.5."""
+
+    def shares(self, view):
+        return np.full(len(view.rows), 1.5)
+
+
+class CrashingBob(stochastic.HonestBob):
+    """Raises instead of deciding."""
+
+    def aborts(self, view, claims, bits):
+        raise RuntimeError("no opinion")
+
+
+class GarbageAlice(stochastic.HonestAlice):
+    """Sends a string instead of claims."""
+
+    def claims(self, view):
+        return "probably"
+
+
+@pytest.mark.parametrize(
+    ("constants", "truth", "alice", "bob", "loser"),
+    [
+        ("lean", False, NaNAlice, None, Role.ALICE),
+        ("lean", False, GarbageAlice, None, Role.ALICE),
+        ("paper", True, None, BadShareBob, Role.BOB),
+        ("lean", True, None, CrashingBob, Role.BOB),
+    ],
+)
+def test_malformed_messages_lose_cleanly(constants: str, truth: bool, alice, bob, loser: Role) -> None:
+    s = spec(constants)
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, truth, seed=0)
+    a = strategy(Role.ALICE, alice) if alice else s.strategies[Role.ALICE]["honest"]
+    b = strategy(Role.BOB, bob) if bob else s.strategies[Role.BOB]["honest"]
+    result = run(s, instance, a, b, 20, seed=0)
+    assert result.forfeits[loser.value] == 20
+    assert result.honest_win_rate == 1.0
+    assert loser.value in result.forfeit_reasons
+
+
+@pytest.mark.parametrize(
+    ("change", "name"),
+    [
+        ({"k": 0}, "k0"),
+        ({"c": 0}, "c0"),
+        ({"c": 0.03}, "cs"),
+        ({"b": 0.015}, "sb"),
+        ({"q": 0}, "q0"),
+        ({"v": 0}, "v0"),
+        ({"v": 2.0}, "v1"),
+        ({"q": 0.02, "v": 0.01}, "qv"),
+        ({"b": 0.7}, "bw"),
+        ({"q": 0.009}, "complete"),
+        ({"b": 0.07}, "sound"),
+    ],
+)
+def test_params_rejects_each_broken_inequality_by_name(change: dict, name: str) -> None:
+    base = {"k": 1.0, "T": 10, "v": 0.01, "c": 0.01, "s": 0.02, "b": 0.05, "q": 0.001}
+    Params(**base)  # valid
+    with pytest.raises(ParamsError, match=f"{name}:"):
+        Params(**(base | change))
+
+
+def test_lean_defaults_and_paper_budgets() -> None:
+    """The two constant choices' verifier budgets at K = 1: about 1.06e5 (Lean) and 1.99e7 (paper)."""
+    assert 1.05e5 < stochastic.rules_for("lean", 1.0, 1000).vera_samples < 1.07e5
+    assert 1.98e7 < stochastic.rules_for("paper", 1.0, 1000).vera_samples < 2.0e7
