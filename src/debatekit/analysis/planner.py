@@ -343,9 +343,23 @@ def lean_budget(k: float, T: int) -> tuple[int, int]:
 
 
 def lean_plan(k: float, T: int) -> Plan:
-    """Lean's ``Params.defaults`` with Hoeffding's ``samples``; its failures bounded by exact tails too."""
+    """Lean's ``Params.defaults`` with Hoeffding's ``samples``; its failures bounded by exact tails too
+    (left None when a count exceeds MAX_BUDGET)."""
     _check_kT(k, T)
-    return _certified("lean", Params.defaults(k, T), None)
+    params = Params.defaults(k, T)
+    if max(params.alice_samples, params.bob_samples, params.vera_samples) <= MAX_BUDGET:
+        return _certified("lean", params, None)
+    return Plan(
+        constants="lean",
+        k=k,
+        T=T,
+        params=params,
+        verifier_queries=params.vera_samples,
+        alice_queries_per_step=params.alice_samples,
+        bob_queries_per_step=params.bob_samples,
+        completeness=params.completeness_bound,
+        soundness=params.soundness_bound,
+    )
 
 
 def paper_plan(K: float, T: int) -> Plan:
@@ -707,9 +721,14 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
 
 def _budget(k: float, T: int, prover_budget: int | tuple[int, int] | None) -> tuple[int, int]:
     if prover_budget is None:
-        return lean_budget(k, T)
+        pair: tuple[Any, ...] = lean_budget(k, T)
+        if max(pair) > MAX_BUDGET:
+            raise PlanError(
+                f"Lean's per-step counts {pair} exceed the supported {MAX_BUDGET:.0e}; give --prover-budget"
+            )
+        return pair
     if isinstance(prover_budget, int | np.integer) and not isinstance(prover_budget, bool):
-        pair: tuple[Any, ...] = (prover_budget, prover_budget)
+        pair = (prover_budget, prover_budget)
     else:
         pair = tuple(prover_budget)
     if len(pair) != 2 or not all(isinstance(n, int | np.integer) and not isinstance(n, bool) for n in pair):

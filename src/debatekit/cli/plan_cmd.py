@@ -124,6 +124,13 @@ def _print_plan(p: Plan) -> None:
             ("soundness", f"{p.soundness:.6g} (Theorem 6.2: P[V = 1] <= {1 - p.soundness:.6g})"),
             ("parameters", "d = ceil(150 K); the paper's r and R samples"),
         ]
+    elif p.alice_failure is None:
+        q = p.params
+        rows += [
+            ("completeness", f"{p.completeness:.6g} = (1-v)(w - K c - q T) (target {q.completeness:g})"),
+            ("soundness", f"{p.soundness:.6g} = (1-v)(1 - q T)(w - K b) (target {q.soundness:g})"),
+            ("parameters", f"v={q.v:.6g} c={q.c:.6g} s={q.s:.6g} b={q.b:.6g} q={q.q:.6g} w=2/3"),
+        ]
     else:
         q = p.params
         rows += [

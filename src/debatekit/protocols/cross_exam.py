@@ -66,8 +66,9 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
 def committed(message: Any, size: int) -> Any:
     """Alice's message as sent: a private copy, so neither Bob nor Alice can change it afterwards.
-    The copy is transport, not reading: the verifier still pays only for the bits it reads. A
-    message of the wrong length, or whose positions cannot be indexed, loses for Alice."""
+    The copy is transport, not reading: the verifier still pays only for the bits it reads, and a
+    position that cannot be indexed is kept as unreadable, to lose for Alice only if it is read.
+    A message of the wrong length loses for Alice at once."""
     try:
         length = len(message)
     except Exception as err:
@@ -78,10 +79,21 @@ def committed(message: Any, size: int) -> Any:
         copy = message.copy()
         copy.flags.writeable = False
         return copy
+    return tuple(_position(message, i) for i in range(size))
+
+
+class _Unreadable:
+    """Stands for a position of Alice's message that could not be indexed."""
+
+    def __repr__(self) -> str:
+        return "<unreadable>"
+
+
+def _position(message: Any, index: int) -> Any:
     try:
-        return tuple(message[i] for i in range(size))
-    except Exception as err:
-        raise Malformed(Role.ALICE, "a position of the transcript cannot be read") from err
+        return message[index]
+    except Exception:  # the sender's fault, charged when the verifier reads it
+        return _Unreadable()
 
 
 def verify(instance: Instance, message: Any, challenge: Any, reader: Reader) -> int:
