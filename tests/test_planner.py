@@ -486,6 +486,8 @@ def test_cli_frontier(cli, frontier: list[Plan]) -> None:
         ["--K", "1", "--T", "10", "--constants", "lean", "--prover-budget", "5"],
         ["--K", "1", "--T", "10", "--frontier", "--prover-budget", "5"],
         ["--K", "1", "--T", "10", "--constants", "bogus"],
+        ["--K", "20", "--T", "10", "--frontier"],
+        ["--K", "1", "--T", "10", "--prover-budget", str(10**10)],
     ],
 )
 def test_cli_user_errors(cli, argv: list[str]) -> None:

@@ -788,6 +788,11 @@ def frontier(
     """Planned plans when both provers may spend m times Lean's per-step counts, for each m."""
     _check_kT(k, T)
     n_a, n_b = lean_budget(k, T)
+    if max(multipliers) * max(n_a, n_b) > MAX_BUDGET:
+        raise PlanError(
+            f"the frontier needs up to {max(multipliers)} x Lean's per-step counts ({n_a}, {n_b}) at K={k:g}, "
+            f"T={T}: above the supported {MAX_BUDGET:.0e}; use --prover-budget"
+        )
     out = []
     for i, m in enumerate(multipliers):
         out.append(plan(k, T, completeness, soundness, (m * n_a, m * n_b)))
