@@ -15,7 +15,7 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import HonestAlice, HonestBob, StepView, machine_of
+from debatekit.protocols.stochastic import HonestAlice, HonestBob, StepView, conditionals, machine_of
 
 BIAS = 0.1
 """The constant lie of the ``bias`` adversary."""
@@ -32,10 +32,8 @@ def influence(instance: Instance, rng: np.random.Generator, runs: int = SAMPLED_
     if machine.n_witness and instance.witness is not None:
         values[:, machine.n_inputs : machine.offset] = instance.witness
     for t in range(machine.length):
-        bits = values[:, list(machine.relevant(t))]
-        patterns, index = np.unique(bits, axis=0, return_inverse=True)
-        probs = np.array([machine.conditional(t, tuple(int(b) for b in row), instance.oracle) for row in patterns])
-        values[:, machine.offset + t] = rng.random(runs) < probs[index.reshape(-1)]
+        p = conditionals(machine, t, values[:, list(machine.relevant(t))], instance)
+        values[:, machine.offset + t] = rng.random(runs) < p
     out = values[:, -1].astype(float)
     ys = values[:, machine.offset :].astype(bool)
     ones, zeros = ys.sum(axis=0), (~ys).sum(axis=0)
@@ -84,23 +82,32 @@ class LieOutput(HonestAlice):
         return np.ones(len(view.rows)) if view.t == view.steps - 1 else super().claims(view)
 
 
+def _spoil(honest: np.ndarray, view: StepView, rng: np.random.Generator, garbage: tuple) -> list[Any]:
+    """The honest messages, each replaced by garbage with hazard 1/(steps left): every debate is
+    spoiled once, at a uniformly random step."""
+    strike = rng.random(len(honest)) < 1 / (view.steps - view.t)
+    picks = rng.integers(len(garbage), size=len(honest))
+    return [garbage[k] if s else h for h, s, k in zip(honest.tolist(), strike, picks, strict=True)]
+
+
 class MalformedClaims(HonestAlice):
     """Honest, except that at one uniformly random step it sends NaN, ±inf, -0.5, 1.5 or text."""
 
     GARBAGE = (float("nan"), float("inf"), float("-inf"), -0.5, 1.5, "0.5", None)
 
     def claims(self, view: StepView) -> list[Any]:
-        honest = super().claims(view).tolist()
-        strike = self.seat.rng.random(len(honest)) < 1 / (view.steps - view.t)
-        picks = self.seat.rng.integers(len(self.GARBAGE), size=len(honest))
-        return [self.GARBAGE[k] if s else h for h, s, k in zip(honest, strike, picks, strict=True)]
+        return _spoil(super().claims(view), view, self.seat.rng, self.GARBAGE)
 
 
-class FixedShareAlice(HonestAlice):
-    """Honest claims, but always the coin share 0 (paper form): harmless, as Bob's share is uniform."""
+class _ZeroShare:
+    """Always the coin share 0 (paper form): harmless, as the other side's share is uniform."""
 
     def shares(self, view: StepView) -> np.ndarray:
         return np.zeros(len(view.rows))
+
+
+class FixedShareAlice(_ZeroShare, HonestAlice):
+    """Honest claims, but always the coin share 0."""
 
 
 class AlwaysAbort(HonestBob):
@@ -143,17 +150,11 @@ class MalformedAborts(HonestBob):
     GARBAGE = ("yes", float("nan"), 2, None)
 
     def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> list[Any]:
-        honest = super().aborts(view, claims, bits).tolist()
-        strike = self.seat.rng.random(len(honest)) < 1 / (view.steps - view.t)
-        picks = self.seat.rng.integers(len(self.GARBAGE), size=len(honest))
-        return [self.GARBAGE[k] if s else h for h, s, k in zip(honest, strike, picks, strict=True)]
+        return _spoil(super().aborts(view, claims, bits), view, self.seat.rng, self.GARBAGE)
 
 
-class FixedShareBob(HonestBob):
-    """Honest decisions, but always the coin share 0 (paper form)."""
-
-    def shares(self, view: StepView) -> np.ndarray:
-        return np.zeros(len(view.rows))
+class FixedShareBob(_ZeroShare, HonestBob):
+    """Honest decisions, but always the coin share 0."""
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
@@ -162,15 +163,15 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         for s in [
             Strategy("honest", Role.ALICE, "Lean's alice: the mean of her samples; a uniform coin share", HonestAlice),
             Strategy("bias", Role.ALICE, f"claim p ± {BIAS} at every step, towards output 1", Bias),
-            Strategy("influential", Role.ALICE, "lie only at the most influential step, claiming certainty",
-                     Influential),
-            Strategy("under-threshold", Role.ALICE, "lie at every step just inside honest Bob's acceptance",
-                     UnderThreshold),
+            Strategy(
+                "influential", Role.ALICE, "lie only at the most influential step, claiming certainty", Influential
+            ),
+            Strategy(
+                "under-threshold", Role.ALICE, "lie at every step just inside honest Bob's acceptance", UnderThreshold
+            ),
             Strategy("lie-output", Role.ALICE, "honest until the output step, then claim P = 1", LieOutput),
-            Strategy("malformed", Role.ALICE, "NaN, ±inf, -0.5, 1.5, text or None at a random step",
-                     MalformedClaims),
-            Strategy("fixed-share", Role.ALICE, "paper form: always the coin share 0 (honest claims)",
-                     FixedShareAlice),
+            Strategy("malformed", Role.ALICE, "NaN, ±inf, -0.5, 1.5, text or None at a random step", MalformedClaims),
+            Strategy("fixed-share", Role.ALICE, "paper form: always the coin share 0 (honest claims)", FixedShareAlice),
         ]
     },
     Role.BOB: {
@@ -180,11 +181,11 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Strategy("always-abort", Role.BOB, "abort at the first step", AlwaysAbort),
             Strategy("never-abort", Role.BOB, "never abort", NeverAbort),
             Strategy("random-abort", Role.BOB, "abort at a uniformly random step", RandomAbort),
-            Strategy("bit-abort", Role.BOB, "abort when the drawn bit (Lean form: the claim) goes Alice's way",
-                     BitAbort),
+            Strategy(
+                "bit-abort", Role.BOB, "abort when the drawn bit (Lean form: the claim) goes Alice's way", BitAbort
+            ),
             Strategy("malformed", Role.BOB, "answer 'yes', NaN, 2 or None at a random step", MalformedAborts),
-            Strategy("fixed-share", Role.BOB, "paper form: always the coin share 0 (honest decisions)",
-                     FixedShareBob),
+            Strategy("fixed-share", Role.BOB, "paper form: always the coin share 0 (honest decisions)", FixedShareBob),
         ]
     },
 }

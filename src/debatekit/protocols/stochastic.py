@@ -295,7 +295,7 @@ def simulate(
         if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
             p = np.full(rows.size, machine.conditional(t, tuple(int(instance.x[a]) for a in relevant), instance.oracle))
         else:
-            p = _conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
+            p = conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
 
         def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
             # Players get read-only copies: nothing they do can change what the verifier uses.
@@ -349,7 +349,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return copy
 
 
-def _conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:
+def conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:
     """P[y_t = 1 | a_{I(t)}] for each row of relevant bits, computed once per distinct pattern."""
     if bits.shape[1] == 0:
         return np.full(bits.shape[0], machine.conditional(t, (), instance.oracle))
