@@ -7,6 +7,7 @@ import pytest
 from scipy.stats import binomtest
 
 from debatekit.analysis import stochastic_exact
+from debatekit.analysis.exact import ExactError
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
@@ -227,3 +228,35 @@ def test_lean_defaults_and_paper_budgets() -> None:
     """The two constant choices' verifier budgets at K = 1: about 1.06e5 (Lean) and 1.99e7 (paper)."""
     assert 1.05e5 < stochastic.rules_for("lean", 1.0, 1000).vera_samples < 1.07e5
     assert 1.98e7 < stochastic.rules_for("paper", 1.0, 1000).vera_samples < 2.0e7
+
+
+@pytest.mark.parametrize("constants", ["lean", "paper"])
+@pytest.mark.parametrize(
+    ("truth", "alice", "bob"),
+    [
+        (False, "bias", "never-abort"),
+        (True, "under-threshold", "always-abort"),
+        (False, "under-threshold", "bit-abort"),
+        (True, "honest", "bit-abort"),
+        (False, "lie-output", "honest"),
+    ],
+)
+def test_exact_acceptance_of_given_strategies(constants: str, truth: bool, alice: str, bob: str) -> None:
+    """Given (deterministic) strategies: the exact P[V = 1] lies in the 99.9% interval of 4000
+    Monte Carlo debates (a tolerance of 1e-12 absorbs floating point at the ends of [0, 1])."""
+    s = spec(constants)
+    instance = make_instance(PROBLEMS["noisy-majority"], 6, truth, seed=0)
+    rules = stochastic.rules_for(constants, instance.lipschitz, 6)
+    a, b = s.strategies[Role.ALICE][alice], s.strategies[Role.BOB][bob]
+    exact = stochastic_exact.accept_probability(instance, rules, a, "honest" if bob == "honest" else b)
+    result = run(s, instance, a, b, 4000, seed=1)
+    low, high = ci(round(result.accept_rate * 4000), 4000, 0.999)
+    assert low - 1e-12 <= exact <= high + 1e-12
+
+
+def test_exact_refuses_strategies_with_hidden_coins() -> None:
+    s = spec("lean")
+    instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=0)
+    rules = stochastic.rules_for("lean", instance.lipschitz, 6)
+    with pytest.raises(ExactError, match="random generator"):
+        stochastic_exact.accept_probability(instance, rules, s.strategies[Role.ALICE]["malformed"], "honest")

@@ -20,12 +20,15 @@ from debatekit.protocols.stochastic import HonestAlice, HonestBob, StepView, con
 BIAS = 0.1
 """The constant lie of the ``bias`` adversary."""
 SAMPLED_RUNS = 2048
+INFLUENCE_SEED = 20231122
 
 
-def influence(instance: Instance, rng: np.random.Generator, runs: int = SAMPLED_RUNS) -> np.ndarray:
+def influence(instance: Instance, runs: int = SAMPLED_RUNS) -> np.ndarray:
     """E[M | y_t = 1] - E[M | y_t = 0] for each step, from ``runs`` sampled runs of M (0 where y_t
     never varies). For steps whose randomness is independent of the rest this is the causal
-    influence; it only steers adversaries, so an estimate is enough."""
+    influence; it only steers adversaries, so an estimate is enough. It is a property of the
+    instance, drawn from its own fixed seed, so the adversaries it steers are deterministic."""
+    rng = np.random.default_rng(INFLUENCE_SEED)
     machine = machine_of(instance)
     values = np.zeros((runs, machine.offset + machine.length), dtype=np.uint8)
     values[:, : machine.n_inputs] = instance.x
@@ -47,7 +50,7 @@ class _Steered(HonestAlice):
 
     def __init__(self, seat: Seat):
         super().__init__(seat)
-        self.push = influence(seat.instance, seat.rng)
+        self.push = influence(seat.instance)
         self.up = np.where(self.push >= 0, 1.0, -1.0)
 
 
@@ -137,7 +140,7 @@ class BitAbort(HonestBob):
 
     def __init__(self, seat: Seat):
         super().__init__(seat)
-        self.up = influence(seat.instance, seat.rng) >= 0
+        self.up = influence(seat.instance) >= 0
 
     def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> np.ndarray:
         favours_alice = (claims > 0.5) if bits is None else bits.astype(bool)
