@@ -11,7 +11,9 @@ from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
+from debatekit.problems.stochastic import JUDGE_YES
 from debatekit.protocols.spec import ProtocolSpec
+from debatekit.protocols.stochastic import rules_for
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,23 @@ class ScalePoint:
 
 
 @dataclass(frozen=True)
+class LipschitzPoint:
+    """What a non-Lipschitz computation costs: xor-of-judgements of n judgements."""
+
+    n: int
+    T: int
+    K: float
+    distance_from_half: float
+    lean_verifier_queries: int
+    paper_verifier_queries: int
+
+
+@dataclass(frozen=True)
 class DemoResult:
     rows: list[Row]
     scaling: list[ScalePoint]
     exact: list[Solution]
+    xor: list[LipschitzPoint]
 
     @property
     def holds(self) -> bool:
@@ -170,7 +185,20 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
         solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
         for name, problem, size, truth in EXACT
     ]
-    return DemoResult(rows, scaling, exact)
+    return DemoResult(rows, scaling, exact, [_xor_point(n) for n in XOR_SIZES])
+
+
+XOR_SIZES = (1, 5, 9, 13, 17, 21, 25)
+
+
+def _xor_point(n: int) -> LipschitzPoint:
+    """K, how far P[M = 1] is from 1/2, and the two constant choices' verifier budgets."""
+    case = make_instance(PROBLEMS["xor-of-judgements"], n, True, 0)
+    steps, k = case.machine.length, float(case.lipschitz)  # type: ignore[union-attr]
+    distance = abs(1 - 2 * JUDGE_YES) ** n / 2  # |P[XOR = 1] - 1/2|
+    return LipschitzPoint(
+        n, steps, k, distance, rules_for("lean", k, steps).vera_samples, rules_for("paper", k, steps).vera_samples
+    )
 
 
 def spec_default_bob(protocol: str) -> str:

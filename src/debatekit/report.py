@@ -29,6 +29,7 @@ def to_json(result: DemoResult) -> dict:
         "rows": [asdict(r) for r in result.rows],
         "scaling": [asdict(s) for s in result.scaling],
         "exact": [asdict(s) for s in result.exact],
+        "xor_of_judgements": [asdict(x) for x in result.xor],
     }
 
 
@@ -84,6 +85,20 @@ def _markdown(result: DemoResult) -> str:
         for s in result.scaling
     ]
     lines += [
+        "",
+        "## What goes wrong without Lipschitzness: xor-of-judgements",
+        "",
+        "The XOR of n human judgements (each yes with probability 0.98) is the paper's example of a computation",
+        "that is not robust: K grows linearly with n, every budget grows like K², and P[M = 1] approaches 1/2,",
+        "so past n = 26 there is no 2/3 promise left to debate.",
+        "",
+        "| n | T | K | abs(P[M=1] - 1/2) | verifier queries (Lean) | verifier queries (paper) |",
+        "|---|---|---|---|---|---|",
+        *[
+            f"| {x.n} | {x.T} | {x.K:.2f} | {x.distance_from_half:.3f} | {x.lean_verifier_queries} | "
+            f"{x.paper_verifier_queries} |"
+            for x in result.xor
+        ],
         "",
         "## Exact values against the best adversary (exhaustive search)",
         "",

@@ -17,6 +17,8 @@ from debatekit.problems.registry import Instance, InstanceError, problem
 VOTES = 5
 """Judgements in noisy-majority: fixed, so K does not grow with the computation's length."""
 SUPPORTED = ("is the claim supported by the evidence?",)
+JUDGE_YES = 0.98
+"""P[yes] of each judgement in xor-of-judgements."""
 
 
 @problem(
@@ -60,7 +62,7 @@ def xor_of_judgements(n: int, truth: bool, rng: np.random.Generator) -> Instance
     (1 - 0.96^n)/2 for odd n and (1 + 0.96^n)/2 for even n: it tends to 1/2, so the promise
     P[M = 1] > 2/3 or < 1/3 holds only for n <= 26. The hybrid bound is K = n (chain and last
     steps, each of influence 1) + sum_r 0.96^r (a judgement's influence is |1-2p|^(later ones))."""
-    p = 0.98
+    p = JUDGE_YES
     prob_xor = (1 - (1 - 2 * p) ** n) / 2
     if max(prob_xor, 1 - prob_xor) <= 2 / 3:
         raise InstanceError(f"xor-of-judgements of size {n} has P[M = 1] = {prob_xor:.3f}, too close to 1/2")
