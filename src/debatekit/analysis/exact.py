@@ -30,7 +30,7 @@ class ExactError(ValueError):
     """The instance or a strategy is outside what exact analysis can enumerate."""
 
 
-class _NoRandom:
+class NoRandom:
     """Stands in for a strategy's generator: exact analysis cannot enumerate hidden coins."""
 
     def __getattr__(self, name: str) -> Any:
@@ -141,7 +141,7 @@ def _setup(
     ledger = Ledger()
     script = _Script(instance.oracle)
     players = {
-        role: s.factory(Seat(instance, role, _NoRandom(), Asker(instance.oracle, role, ledger, _NoRandom())))  # type: ignore[arg-type]
+        role: s.factory(Seat(instance, role, NoRandom(), Asker(instance.oracle, role, ledger, NoRandom())))  # type: ignore[arg-type]
         for role, s in strategies.items()
     }
     return spec.debate(instance, Reader(ledger, script)), players, script

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binom
 
-from debatekit.analysis.exact import ExactError, Solution
+from debatekit.analysis.exact import ExactError, NoRandom, Solution
 from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Seat, Strategy
@@ -80,13 +80,8 @@ class _Estimates(Exception):
         self.n = n
 
 
-class _NoRandom:
-    def __getattr__(self, name: str) -> Any:
-        raise ExactError("a strategy drew from its random generator; exact analysis cannot enumerate it")
-
-
 def _seat(instance: Instance, role: Role, rules: Rules) -> Seat:
-    return Seat(instance, role, _NoRandom(), None, rules)  # type: ignore[arg-type]
+    return Seat(instance, role, NoRandom(), None, rules)  # type: ignore[arg-type]
 
 
 def _view(

@@ -24,7 +24,9 @@ class Seat:
     instance: Instance
     role: Role
     rng: np.random.Generator
-    ask: Asker
+    ask: Asker | None
+    """Counted oracle access (None where the protocol samples for the player, as stochastic
+    debate's ``StepView.estimate`` does)."""
     rules: Any = None
     """Protocol settings the player may need (stochastic debate: its :class:`Rules`)."""
 
