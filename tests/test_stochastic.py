@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 from debatekit.analysis import stochastic_exact
@@ -260,3 +264,45 @@ def test_exact_refuses_strategies_with_hidden_coins() -> None:
     rules = stochastic.rules_for("lean", instance.lipschitz, 6)
     with pytest.raises(ExactError, match="random generator"):
         stochastic_exact.accept_probability(instance, rules, s.strategies[Role.ALICE]["malformed"], "honest")
+
+
+ANYTHING = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=3),
+    st.lists(st.one_of(st.floats(allow_nan=True), st.integers(-2, 3), st.none(), st.text(max_size=2)), max_size=12),
+    st.just(itertools.count()),
+    st.just(object()),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(claim=ANYTHING, abort=ANYTHING, share=ANYTHING, paper=st.booleans())
+def test_arbitrary_messages_never_crash_the_verifier(claim, abort, share, paper: bool) -> None:
+    """Whatever the provers send (endless iterators included), every debate ends with a verdict."""
+
+    class AnyAlice(stochastic.HonestAlice):
+        def claims(self, view):
+            return claim
+
+        def shares(self, view):
+            return share
+
+    class AnyBob(stochastic.HonestBob):
+        def aborts(self, view, claims, bits):
+            return abort
+
+        def shares(self, view):
+            return share
+
+    s = spec("paper" if paper else "lean")
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, True, seed=0)
+    for a, b in (
+        (strategy(Role.ALICE, AnyAlice), s.strategies[Role.BOB]["honest"]),
+        (s.strategies[Role.ALICE]["honest"], strategy(Role.BOB, AnyBob)),
+    ):
+        result = run(s, instance, a, b, 6, seed=0)
+        assert 0 <= result.accept_rate <= 1
+        assert result.forfeits["alice"] + result.forfeits["bob"] <= 6

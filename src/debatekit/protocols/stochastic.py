@@ -26,6 +26,7 @@ This module is run by :func:`simulate`, which plays many debates at once with nu
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -113,7 +114,10 @@ def as_numbers(message: Any, size: int) -> np.ndarray:
     try:
         values = np.array(message, dtype=float)  # a copy: the sender keeps no handle on it
     except (TypeError, ValueError):
-        values = np.array([_number(m) for m in _items(message, size)], dtype=float)
+        items = _items(message, size)
+        if items is None:
+            return np.full(size, np.nan)
+        values = np.array([_number(m) for m in items], dtype=float)
     if values.shape != (size,):
         return np.full(size, np.nan)
     return values
@@ -135,9 +139,10 @@ def as_flags(message: Any, size: int) -> np.ndarray:
 
 
 def _items(message: Any, size: int) -> list | None:
+    """At most size + 1 items of ``message`` (an endless iterator cannot stall the verifier)."""
     try:
-        return list(message)
-    except TypeError:
+        return list(itertools.islice(iter(message), size + 1))
+    except Exception:  # not iterable, or its iterator fails: unreadable
         return None
 
 
@@ -244,7 +249,12 @@ def simulate(
         role: Seat(instance, role, rngs[role], None, rules)  # type: ignore[arg-type]
         for role in (Role.ALICE, Role.BOB)
     }
-    players = {Role.ALICE: alice.factory(seats[Role.ALICE]), Role.BOB: bob.factory(seats[Role.BOB])}
+    players: dict[Role, Any] = {}
+    for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
+        try:
+            players[role] = chosen.factory(seats[role])
+        except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
+            players[role] = err
     verdicts = np.full(n, -1)
     forfeits = np.zeros(n, dtype=np.int8)
     reasons: dict[Role, str] = {}
@@ -262,9 +272,13 @@ def simulate(
             reasons.setdefault(role, reason)
 
     def call(role: Role, method: str, *args: Any) -> Any:
+        if isinstance(players[role], Exception):
+            reasons.setdefault(role, f"{type(players[role]).__name__}: {players[role]}")
+            return players[role]
         try:
             return getattr(players[role], method)(*args)
         except Exception as err:  # untrusted strategy code: its debates are forfeited
+            reasons.setdefault(role, f"{type(err).__name__}: {err}")
             return err
 
     if machine.n_witness:
