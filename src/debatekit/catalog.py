@@ -54,22 +54,33 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
         rules = _stochastic_rules(constants, instance)
         machine = stochastic.machine_of(instance)
         bits = word_width(machine.length + 1) + stochastic.CLAIM_BITS + machine.max_relevant + 1
-        return Guarantee(rules.completeness, 1 - rules.soundness, rules.vera_samples, bits,
-                         f"Thm 6.2 ({constants} constants): P[V=1] >= {rules.completeness:.3f} if P[M=1] >= 2/3, "
-                         f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries")
+        return Guarantee(
+            rules.completeness,
+            1 - rules.soundness,
+            rules.vera_samples,
+            bits,
+            f"Thm 6.2 ({constants} constants): P[V=1] >= {rules.completeness:.3f} if P[M=1] >= 2/3, "
+            f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries",
+        )
 
     def simulate(instance: Instance, alice, bob, trials, seed, progress=None):
-        return stochastic.simulate(instance, _stochastic_rules(constants, instance), alice, bob, trials, seed,
-                                   progress)
+        return stochastic.simulate(instance, _stochastic_rules(constants, instance), alice, bob, trials, seed, progress)
 
     def describe(instance: Instance) -> dict:
         rules = _stochastic_rules(constants, instance)
-        return {"K": instance.lipschitz, "constants": constants, "form": rules.form,
-                "parameters": rules.parameters | {"alice_samples": rules.alice_samples,
-                                                  "bob_samples": rules.bob_samples,
-                                                  "vera_samples": rules.vera_samples,
-                                                  "bob_threshold": rules.bob_threshold,
-                                                  "vera_threshold": rules.vera_threshold}}
+        return {
+            "K": instance.lipschitz,
+            "constants": constants,
+            "form": rules.form,
+            "parameters": rules.parameters
+            | {
+                "alice_samples": rules.alice_samples,
+                "bob_samples": rules.bob_samples,
+                "vera_samples": rules.vera_samples,
+                "bob_threshold": rules.bob_threshold,
+                "vera_threshold": rules.vera_threshold,
+            },
+        }
 
     return ProtocolSpec(
         "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",

@@ -12,7 +12,7 @@ from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
 from debatekit.problems.stochastic import JUDGE_YES
-from debatekit.protocols.spec import ProtocolSpec
+from debatekit.protocols.spec import ProtocolSpec, honest_role
 from debatekit.protocols.stochastic import rules_for
 
 
@@ -133,7 +133,7 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
         trials = _trials(quick, spec)
         for truth in (True, False):
             case = make_instance(PROBLEMS[problem], size, truth, seed)
-            honest = Role.ALICE if truth else Role.BOB
+            honest = honest_role(spec, truth)
             for adversary in spec.strategies[honest.opponent].values():
                 players = {honest: spec.strategies[honest]["honest"], honest.opponent: adversary}
                 r = run(spec, case, players[Role.ALICE], players[Role.BOB], trials, seed, count)

@@ -50,28 +50,28 @@ class End:
 Node = Move | Judge | End
 
 
-def forfeit(loser: Role, reason: str) -> End:
-    return End(loser_verdict(loser), loser, reason)
+def forfeit(loser: Role, reason: str, alice_argues: int = 1) -> End:
+    return End(loser_verdict(loser, alice_argues), loser, reason)
 
 
-def advance(node: Move, message: Any) -> Node:
+def advance(node: Move, message: Any, alice_argues: int = 1) -> Node:
     """``node.then(message)``, with an unparseable message losing for its sender."""
     try:
         return node.then(message)
     except Malformed as bad:
-        return forfeit(bad.sender, bad.reason)
+        return forfeit(bad.sender, bad.reason, alice_argues)
 
 
-def judge(node: Judge) -> End:
+def judge(node: Judge, alice_argues: int = 1) -> End:
     """Run the verifier's check; a malformed message met while reading loses for its sender."""
     try:
         verdict = node.check()
     except Malformed as bad:
-        return forfeit(bad.sender, bad.reason)
+        return forfeit(bad.sender, bad.reason, alice_argues)
     return End(verdict)
 
 
-def play(node: Node, players: dict[Role, Any], rngs: dict[Role, np.random.Generator]) -> End:
+def play(node: Node, players: dict[Role, Any], rngs: dict[Role, np.random.Generator], alice_argues: int = 1) -> End:
     """Play the tree to the end. A player that raises forfeits: it is untrusted code."""
     while isinstance(node, Move):
         try:
@@ -79,6 +79,6 @@ def play(node: Node, players: dict[Role, Any], rngs: dict[Role, np.random.Genera
             if isinstance(message, Dist):
                 message = message.sample(rngs[node.role])
         except Exception as err:  # an LLM, a person or a user's strategy failed to answer
-            return forfeit(node.role, f"{type(err).__name__}: {err}")
-        node = advance(node, message)
-    return judge(node) if isinstance(node, Judge) else node
+            return forfeit(node.role, f"{type(err).__name__}: {err}", alice_argues)
+        node = advance(node, message, alice_argues)
+    return judge(node, alice_argues) if isinstance(node, Judge) else node

@@ -35,9 +35,11 @@ class Malformed(Exception):
         self.reason = reason
 
 
-def loser_verdict(loser: Role) -> int:
-    """The verifier's output when ``loser`` forfeits: Alice argues for 1, Bob for 0."""
-    return 0 if loser is Role.ALICE else 1
+def loser_verdict(loser: Role, alice_argues: int = 1) -> int:
+    """The verifier's output when ``loser`` forfeits: the answer the other side argues for. Alice
+    argues for 1 in the doubly-efficient debate papers; in the query-complexity paper Alice is
+    Prover 0 and argues for 0."""
+    return 1 - alice_argues if loser is Role.ALICE else alice_argues
 
 
 @dataclass

@@ -22,7 +22,7 @@ from debatekit.oracle import Asker, Oracle
 from debatekit.players.base import Seat, Strategy
 from debatekit.prob import Dist, Weight
 from debatekit.problems.registry import Instance
-from debatekit.protocols.spec import ProtocolSpec
+from debatekit.protocols.spec import ProtocolSpec, honest_role
 from debatekit.reader import Reader
 
 
@@ -82,6 +82,7 @@ class _Search:
     script: _Script
     budget: int
     tick: Callable[[int], None] | None = None
+    alice_argues: int = 1
     positions: int = 0
 
     def value(self, node: Node, memo: dict[Hashable, Weight]) -> Weight:
@@ -102,9 +103,9 @@ class _Search:
         except ExactError:
             raise
         except Exception as err:
-            return self.value(forfeit(node.role, str(err)), memo)
+            return self.value(forfeit(node.role, str(err), self.alice_argues), memo)
         moves = message.items() if isinstance(message, Dist) else [(message, Fraction(1))]
-        return sum((w * self.value(advance(node, m), memo) for m, w in moves), start=Fraction(0))
+        return sum((w * self.value(advance(node, m, self.alice_argues), memo) for m, w in moves), start=Fraction(0))
 
     def worst(self, node: Move, memo: dict[Hashable, Weight]) -> Weight:
         if node.key is not None and node.key in memo:
@@ -113,7 +114,7 @@ class _Search:
             raise ExactError(f"{node.role.value}'s moves cannot be enumerated here")
         best: Weight = Fraction(1)
         for message in node.options():
-            best = min(best, self.value(advance(node, message), memo))
+            best = min(best, self.value(advance(node, message, self.alice_argues), memo))
             if best == 0:
                 break
         if node.key is not None:
@@ -127,7 +128,7 @@ class _Search:
             answers, weight = pending.pop()
             self.script.answers, self.script.position = answers, 0
             try:
-                verdict = judge(node).verdict
+                verdict = judge(node, self.alice_argues).verdict
             except _Fork as fork:
                 pending += [([*answers, a], weight * w) for a, w in fork.outcomes]
                 continue
@@ -152,7 +153,7 @@ def accept_probability(
 ) -> Weight:
     """P[V = 1] exactly, for strategies whose randomness is expressed as Dist moves."""
     root, players, script = _setup(spec, instance, {Role.ALICE: alice, Role.BOB: bob})
-    return _Search(players, None, 1, script, budget).value(root, {})
+    return _Search(players, None, 1, script, budget, alice_argues=spec.alice_argues).value(root, {})
 
 
 @dataclass(frozen=True)
@@ -180,10 +181,10 @@ def solve(
         if spec.solver is None:
             raise ExactError(f"{spec.name} has no exact solver")
         return spec.solver(instance)
-    honest = Role.ALICE if instance.truth else Role.BOB
+    honest = honest_role(spec, instance.truth)
     adversary = honest.opponent
     root, players, script = _setup(spec, instance, {honest: spec.strategies[honest]["honest"]})
-    search = _Search(players, adversary, instance.answer, script, budget, tick)
+    search = _Search(players, adversary, instance.answer, script, budget, tick, spec.alice_argues)
     value = search.value(root, {})
     guarantee = spec.guarantee(instance)
     promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness

@@ -88,5 +88,12 @@ def enumerate_bounds(instance: Instance, eps: Sequence[float] = (1e-3, 1e-2, 1e-
             prob = np.concatenate([prob * (1 - moved), prob * moved])
         shifted = float(prob @ ((np.arange(2**steps) >> (steps - 1)) & 1))
         lower = max(lower, abs(shifted - base) / e)
-    return LipschitzBounds(instance.problem, instance.size, steps, instance.lipschitz, lower, upper,
-                           f"exact enumeration of all 2^{steps} prefixes")
+    return LipschitzBounds(
+        instance.problem,
+        instance.size,
+        steps,
+        instance.lipschitz,
+        lower,
+        upper,
+        f"exact enumeration of all 2^{steps} prefixes",
+    )

@@ -58,9 +58,9 @@ def play_one(
         try:
             players[role] = strategy.factory(seat)
         except Exception as err:  # untrusted strategy code failed to sit down
-            end = end or forfeit(role, f"{type(err).__name__}: {err}")
+            end = end or forfeit(role, f"{type(err).__name__}: {err}", spec.alice_argues)
     if end is None:
-        end = play(spec.debate(instance, reader), players, rngs)
+        end = play(spec.debate(instance, reader), players, rngs, spec.alice_argues)
     return Outcome(end.verdict, end.forfeit, end.reason, ledger)
 
 

@@ -31,11 +31,20 @@ def lipschitz(
     if steps <= MAX_ENUMERATED_STEPS:
         bounds = enumerate_bounds(case)
     else:
-        bounds = LipschitzBounds(problem, case.size, steps, case.lipschitz, float("nan"), case.lipschitz,
-                                 f"closed form declared by the problem (enumeration needs T <= {MAX_ENUMERATED_STEPS})")
+        bounds = LipschitzBounds(
+            problem,
+            case.size,
+            steps,
+            case.lipschitz,
+            float("nan"),
+            case.lipschitz,
+            f"closed form declared by the problem (enumeration needs T <= {MAX_ENUMERATED_STEPS})",
+        )
     if json_out:
         emit_json({k: (None if isinstance(v, float) and v != v else v) for k, v in asdict(bounds).items()})
         return
     lower = "n/a" if bounds.lower != bounds.lower else f"{bounds.lower:.4g}"
-    print(f"{problem} (size {case.size}, T = {steps}): K declared {case.lipschitz:.4g}; "
-          f"exact bounds {lower} <= K <= {bounds.upper:.4g} ({bounds.method})")
+    print(
+        f"{problem} (size {case.size}, T = {steps}): K declared {case.lipschitz:.4g}; "
+        f"exact bounds {lower} <= K <= {bounds.upper:.4g} ({bounds.method})"
+    )

@@ -44,8 +44,9 @@ def noisy_majority(size: int, truth: bool, rng: np.random.Generator) -> Instance
     b.compute(lambda *v: int(sum(v) > VOTES // 2), *votes)
     p = 0.8 if truth else 0.2
     k = threshold_k([{0: 1 - p, 1: p}] * VOTES)
-    return Instance("noisy-majority", size, truth, x, oracle=TableOracle({SUPPORTED: p}), machine=b.build(),
-                    lipschitz=k)
+    return Instance(
+        "noisy-majority", size, truth, x, oracle=TableOracle({SUPPORTED: p}), machine=b.build(), lipschitz=k
+    )
 
 
 @problem(
@@ -74,8 +75,15 @@ def xor_of_judgements(n: int, truth: bool, rng: np.random.Generator) -> Instance
         acc = b.compute(lambda a, c: a ^ c, acc, v)
     b.compute((lambda a: 1 - a) if negate else (lambda a: a), acc)
     k = n + sum(abs(1 - 2 * p) ** r for r in range(n))
-    return Instance("xor-of-judgements", n, truth, np.zeros(0, dtype=np.uint8),
-                    oracle=FunctionOracle(lambda q: p), machine=b.build(), lipschitz=k)
+    return Instance(
+        "xor-of-judgements",
+        n,
+        truth,
+        np.zeros(0, dtype=np.uint8),
+        oracle=FunctionOracle(lambda q: p),
+        machine=b.build(),
+        lipschitz=k,
+    )
 
 
 def _studies(size: int, truth: bool, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -122,11 +130,20 @@ def meta_analysis(size: int, truth: bool, rng: np.random.Generator) -> Instance:
     b = MachineBuilder(inputs=size)
     table = {("does study", i, "have a clear methodological flaw?"): float(f) for i, f in enumerate(flaw)}
     flawed = [b.ask(lambda i=i: ("does study", i, "have a clear methodological flaw?")) for i in range(size)]
-    b.compute(lambda *bits: int(sum((1 - f) * (1 if s else -1) for f, s in zip(bits[:size], bits[size:],
-                                                                              strict=True)) > 0),
-              *flawed, *range(size))
-    return Instance("meta-analysis", size, truth, positive, oracle=TableOracle(table), machine=b.build(),
-                    lipschitz=threshold_k(_contributions(positive, flaw)))
+    b.compute(
+        lambda *bits: int(sum((1 - f) * (1 if s else -1) for f, s in zip(bits[:size], bits[size:], strict=True)) > 0),
+        *flawed,
+        *range(size),
+    )
+    return Instance(
+        "meta-analysis",
+        size,
+        truth,
+        positive,
+        oracle=TableOracle(table),
+        machine=b.build(),
+        lipschitz=threshold_k(_contributions(positive, flaw)),
+    )
 
 
 @problem(
@@ -156,5 +173,13 @@ def ma_witness(size: int, truth: bool, rng: np.random.Generator) -> Instance:
     oracle = FunctionOracle(lambda q: 0.9 if q[1] < size and sound[q[1]] else 0.1)
     chosen = int(np.flatnonzero(sound)[0]) if truth else 0
     witness = np.array([int(c) for c in np.binary_repr(chosen, bits)], dtype=np.uint8)
-    return Instance("ma-witness", size, truth, np.zeros(0, dtype=np.uint8), oracle=oracle, machine=b.build(),
-                    witness=witness, lipschitz=threshold_k([{0: 0.1, 1: 0.9}] * VOTES))
+    return Instance(
+        "ma-witness",
+        size,
+        truth,
+        np.zeros(0, dtype=np.uint8),
+        oracle=oracle,
+        machine=b.build(),
+        witness=witness,
+        lipschitz=threshold_k([{0: 0.1, 1: 0.9}] * VOTES),
+    )

@@ -56,4 +56,12 @@ class ProtocolSpec:
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None
+    alice_argues: int = 1
+    """The answer Alice argues for: 1 in the doubly-efficient debate papers, 0 in the
+    query-complexity paper, where Alice is Prover 0 (its Theorem 6)."""
     """Extra facts for reports (stochastic debate: K, constants, parameters)."""
+
+
+def honest_role(spec: ProtocolSpec, truth: bool) -> Role:
+    """The side that argues for the true answer."""
+    return Role.ALICE if int(truth) == spec.alice_argues else Role.BOB

@@ -313,8 +313,17 @@ def simulate(
 
         def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
             # Players get read-only copies: nothing they do can change what the verifier uses.
-            return StepView(step, steps, machine.kind(step), _frozen(live), _frozen(probs), rules, samplers[role],
-                            history, offset + step)
+            return StepView(
+                step,
+                steps,
+                machine.kind(step),
+                _frozen(live),
+                _frozen(probs),
+                rules,
+                samplers[role],
+                history,
+                offset + step,
+            )
 
         claims = as_numbers(call(Role.ALICE, "claims", view(Role.ALICE)), rows.size)
         good = claims_ok(claims)
