@@ -77,3 +77,10 @@ class Reader:
         """Read bit ``index`` of the common input x (counted apart from prover bits)."""
         self.ledger.input_bits_read += 1
         return int(x[index])
+
+    def query_input(self, x: Any, index: int) -> int:
+        """Read bit ``index`` of x as a query of the query-complexity model (Section 2 of that
+        paper), where the verifier pays alike for bits of x, α and β: counted in ``bits_read``
+        as well as in ``input_bits_read``."""
+        self.ledger.count_read(1)
+        return self.input_bit(x, index)
