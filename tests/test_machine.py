@@ -481,7 +481,16 @@ SEMANTICS = {
     "parity": lambda x: x.sum() % 2 == 1,
     "majority": lambda x: x.sum() > len(x) / 2,
     "palindrome": lambda x: list(x) == list(x[::-1]),
+    "equality": lambda x: _number(x[: (len(x) + 1) // 2]) == _number(x[(len(x) + 1) // 2 :]),
+    "addition-overflow": lambda x: (
+        _number(x[: (len(x) + 1) // 2]) + _number(x[(len(x) + 1) // 2 :]) >= 2 ** ((len(x) + 1) // 2)
+    ),
 }
+
+
+def _number(bits: np.ndarray) -> int:
+    """A little-endian bit array as an integer (exact, any width)."""
+    return sum(int(bit) << i for i, bit in enumerate(bits))
 
 
 def problem_cases():

@@ -6,10 +6,12 @@ import functools
 
 from debatekit.analysis import stochastic_exact
 from debatekit.players import bisection as bisection_players
+from debatekit.players import circuit_cross_exam as circuit_cross_exam_players
 from debatekit.players import cross_exam as cross_exam_players
+from debatekit.players import kw as kw_players
 from debatekit.players import stochastic as stochastic_players
 from debatekit.problems.registry import Instance
-from debatekit.protocols import bisection, cross_exam, stochastic
+from debatekit.protocols import bisection, circuit_cross_exam, cross_exam, kw, stochastic
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import word_width
 
@@ -34,6 +36,40 @@ def _bisection_guarantee(instance: Instance) -> Guarantee:
         bisection.bits_bound(tm),
         "Thm 5.1: c=1, s=0, <=1 oracle query, ceil(log2 T)*(config+1)+config bits",
     )
+
+
+def _circuit_cross_exam_guarantee(instance: Instance) -> Guarantee:
+    """Theorem 6 / Lemma 8: completeness 1, soundness 0, no oracle, ceil(log2(m+1)) + 3 bits read
+    (the +1 is Bob's ACCEPT word; it adds a bit to the paper's ceil(log2 m) + 3 only when the
+    circuit's size m is a power of two)."""
+    circuit = circuit_cross_exam.circuit_of(instance)
+    return Guarantee(
+        1.0,
+        0.0,
+        0,
+        circuit_cross_exam.bits_bound(circuit),
+        "Thm 6 / Lemma 8 (query complexity): c=1, s=0, ceil(log2(size+1))+3 bits of x, alpha, beta read",
+    )
+
+
+def _circuit_description(instance: Instance) -> dict:
+    circuit = circuit_cross_exam.circuit_of(instance)
+    return {"circuit_size": circuit.length, "circuit_depth": circuit.depth}
+
+
+def _kw_guarantee(instance: Instance) -> Guarantee:
+    return Guarantee(
+        1.0,
+        0.0,
+        0,
+        kw.bits_bound(kw.levelled_of(instance)),
+        "Thm 5 (Karchmer-Wigderson walk): c=1, s=0, depth+1 bits of x, alpha, beta read",
+    )
+
+
+def _kw_description(instance: Instance) -> dict:
+    circuit = kw.levelled_of(instance)
+    return {"circuit_size": circuit.size, "circuit_depth": circuit.depth}
 
 
 def _stochastic_rules(constants: str, instance: Instance) -> stochastic.Rules:
@@ -111,4 +147,26 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         bisection_players.STRATEGIES,
     ),
     "stochastic": _stochastic_spec("planned"),
+    "circuit-cross-exam": ProtocolSpec(
+        "circuit-cross-exam",
+        "Theorem 6 and Lemma 8 of the debate query complexity paper",
+        "Prover 0 writes every gate value, Prover 1 names a wrong gate or the output, V checks one gate",
+        circuit_cross_exam.debate,
+        _circuit_cross_exam_guarantee,
+        lambda instance: circuit_cross_exam.circuit_of(instance).length,
+        circuit_cross_exam_players.STRATEGIES,
+        describe=_circuit_description,
+        alice_argues=0,
+    ),
+    "kw": ProtocolSpec(
+        "kw",
+        "Theorem 5 of the debate query complexity paper (Karchmer-Wigderson)",
+        "the provers walk a levelled AND/OR circuit down to one input bit, one bit per gate; V reads the path",
+        kw.debate,
+        _kw_guarantee,
+        lambda instance: kw.levelled_of(instance).size,
+        kw_players.STRATEGIES,
+        describe=_kw_description,
+        alice_argues=0,
+    ),
 }

@@ -80,6 +80,9 @@ CASES = {  # protocol, problem, constants: (quick size, full size)
     ("stochastic", "noisy-majority", "lean"): (100, 1000),
     ("stochastic", "noisy-majority", "paper"): (100, 1000),
     ("stochastic", "noisy-majority", "planned"): (100, 1000),
+    ("kw", "parity", None): (256, 1024),
+    ("kw", "addition-overflow", None): (64, 256),
+    ("circuit-cross-exam", "parity", None): (256, 1024),
 }
 SCALING = {
     ("cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 17, 2)]),

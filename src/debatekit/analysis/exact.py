@@ -7,21 +7,27 @@
   search over the adversary's moves (``Move.options``), memoised on ``Move.key`` where the
   protocol declares that a subgame's value depends only on its key. A branch whose value reaches
   0 ends the search early, since the adversary can do no better.
+* :func:`solve_every_input`: :func:`solve` on every x in {0,1}^n, the condition of the query
+  complexity paper's Section 2 ("for every x in f^-1(1) ... and for every x in f^-1(0) ...").
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from debatekit.game import End, Judge, Move, Node, advance, forfeit, judge
 from debatekit.ledger import Ledger, Role
+from debatekit.machine.circuit import Circuit
 from debatekit.oracle import Asker, Oracle
 from debatekit.players.base import Seat, Strategy
 from debatekit.prob import Dist, Weight
-from debatekit.problems.registry import Instance
+from debatekit.problems.registry import Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec, honest_role
 from debatekit.reader import Reader
 
@@ -200,3 +206,44 @@ def solve(
         search.positions,
         promised,
     )
+
+
+def solve_every_input(
+    spec: ProtocolSpec,
+    problem: Problem,
+    size: int,
+    budget: int = 5_000_000,
+    tick: Callable[[int], None] | None = None,
+) -> list[tuple[str, Solution]]:
+    """:func:`solve` for every input x of ``size`` bits, each against its own best adversary:
+    (x as a bit string, solution) pairs. The problem's instance supplies the circuit forms; x
+    and the truth f(x) are replaced, f(x) computed by the problem's fan-in-2 circuit (its
+    ``machine``), independently of the form the protocol plays on. ``budget`` bounds the
+    positions searched over all inputs together."""
+    base = None
+    for truth in (True, False):
+        try:
+            base = problem.instance(size, truth, np.random.default_rng(0))
+            break
+        except InstanceError:
+            continue
+    if base is None:
+        raise ExactError(f"{problem.name} has no instance of size {size}")
+    circuit = base.machine
+    if not isinstance(circuit, Circuit) or circuit.n_witness or circuit.n_inputs != size:
+        raise ExactError(f"{problem.name} has no circuit on x alone to give every input's answer")
+    if 2**size > budget:
+        raise ExactError(f"{2**size} inputs exceed the budget of {budget} positions; try a smaller --size")
+    results, searched = [], 0
+    for bits in itertools.product((0, 1), repeat=size):
+        x = np.array(bits, dtype=np.uint8)
+        case = replace(base, x=x, truth=bool(circuit.evaluate(x)[-1]))
+        solution = solve(spec, case, budget - searched, _shifted(tick, searched))
+        searched += solution.positions
+        results.append(("".join(map(str, bits)), solution))
+    return results
+
+
+def _shifted(tick: Callable[[int], None] | None, done: int) -> Callable[[int], None] | None:
+    """Progress of one search reported as a total over the searches before it."""
+    return None if tick is None else (lambda k: tick(done + k))

@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from debatekit.cli import catalog_cmd, demo_cmd, lipschitz_cmd, plan_cmd, run_cmd, solve_cmd
+from debatekit.cli import catalog_cmd, demo_cmd, dqc_cmd, lipschitz_cmd, plan_cmd, run_cmd, solve_cmd
 from debatekit.cli.common import UserError
 
 app = typer.Typer(
@@ -23,6 +23,7 @@ app.command("problems")(catalog_cmd.problems)
 app.command("players")(catalog_cmd.players)
 app.command("plan")(plan_cmd.plan)
 app.command("lipschitz")(lipschitz_cmd.lipschitz)
+app.command("dqc")(dqc_cmd.dqc)
 
 
 def main(argv: list[str] | None = None) -> int:

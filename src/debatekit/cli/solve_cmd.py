@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from debatekit.analysis.exact import ExactError
+from debatekit.analysis.exact import ExactError, solve_every_input
 from debatekit.analysis.exact import solve as solve_exactly
 from debatekit.cli.common import (
     Constants,
@@ -22,6 +22,8 @@ from debatekit.cli.common import (
     with_constants,
 )
 from debatekit.cli.run_cmd import JsonOption, SeedOption, SizeOption, TruthOption
+from debatekit.problems import Problem
+from debatekit.protocols.spec import ProtocolSpec
 
 
 def solve(
@@ -34,11 +36,18 @@ def solve(
     constants: Annotated[
         Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
     ] = None,
+    all_inputs: Annotated[
+        bool,
+        typer.Option("--all-inputs", help="Solve every input x of --size bits (ignores --truth and --seed)."),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Search every adversary move on a small instance; report the honest side's win probability."""
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
+    if all_inputs:
+        every_input(spec, found, found.default_size if size is None else size, budget, json_out)
+        return
     case = instance(found, size, truth, seed)
     try:
         with progress(positive(budget, "--budget"), "positions searched (of the budget)") as advance:
@@ -52,4 +61,40 @@ def solve(
         f"{spec.name} on {found.name} (size {case.size}, truth {solution.truth}): honest "
         f"{solution.honest} wins with probability {solution.exact} against the best "
         f"{solution.adversary} ({solution.positions} positions searched; theorem: >= {solution.guarantee:g})"
+    )
+
+
+def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int, json_out: bool) -> None:
+    """``--all-inputs``: the exact value on every x of ``size`` bits, each against its best adversary."""
+    if not found.min_size <= size <= found.max_size:
+        raise UserError(f"{found.name} needs {found.min_size} <= --size <= {found.max_size}, got {size}")
+    try:
+        with progress(positive(budget, "--budget"), "positions searched (of the budget)") as advance:
+            results = solve_every_input(spec, found, size, budget, advance)
+    except ExactError as err:
+        raise UserError(str(err)) from err
+    worst = min(solution.value for _, solution in results)
+    holds = all(solution.value >= solution.guarantee for _, solution in results)
+    positions = sum(solution.positions for _, solution in results)
+    if json_out:
+        emit_json(
+            {
+                "protocol": spec.name,
+                "problem": found.name,
+                "size": size,
+                "inputs": len(results),
+                "min_value": worst,
+                "all_hold": holds,
+                "positions": positions,
+                "cases": [
+                    {"x": x, "truth": s.truth, "honest": s.honest, "value": s.value, "exact": s.exact}
+                    for x, s in results
+                ],
+            }
+        )
+        return
+    print(
+        f"{spec.name} on {found.name} (size {size}): on all {len(results)} inputs the honest side wins with "
+        f"probability >= {worst:g} against the best adversary ({positions} positions searched; "
+        f"theorem holds on every input: {'yes' if holds else 'NO'})"
     )

@@ -11,6 +11,7 @@ from debatekit.machine.circuit import (
     majority_circuit,
     parity_circuit,
 )
+from debatekit.machine.levelled import levelled, parity_levelled
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.machine.turing import palindrome_machine, parity_machine
 from debatekit.oracle import FunctionOracle
@@ -19,21 +20,23 @@ from debatekit.problems.registry import Instance, InstanceError, problem
 
 @problem(
     "parity",
-    "XOR of n input bits: a balanced XOR circuit and a scanning Turing machine",
-    ("cross-exam", "bisection"),
+    "XOR of n input bits: a balanced XOR circuit, its levelled form and a scanning Turing machine",
+    ("cross-exam", "bisection", "circuit-cross-exam", "kw"),
     default_size=64,
 )
 def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     x = rng.integers(0, 2, n).astype(np.uint8)
     if int(x.sum() % 2) != truth:
         x[rng.integers(n)] ^= 1
-    return Instance("parity", n, truth, x, machine=parity_circuit(n), turing=parity_machine(n))
+    return Instance(
+        "parity", n, truth, x, machine=parity_circuit(n), turing=parity_machine(n), levelled=lambda: parity_levelled(n)
+    )
 
 
 @problem(
     "majority",
-    "1 iff more than half of n bits are 1: an adder-tree counting circuit",
-    ("cross-exam",),
+    "1 iff more than half of n bits are 1: an adder-tree counting circuit and its levelled form",
+    ("cross-exam", "circuit-cross-exam", "kw"),
     default_size=1024,
     max_size=2**20,
 )
@@ -41,7 +44,8 @@ def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     ones = _near_threshold(n, truth, rng)
     x = np.zeros(n, dtype=np.uint8)
     x[rng.choice(n, ones, replace=False)] = 1
-    return Instance("majority", n, truth, x, machine=majority_circuit(n))
+    circuit = majority_circuit(n)
+    return Instance("majority", n, truth, x, machine=circuit, levelled=lambda: levelled(circuit))
 
 
 def _near_threshold(n: int, truth: bool, rng: np.random.Generator) -> int:

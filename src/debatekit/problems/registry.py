@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from debatekit.machine.levelled import LevelledCircuit
 from debatekit.machine.transcript import TranscriptMachine
 from debatekit.machine.turing import TuringMachine
 from debatekit.oracle import NO_ORACLE, Oracle
@@ -36,6 +37,14 @@ class Instance:
     lipschitz: float | None = None
     """K of Definition 6.1 (in the Lean form: every step's conditional probability may move),
     as derived in the problem's docstring; None for deterministic problems."""
+    levelled: LevelledCircuit | Callable[[], LevelledCircuit] | None = None
+    """The levelled AND/OR form for the KW walk (Theorem 5), or a function building it on first use."""
+
+    def levelled_circuit(self) -> LevelledCircuit | None:
+        """The levelled form, built (once) if it was given as a function."""
+        if callable(self.levelled):
+            object.__setattr__(self, "levelled", self.levelled())
+        return self.levelled  # type: ignore[return-value]
 
     def __post_init__(self) -> None:
         for array in (self.x, self.witness):  # players share the instance: none may edit it
