@@ -87,6 +87,8 @@ CASES = {  # protocol, problem, constants: (quick size, full size)
 SCALING = {
     ("cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 17, 2)]),
     ("bisection", "palindrome"): ([4, 8, 16, 32], [4, 8, 16, 32, 64, 128]),
+    ("kw", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 21, 4)]),
+    ("circuit-cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 21, 4)]),
 }
 EXACT = [  # protocol, problem, size, truth: small enough to search every adversary move in seconds
     ("cross-exam", "parity", 4, True),
@@ -107,7 +109,11 @@ def plan(quick: bool) -> int:
         for p, _, _ in CASES
         for r in (Role.ALICE, Role.BOB)
     )
-    return rows + sum(len(sizes[0 if quick else 1]) for sizes in SCALING.values()) * 2 * _scale_trials(quick)
+    scale = sum(
+        len(sizes[0 if quick else 1]) * sum(len(PROTOCOLS[p].strategies[r]) for r in (Role.ALICE, Role.BOB))
+        for (p, _), sizes in SCALING.items()
+    )
+    return rows + scale * _scale_trials(quick)
 
 
 def _trials(quick: bool, spec: ProtocolSpec) -> int:
@@ -170,19 +176,14 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
         spec = PROTOCOLS[name]
         for size in sizes[0 if quick else 1]:
             worst, T, bound = 0, 0, 0
-            for truth, alice, bob in ((True, "honest", spec_default_bob(name)), (False, "lie-step", "honest")):
+            for truth in (True, False):
                 case = make_instance(PROBLEMS[problem], size, truth, seed)
-                r = run(
-                    spec,
-                    case,
-                    spec.strategies[Role.ALICE][alice],
-                    spec.strategies[Role.BOB][bob],
-                    scale_trials,
-                    seed,
-                    count,
-                )
-                done += scale_trials
-                worst, T, bound = max(worst, r.verifier_bits_read_max), r.T, r.guarantee.bits_read
+                honest = honest_role(spec, truth)
+                for adversary in spec.strategies[honest.opponent].values():
+                    players = {honest: spec.strategies[honest]["honest"], honest.opponent: adversary}
+                    r = run(spec, case, players[Role.ALICE], players[Role.BOB], scale_trials, seed, count)
+                    done += scale_trials
+                    worst, T, bound = max(worst, r.verifier_bits_read_max), r.T, r.guarantee.bits_read
             scaling.append(ScalePoint(name, problem, size, T, worst, bound))
     exact = [
         solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
@@ -202,8 +203,3 @@ def _xor_point(n: int) -> LipschitzPoint:
     return LipschitzPoint(
         n, steps, k, distance, rules_for("lean", k, steps).vera_samples, rules_for("paper", k, steps).vera_samples
     )
-
-
-def spec_default_bob(protocol: str) -> str:
-    """The Bob that makes the verifier read the most: a random challenge or a random half."""
-    return "point-random" if protocol == "cross-exam" else "random"

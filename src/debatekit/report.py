@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -38,12 +39,13 @@ def _plot(result: DemoResult, path: Path) -> None:
     fig, axes = plt.subplots(1, len(protocols), figsize=(5.5 * len(protocols), 4), squeeze=False)
     for ax, name in zip(axes[0], protocols, strict=True):
         points = [s for s in result.scaling if s.protocol == name]
-        ts = [s.T for s in points]
-        ax.plot(ts, [s.verifier_bits_read_max for s in points], "o-", label="bits read (max over debates)")
-        ax.plot(ts, [s.bits_bound for s in points], "--", label="theorem's bound")
+        ns = [s.size for s in points]
+        ax.plot(ns, [s.verifier_bits_read_max for s in points], "o-", label="bits read (max, every adversary)")
+        ax.plot(ns, [s.bits_bound for s in points], "--", label="theorem's bound")
+        ax.plot(ns, [math.log2(n) for n in ns], ":", label="log2 n (Corollary 4's floor)")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("T (steps of the computation)")
-        ax.set_ylabel("prover bits the verifier read")
+        ax.set_xlabel("n (input bits)")
+        ax.set_ylabel("bits the verifier read")
         ax.set_title(f"{name} on {points[0].problem}")
         ax.legend()
     fig.tight_layout()
