@@ -23,7 +23,7 @@ JUDGE_YES = 0.98
 
 @problem(
     "noisy-majority",
-    f"majority of {VOTES} independent human judgements of one claim, after size-{VOTES + 1} bookkeeping "
+    f"majority of {VOTES} independent human judgements of one claim, after size - {VOTES + 1} bookkeeping "
     "steps: K = O(1) however long the computation",
     ("stochastic",),
     default_size=100,
