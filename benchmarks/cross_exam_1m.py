@@ -21,10 +21,7 @@ This is a measurement script, not a test: it asserts only that the answers are r
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -37,16 +34,7 @@ from debatekit.players.base import Seat
 from debatekit.problems import Instance
 from debatekit.protocols import cross_exam
 from debatekit.reader import Reader
-
-
-def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Median wall time of ``fn()`` over ``repeat`` calls (seconds), and its last result."""
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+from timing import median_time
 
 
 def python_loop(circuit: Circuit, x: np.ndarray) -> list[int]:

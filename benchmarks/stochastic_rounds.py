@@ -35,10 +35,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -49,19 +46,10 @@ from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import stochastic
+from timing import median_time
 
 BERNOULLI_P = 0.8
 """The success probability of the raw Bernoulli timing (noisy-majority's judges say yes w.p. 0.8)."""
-
-
-def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Median wall time of ``fn()`` over ``repeat`` calls (seconds), and its last result."""
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def fresh(seq: np.random.SeedSequence) -> np.random.SeedSequence:
