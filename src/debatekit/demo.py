@@ -87,8 +87,8 @@ CASES = {  # protocol, problem, constants: (quick size, full size)
 SCALING = {
     ("cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 17, 2)]),
     ("bisection", "palindrome"): ([4, 8, 16, 32], [4, 8, 16, 32, 64, 128]),
-    ("kw", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 21, 4)]),
-    ("circuit-cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 21, 4)]),
+    ("kw", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 17, 4)]),
+    ("circuit-cross-exam", "parity"): ([2**k for k in range(4, 13, 2)], [2**k for k in range(4, 17, 4)]),
 }
 EXACT = [  # protocol, problem, size, truth: small enough to search every adversary move in seconds
     ("cross-exam", "parity", 4, True),
