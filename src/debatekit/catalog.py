@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 
-from debatekit.analysis import stochastic_exact
 from debatekit.players import bisection as bisection_players
 from debatekit.players import circuit_cross_exam as circuit_cross_exam_players
 from debatekit.players import cross_exam as cross_exam_players
@@ -83,6 +82,13 @@ def _rules(constants: str, k: float, steps: int) -> stochastic.Rules:
     return stochastic.rules_for(constants, k, steps)
 
 
+def _stochastic_solve(constants: str, instance: Instance):
+    """Exact backward induction; imported on use, as scipy.stats is slow to import."""
+    from debatekit.analysis import stochastic_exact
+
+    return stochastic_exact.solve(instance, _stochastic_rules(constants, instance))
+
+
 def _stochastic_spec(constants: str) -> ProtocolSpec:
     """Stochastic-oracle debate with the given constants (planned, lean or paper)."""
 
@@ -123,7 +129,7 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
         simulate=simulate, constants=constants, variant=_stochastic_spec, describe=describe,
-        solver=lambda instance: stochastic_exact.solve(instance, _stochastic_rules(constants, instance)),
+        solver=lambda instance: _stochastic_solve(constants, instance),
     )  # fmt: skip
 
 
