@@ -48,6 +48,11 @@ class StrategyError(ValueError):
     """A strategy name that is neither built in nor an importable ``module:attr``."""
 
 
+def by_name(*strategies: Strategy) -> dict[str, Strategy]:
+    """A role's strategy table, keyed by name."""
+    return {s.name: s for s in strategies}
+
+
 def resolve(spec: str, role: Role, builtins: dict[str, Strategy]) -> Strategy:
     """A built-in strategy by name, or the user's own as ``module:attr`` (a factory or class)."""
     if spec in builtins:

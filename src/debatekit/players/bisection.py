@@ -7,7 +7,7 @@ from typing import Any
 
 from debatekit.ledger import Role
 from debatekit.machine.turing import Config
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
 from debatekit.protocols.bisection import HonestAlice, HonestBob, machine_of
 
@@ -107,26 +107,18 @@ def malformed_half(seat: Seat) -> _Halves:
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
-    Role.ALICE: {
-        s.name: s
-        for s in [
-            Strategy("honest", Role.ALICE, "run M once and send the true configurations", HonestAlice),
-            Strategy("lie-final", Role.ALICE, "claim an accepting final configuration, true middles", LieFinal),
-            Strategy("lie-step", Role.ALICE, "corrupt one step, follow M from there, claim acceptance", LieStep),
-            Strategy("random", Role.ALICE, "uniformly random valid configurations", RandomConfigs),
-            Strategy(
-                "malformed", Role.ALICE, "short tapes, out-of-range states or heads, None, text", MalformedConfigs
-            ),
-        ]
-    },
-    Role.BOB: {
-        s.name: s
-        for s in [
-            Strategy("honest", Role.BOB, "simulate the first half and dispute the half that is false", HonestBob),
-            Strategy("first", Role.BOB, "always dispute the first half", first_half),
-            Strategy("second", Role.BOB, "always dispute the second half", second_half),
-            Strategy("random", Role.BOB, "dispute a uniformly random half (mixed)", random_half),
-            Strategy("malformed", Role.BOB, "send 2, -1, None, NaN or a string instead of a bit", malformed_half),
-        ]
-    },
+    Role.ALICE: by_name(
+        Strategy("honest", Role.ALICE, "run M once and send the true configurations", HonestAlice),
+        Strategy("lie-final", Role.ALICE, "claim an accepting final configuration, true middles", LieFinal),
+        Strategy("lie-step", Role.ALICE, "corrupt one step, follow M from there, claim acceptance", LieStep),
+        Strategy("random", Role.ALICE, "uniformly random valid configurations", RandomConfigs),
+        Strategy("malformed", Role.ALICE, "short tapes, out-of-range states or heads, None, text", MalformedConfigs),
+    ),
+    Role.BOB: by_name(
+        Strategy("honest", Role.BOB, "simulate the first half and dispute the half that is false", HonestBob),
+        Strategy("first", Role.BOB, "always dispute the first half", first_half),
+        Strategy("second", Role.BOB, "always dispute the second half", second_half),
+        Strategy("random", Role.BOB, "dispute a uniformly random half (mixed)", random_half),
+        Strategy("malformed", Role.BOB, "send 2, -1, None, NaN or a string instead of a bit", malformed_half),
+    ),
 }

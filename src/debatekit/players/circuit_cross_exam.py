@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.ledger import Role
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
 from debatekit.protocols.circuit_cross_exam import (
     ACCEPT,
@@ -150,33 +150,25 @@ class _RandomBob:
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
-    Role.ALICE: {
-        s.name: s
-        for s in [
-            Strategy("honest", Role.ALICE, "play the rounds optimally, then write every true gate value", HonestAlice),
-            Strategy("lie-gate", Role.ALICE, "one wrong gate with a consistent cover-up above it, output 0", lie_gate),
-            Strategy("lie-output", Role.ALICE, "the true gate values with the output flipped", lie_output),
-            Strategy("all-zero", Role.ALICE, "every gate claimed 0", all_zero),
-            Strategy("random", Role.ALICE, "uniform transcript bits and gate values, output 0", _RandomAlice),
-            Strategy("malformed", Role.ALICE, "wrong length, non-bits, NaN, None or not a sequence", malformed_gates),
-        ]
-    },
-    Role.BOB: {
-        s.name: s
-        for s in [
-            Strategy(
-                "honest",
-                Role.BOB,
-                "play the rounds optimally, then name the first wrong gate, else the output if 1",
-                HonestBob,
-            ),
-            Strategy("accept", Role.BOB, "point nowhere", always_accept),
-            Strategy("point-output", Role.BOB, "name the output gate", point_output),
-            Strategy("point-random", Role.BOB, "name a uniformly random gate (mixed)", point_random),
-            Strategy("random", Role.BOB, "uniform transcript bits and a uniform pointer (mixed)", _RandomBob),
-            Strategy(
-                "malformed", Role.BOB, "an index out of range, negative, NaN, a float or a string", malformed_pointer
-            ),
-        ]
-    },
+    Role.ALICE: by_name(
+        Strategy("honest", Role.ALICE, "play the rounds optimally, then write every true gate value", HonestAlice),
+        Strategy("lie-gate", Role.ALICE, "one wrong gate with a consistent cover-up above it, output 0", lie_gate),
+        Strategy("lie-output", Role.ALICE, "the true gate values with the output flipped", lie_output),
+        Strategy("all-zero", Role.ALICE, "every gate claimed 0", all_zero),
+        Strategy("random", Role.ALICE, "uniform transcript bits and gate values, output 0", _RandomAlice),
+        Strategy("malformed", Role.ALICE, "wrong length, non-bits, NaN, None or not a sequence", malformed_gates),
+    ),
+    Role.BOB: by_name(
+        Strategy(
+            "honest",
+            Role.BOB,
+            "play the rounds optimally, then name the first wrong gate, else the output if 1",
+            HonestBob,
+        ),
+        Strategy("accept", Role.BOB, "point nowhere", always_accept),
+        Strategy("point-output", Role.BOB, "name the output gate", point_output),
+        Strategy("point-random", Role.BOB, "name a uniformly random gate (mixed)", point_random),
+        Strategy("random", Role.BOB, "uniform transcript bits and a uniform pointer (mixed)", _RandomBob),
+        Strategy("malformed", Role.BOB, "an index out of range, negative, NaN, a float or a string", malformed_pointer),
+    ),
 }

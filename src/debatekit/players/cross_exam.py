@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.ledger import Role
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
 from debatekit.protocols.cross_exam import ACCEPT, HonestAlice, HonestBob
 
@@ -129,33 +129,21 @@ def malformed_challenge(seat: Seat) -> _Challenger:
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
-    Role.ALICE: {
-        s.name: s
-        for s in [
-            Strategy("honest", Role.ALICE, "run M(x, w) once and send w and the true transcript", HonestAlice),
-            Strategy("lie-output", Role.ALICE, "the true transcript with the output bit flipped", lie_output),
-            Strategy("lie-step", Role.ALICE, "lie at one random step, consistent with M afterwards", lie_step),
-            Strategy(
-                "random-witness", Role.ALICE, "a random witness, a consistent transcript, output 1", random_witness
-            ),
-            Strategy("random", Role.ALICE, "uniformly random transcript bits with output 1", random_transcript),
-            Strategy(
-                "malformed", Role.ALICE, "wrong length, non-bits, NaN, None or not a sequence", malformed_transcript
-            ),
-        ]
-    },
-    Role.BOB: {
-        s.name: s
-        for s in [
-            Strategy(
-                "honest", Role.BOB, "name the first step inconsistent with Alice's own bits, else accept", HonestBob
-            ),
-            Strategy("accept", Role.BOB, "accept every transcript", always_accept),
-            Strategy("point-output", Role.BOB, "name the output step", point_output),
-            Strategy("point-random", Role.BOB, "name a uniformly random step (mixed)", point_random),
-            Strategy(
-                "malformed", Role.BOB, "an index out of range, negative, NaN, a float or a string", malformed_challenge
-            ),
-        ]
-    },
+    Role.ALICE: by_name(
+        Strategy("honest", Role.ALICE, "run M(x, w) once and send w and the true transcript", HonestAlice),
+        Strategy("lie-output", Role.ALICE, "the true transcript with the output bit flipped", lie_output),
+        Strategy("lie-step", Role.ALICE, "lie at one random step, consistent with M afterwards", lie_step),
+        Strategy("random-witness", Role.ALICE, "a random witness, a consistent transcript, output 1", random_witness),
+        Strategy("random", Role.ALICE, "uniformly random transcript bits with output 1", random_transcript),
+        Strategy("malformed", Role.ALICE, "wrong length, non-bits, NaN, None or not a sequence", malformed_transcript),
+    ),
+    Role.BOB: by_name(
+        Strategy("honest", Role.BOB, "name the first step inconsistent with Alice's own bits, else accept", HonestBob),
+        Strategy("accept", Role.BOB, "accept every transcript", always_accept),
+        Strategy("point-output", Role.BOB, "name the output step", point_output),
+        Strategy("point-random", Role.BOB, "name a uniformly random step (mixed)", point_random),
+        Strategy(
+            "malformed", Role.BOB, "an index out of range, negative, NaN, a float or a string", malformed_challenge
+        ),
+    ),
 }

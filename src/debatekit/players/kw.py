@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from debatekit.ledger import Role
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
 from debatekit.protocols.kw import Honest
 
@@ -60,17 +60,14 @@ def malformed(seat: Seat) -> _Pointer:
 
 def _table(role: Role) -> dict[str, Strategy]:
     aim = "a 0-child at AND gates" if role is Role.ALICE else "a 1-child at OR gates"
-    return {
-        s.name: s
-        for s in [
-            Strategy("honest", role, f"point to {aim} (Theorem 5)", Honest),
-            Strategy("left", role, "always the left child", always_left),
-            Strategy("right", role, "always the right child", always_right),
-            Strategy("random", role, "a uniformly random child (mixed)", random_child),
-            Strategy("wrong-child", role, "a child of the opposite value, if any", wrong_child),
-            Strategy("malformed", role, "2, None, NaN or the string '1'", malformed),
-        ]
-    }
+    return by_name(
+        Strategy("honest", role, f"point to {aim} (Theorem 5)", Honest),
+        Strategy("left", role, "always the left child", always_left),
+        Strategy("right", role, "always the right child", always_right),
+        Strategy("random", role, "a uniformly random child (mixed)", random_child),
+        Strategy("wrong-child", role, "a child of the opposite value, if any", wrong_child),
+        Strategy("malformed", role, "2, None, NaN or the string '1'", malformed),
+    )
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {role: _table(role) for role in (Role.ALICE, Role.BOB)}

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.ledger import Role
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic import HonestAlice, HonestBob, StepView, conditionals, machine_of
 
@@ -161,34 +161,24 @@ class FixedShareBob(_ZeroShare, HonestBob):
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
-    Role.ALICE: {
-        s.name: s
-        for s in [
-            Strategy("honest", Role.ALICE, "Lean's alice: the mean of her samples; a uniform coin share", HonestAlice),
-            Strategy("bias", Role.ALICE, f"claim p ± {BIAS} at every step, towards output 1", Bias),
-            Strategy(
-                "influential", Role.ALICE, "lie only at the most influential step, claiming certainty", Influential
-            ),
-            Strategy(
-                "under-threshold", Role.ALICE, "lie at every step just inside honest Bob's acceptance", UnderThreshold
-            ),
-            Strategy("lie-output", Role.ALICE, "honest until the output step, then claim P = 1", LieOutput),
-            Strategy("malformed", Role.ALICE, "NaN, ±inf, -0.5, 1.5, text or None at a random step", MalformedClaims),
-            Strategy("fixed-share", Role.ALICE, "paper form: always the coin share 0 (honest claims)", FixedShareAlice),
-        ]
-    },
-    Role.BOB: {
-        s.name: s
-        for s in [
-            Strategy("honest", Role.BOB, "Lean's bob: abort iff his estimate is far from the claim", HonestBob),
-            Strategy("always-abort", Role.BOB, "abort at the first step", AlwaysAbort),
-            Strategy("never-abort", Role.BOB, "never abort", NeverAbort),
-            Strategy("random-abort", Role.BOB, "abort at a uniformly random step", RandomAbort),
-            Strategy(
-                "bit-abort", Role.BOB, "abort when the drawn bit (Lean form: the claim) goes Alice's way", BitAbort
-            ),
-            Strategy("malformed", Role.BOB, "answer 'yes', NaN, 2 or None at a random step", MalformedAborts),
-            Strategy("fixed-share", Role.BOB, "paper form: always the coin share 0 (honest decisions)", FixedShareBob),
-        ]
-    },
+    Role.ALICE: by_name(
+        Strategy("honest", Role.ALICE, "Lean's alice: the mean of her samples; a uniform coin share", HonestAlice),
+        Strategy("bias", Role.ALICE, f"claim p ± {BIAS} at every step, towards output 1", Bias),
+        Strategy("influential", Role.ALICE, "lie only at the most influential step, claiming certainty", Influential),
+        Strategy(
+            "under-threshold", Role.ALICE, "lie at every step just inside honest Bob's acceptance", UnderThreshold
+        ),
+        Strategy("lie-output", Role.ALICE, "honest until the output step, then claim P = 1", LieOutput),
+        Strategy("malformed", Role.ALICE, "NaN, ±inf, -0.5, 1.5, text or None at a random step", MalformedClaims),
+        Strategy("fixed-share", Role.ALICE, "paper form: always the coin share 0 (honest claims)", FixedShareAlice),
+    ),
+    Role.BOB: by_name(
+        Strategy("honest", Role.BOB, "Lean's bob: abort iff his estimate is far from the claim", HonestBob),
+        Strategy("always-abort", Role.BOB, "abort at the first step", AlwaysAbort),
+        Strategy("never-abort", Role.BOB, "never abort", NeverAbort),
+        Strategy("random-abort", Role.BOB, "abort at a uniformly random step", RandomAbort),
+        Strategy("bit-abort", Role.BOB, "abort when the drawn bit (Lean form: the claim) goes Alice's way", BitAbort),
+        Strategy("malformed", Role.BOB, "answer 'yes', NaN, 2 or None at a random step", MalformedAborts),
+        Strategy("fixed-share", Role.BOB, "paper form: always the coin share 0 (honest decisions)", FixedShareBob),
+    ),
 }
