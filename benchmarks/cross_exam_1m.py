@@ -34,7 +34,7 @@ from debatekit.players.base import Seat
 from debatekit.problems import Instance
 from debatekit.protocols import cross_exam
 from debatekit.reader import Reader
-from timing import median_time
+from timing import median_time, print_table
 
 
 def python_loop(circuit: Circuit, x: np.ndarray) -> list[int]:
@@ -147,9 +147,7 @@ def main(argv: list[str] | None = None) -> None:
         ("(g) one whole honest debate (play_one)", f"{t_debate * ms:.2f} ms (= {t_debate / t_eval:.2f} x (a))", ""),
     ]
     print(f"cross-examination over a {T:,}-step computation; median of {args.repeat} runs, seed {args.seed}")
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print_table(rows)
     print(
         f"checks: (b)/(a) <= 2: {'met' if t_alice <= 2 * t_eval else 'NOT met'}; "
         f"verifier mean <= 1 ms: {'met' if check_ms.mean() <= 1 else 'NOT met'}; "

@@ -46,7 +46,7 @@ from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import stochastic
-from timing import median_time
+from timing import median_time, print_table
 
 BERNOULLI_P = 0.8
 """The success probability of the raw Bernoulli timing (noisy-majority's judges say yes w.p. 0.8)."""
@@ -274,9 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         f"stochastic-oracle debate, honest Alice vs honest Bob, {rules.constants} constants; seed {args.seed}, "
         f"median of {args.repeat} run(s)"
     )
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    print_table(rows)
     print(
         f"targets: one debate <= 10 s: {'met' if t_single <= 10 else 'NOT met'}; "
         f"(a)/(c) >= 50: {'met' if speedup >= 50 else 'NOT met'}"

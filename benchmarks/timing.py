@@ -1,4 +1,4 @@
-"""Timing shared by the benchmark scripts."""
+"""Timing and the results table shared by the benchmark scripts."""
 
 from __future__ import annotations
 
@@ -16,3 +16,10 @@ def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+def print_table(rows: list[tuple[str, str, str]]) -> None:
+    """Rows of (measure, value, target), in aligned columns."""
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

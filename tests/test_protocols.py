@@ -34,6 +34,7 @@ from debatekit.oracle import NO_ORACLE, TableOracle
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols.spec import honest_role
 from debatekit.reader import as_bit, as_index, word_width
 
 CROSS = PROTOCOLS["cross-exam"]
@@ -108,15 +109,21 @@ def check_cross_exam_debate(instance: Instance, alice: Strategy, bob: Strategy, 
     return outcome
 
 
-def check_honest_wins_cross_exam(instance: Instance, seeds=SEEDS) -> None:
-    honest = Role.ALICE if instance.truth else Role.BOB
+def check_honest_wins(spec, check_debate, instance: Instance, seeds=SEEDS) -> None:
+    """The honest side beats every built-in adversary of ``spec``; ``check_debate`` plays and
+    checks one debate."""
+    honest = honest_role(spec, instance.truth)
     adversary = honest.opponent
-    for name, strategy in CROSS.strategies[adversary].items():
-        players = {honest: CROSS.strategies[honest]["honest"], adversary: strategy}
+    for name, strategy in spec.strategies[adversary].items():
+        players = {honest: spec.strategies[honest]["honest"], adversary: strategy}
         for seed in seeds:
-            outcome = check_cross_exam_debate(instance, players[Role.ALICE], players[Role.BOB], seed)
+            outcome = check_debate(instance, players[Role.ALICE], players[Role.BOB], seed)
             assert outcome.verdict == instance.answer, (name, seed, outcome.reason)
             assert outcome.forfeit is not honest
+
+
+def check_honest_wins_cross_exam(instance: Instance, seeds=SEEDS) -> None:
+    check_honest_wins(CROSS, check_cross_exam_debate, instance, seeds)
 
 
 @settings(deadline=None, max_examples=100)
@@ -258,14 +265,7 @@ def check_bisection_debate(instance: Instance, alice: Strategy, bob: Strategy, s
 
 
 def check_honest_wins_bisection(instance: Instance, seeds=SEEDS) -> None:
-    honest = Role.ALICE if instance.truth else Role.BOB
-    adversary = honest.opponent
-    for name, strategy in BISECT.strategies[adversary].items():
-        players = {honest: BISECT.strategies[honest]["honest"], adversary: strategy}
-        for seed in seeds:
-            outcome = check_bisection_debate(instance, players[Role.ALICE], players[Role.BOB], seed)
-            assert outcome.verdict == instance.answer, (name, seed, outcome.reason)
-            assert outcome.forfeit is not honest
+    check_honest_wins(BISECT, check_bisection_debate, instance, seeds)
 
 
 @settings(deadline=None, max_examples=100)
