@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from debatekit.machine.decomposition import Decomposition
 from debatekit.machine.levelled import LevelledCircuit
 from debatekit.machine.transcript import TranscriptMachine
 from debatekit.machine.turing import TuringMachine
@@ -39,12 +40,21 @@ class Instance:
     as derived in the problem's docstring; None for deterministic problems."""
     levelled: LevelledCircuit | Callable[[], LevelledCircuit] | None = None
     """The levelled AND/OR form for the KW walk (Theorem 5), or a function building it on first use."""
+    decomposition: Decomposition | Callable[[], Decomposition] | None = None
+    """The recursive decomposition M_D of x for prover-estimator and naive recursive debate
+    (Definition 5.1), or a function building it on first use."""
 
     def levelled_circuit(self) -> LevelledCircuit | None:
         """The levelled form, built (once) if it was given as a function."""
         if callable(self.levelled):
             object.__setattr__(self, "levelled", self.levelled())
         return self.levelled  # type: ignore[return-value]
+
+    def recursive_decomposition(self) -> Decomposition | None:
+        """The decomposition, built (once) if it was given as a function."""
+        if callable(self.decomposition):
+            object.__setattr__(self, "decomposition", self.decomposition())
+        return self.decomposition  # type: ignore[return-value]
 
     def __post_init__(self) -> None:
         for array in (self.x, self.witness):  # players share the instance: none may edit it

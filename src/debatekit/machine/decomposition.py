@@ -1,0 +1,192 @@
+"""Recursive decompositions (Definition 5.1 of the prover-estimator debate paper).
+
+A depth-d, width-q decomposition of one input x is a machine M_D(x, y, z): a *query* ŷ of level
+k ≥ 1 (a claim) splits into q queries y = (y_1..y_q) of level k-1, and M_D computes ŷ's answer
+from their answers z = (z_1..z_q). The root ŷ^d asks "L(x) = 1?"; a level-0 query names a set S
+of coordinates of an implicit proof u, and its answer is the human-judgement oracle on them,
+O(u_S). The correct answers g (Definition 5.2's "correct query answer") are those of the proof
+the decomposition is built on.
+
+The verifier only ever meets queries a prover sent, so :meth:`Decomposition.valid_split` must
+accept exactly the splits M_D is defined on and never raise on garbage.
+
+:func:`natural` is the paper's natural decomposition of a transcript machine ("2^k steps are
+correct" is the AND of two claims about 2^(k-1) steps), in a width-q form; users subclass
+:class:`Decomposition` for their own.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from debatekit.machine.transcript import StepKind, TranscriptMachine
+from debatekit.oracle import Oracle
+
+Query = Hashable
+
+
+@dataclass(frozen=True)
+class Automaton:
+    """M_D(x, y, ·) read left to right: ``step(state, i, z_i)`` after each answer, ``output(state)``
+    at the end. The conditional probabilities of the answers must depend on z_<i only through
+    the state (as they do when the subclaims are independent)."""
+
+    start: Hashable
+    step: Callable[[Hashable, int, int], Hashable]
+    output: Callable[[Hashable], int]
+
+
+class Decomposition(ABC):
+    """M_D for one input x (Definition 5.1): depth d, width q, an implicit proof of length m."""
+
+    depth: int
+    width: int
+
+    @abstractmethod
+    def root(self) -> Query:
+        """ŷ^d: the claim L(x) = 1."""
+
+    @abstractmethod
+    def split(self, query: Query, level: int) -> tuple[Query, ...]:
+        """The q queries of level ``level`` - 1 that a level-``level`` query decomposes into (what an
+        honest prover sends)."""
+
+    def valid_split(self, query: Query, level: int, subqueries: object) -> bool:
+        """Whether a prover's ``subqueries`` are a split M_D is defined on; the default accepts
+        exactly :meth:`split`. Must not raise on any input."""
+        try:
+            return isinstance(subqueries, tuple) and subqueries == self.split(query, level)
+        except Exception:
+            return False
+
+    @abstractmethod
+    def combine(self, query: Query, level: int, answers: tuple[int, ...]) -> int:
+        """M_D(x, y, z): the answer to ``query`` given answers ``z`` to its split."""
+
+    @abstractmethod
+    def leaf(self, query: Query) -> tuple[int, ...]:
+        """S ⊆ [m]: the proof coordinates a level-0 query names."""
+
+    @abstractmethod
+    def judge(self, query: Query, bits: tuple[int, ...]) -> float:
+        """P[O(ũ_S) = 1] for a level-0 query, given the proof bits ũ_S (0/1, in the order of
+        :meth:`leaf`)."""
+
+    @abstractmethod
+    def proof(self, j: int) -> int:
+        """u_j of the implicit proof the decomposition is built on (A(x, j) in Definition 5.2)."""
+
+    @abstractmethod
+    def truth(self, query: Query, level: int) -> float:
+        """g(x, query): the probability that the correct answer is 1 (0 or 1 when deterministic)."""
+
+    def conditional(self, query: Query, level: int, i: int, prefix: tuple[int, ...]) -> float:
+        """P[z_i = 1 | z_<i = prefix] for the split of ``query`` under the correct answers; by
+        default the subclaims are independent, so this is the truth of subquery i."""
+        return self.truth(self.split(query, level)[i], level - 1)
+
+    def automaton(self, query: Query, level: int) -> Automaton | None:
+        """M_D on the split of ``query`` as a streaming automaton over z_1..z_q, when it has a small
+        one; stability analysis uses it beyond q = 12 (:mod:`debatekit.analysis.stability`)."""
+        return None
+
+    def answer_distribution(self, query: Query, level: int) -> np.ndarray:
+        """The correct joint distribution of z over {0,1}^q (index: z_1 is the most significant
+        bit), from :meth:`conditional`: the g_k of Lemma A.4."""
+        q = self.width
+        probs = np.ones(1)
+        for i in range(q):
+            prefixes = [tuple(int(b) for b in np.binary_repr(p, i)) if i else () for p in range(2**i)]
+            p1 = np.array([self.conditional(query, level, i, prefix) for prefix in prefixes])
+            probs = np.stack([probs * (1 - p1), probs * p1], axis=1).reshape(-1)
+        return probs
+
+
+class NaturalDecomposition(Decomposition):
+    """The natural decomposition of a deterministic transcript machine M on input x (Section 5).
+
+    A level-k query is a block (a, a + q^k) of step numbers, claiming "every step t in the block
+    with t < T writes the bit its rule gives on the proof's y_{I(t)}, and if the block holds the
+    last step, that bit is 1". The root is (0, q^d) with d = ⌈log_q T⌉ (steps at T and beyond are
+    padding, trivially correct); a block splits into its q equal sub-blocks and M_D is their AND.
+    The implicit proof u is (x, y_1..y_T) in the machine's addresses; a leaf (t, t+1) names
+    S = I(t) ∪ {address of y_t}, and the oracle checks that one step: a compute step exactly, an
+    oracle step by asking O on the query built from ũ_{I(t)} (one human judgement), which must be
+    deterministic so that the correct answers are bits.
+    """
+
+    def __init__(self, machine: TranscriptMachine, x: np.ndarray, oracle: Oracle, width: int = 2):
+        if width < 2:
+            raise ValueError("a decomposition needs width q >= 2")
+        if machine.n_witness:
+            raise ValueError("the natural decomposition takes machines without a witness")
+        if not machine.deterministic:
+            raise ValueError("the natural decomposition needs a machine without coin steps")
+        self.machine, self.oracle, self.width = machine, oracle, width
+        self.x = np.asarray(x, dtype=np.uint8)
+        self.depth = max(1, math.ceil(math.log(machine.length, width) - 1e-12))
+
+    def _known_answer(self, query: Hashable) -> int:
+        p = self.oracle.probability(query)
+        if p not in (0.0, 1.0):
+            raise ValueError("the natural decomposition needs a deterministic oracle (P[O(z)=1] in {0, 1})")
+        return int(p)
+
+    @cached_property
+    def _transcript(self) -> np.ndarray:
+        return self.machine.run(self.x, self._known_answer, np.random.default_rng(0))
+
+    @property
+    def proof_length(self) -> int:
+        return self.machine.offset + self.machine.length
+
+    def root(self) -> Query:
+        return (0, self.width**self.depth)
+
+    def split(self, query: Query, level: int) -> tuple[Query, ...]:
+        a, _ = query  # type: ignore[misc]
+        span = self.width ** (level - 1)
+        return tuple((a + i * span, a + (i + 1) * span) for i in range(self.width))
+
+    def combine(self, query: Query, level: int, answers: tuple[int, ...]) -> int:
+        return int(all(answers))
+
+    def automaton(self, query: Query, level: int) -> Automaton:
+        return Automaton(1, lambda state, i, z: state & z, lambda state: state)
+
+    def leaf(self, query: Query) -> tuple[int, ...]:
+        t = query[0]  # type: ignore[index]
+        if t >= self.machine.length:
+            return ()
+        return (*self.machine.relevant(t), self.machine.offset + t)
+
+    def judge(self, query: Query, bits: tuple[int, ...]) -> float:
+        t = query[0]  # type: ignore[index]
+        if t >= self.machine.length:
+            return 1.0
+        *inputs, written = bits
+        rule = self.machine.rule(t, tuple(inputs))
+        kind = self.machine.kind(t)
+        expected = int(rule) if kind is StepKind.COMPUTE else self._known_answer(rule)  # type: ignore[arg-type]
+        last = t == self.machine.length - 1
+        return float(written == expected and (written == 1 or not last))
+
+    def proof(self, j: int) -> int:
+        offset = self.machine.offset
+        return int(self.x[j]) if j < offset else int(self._transcript[j - offset])
+
+    def truth(self, query: Query, level: int) -> float:
+        a, b = query  # type: ignore[misc]
+        holds_last = a <= self.machine.length - 1 < b
+        return float(self._transcript[-1]) if holds_last else 1.0
+
+
+def natural(machine: TranscriptMachine, x: Sequence[int] | np.ndarray, oracle: Oracle, width: int = 2) -> Decomposition:
+    """The width-q natural decomposition of M on x (q = 2 is the paper's)."""
+    return NaturalDecomposition(machine, np.asarray(x), oracle, width)
