@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from debatekit.cli import catalog_cmd, demo_cmd, dqc_cmd, lipschitz_cmd, plan_cmd, run_cmd, solve_cmd
+from debatekit.cli import catalog_cmd, demo_cmd, dqc_cmd, lipschitz_cmd, plan_cmd, run_cmd, solve_cmd, stability_cmd
 from debatekit.cli.common import UserError
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app.command("players")(catalog_cmd.players)
 app.command("plan")(plan_cmd.plan)
 app.command("lipschitz")(lipschitz_cmd.lipschitz)
 app.command("dqc")(dqc_cmd.dqc)
+app.command("stability")(stability_cmd.stability)
 
 
 def main(argv: list[str] | None = None) -> int:
