@@ -69,3 +69,7 @@ class Tally:
     forfeits: dict[Role, int]
     reasons: dict[Role, str]
     """The first reason each role forfeited, if it did."""
+    payoffs: np.ndarray | None = None
+    """A's payoff in each debate, for protocols with rewards (prover-estimator debate)."""
+    extra: dict = field(default_factory=dict)
+    """Protocol-specific results of the run (a payoff bound), merged into the JSON."""

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from debatekit.analysis.stats import wilson
+from debatekit.analysis.stats import normal_ci, wilson
 from debatekit.game import End, forfeit, play
 from debatekit.ledger import Ledger, Role, Tally
 from debatekit.oracle import Asker
@@ -165,5 +165,13 @@ def run(
         forfeits={role.value: tally.forfeits[role] for role in (Role.ALICE, Role.BOB)},
         forfeit_reasons={role.value: reason for role, reason in tally.reasons.items()},
         guarantee=spec.guarantee(instance),
-        extra=spec.describe(instance) if spec.describe else {},
+        extra=(spec.describe(instance) if spec.describe else {}) | _payoffs(tally),
     )
+
+
+def _payoffs(tally: Tally) -> dict:
+    """payoff_mean and its 95% interval (normal approximation), with the protocol's own results."""
+    if tally.payoffs is None:
+        return tally.extra
+    lo, hi = normal_ci(tally.payoffs)
+    return {"payoff_mean": float(tally.payoffs.mean()), "payoff_ci": [lo, hi]} | tally.extra

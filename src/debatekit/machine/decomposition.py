@@ -26,7 +26,7 @@ from functools import cached_property
 import numpy as np
 
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.oracle import Oracle
+from debatekit.oracle import KnownOracle, Oracle
 
 Query = Hashable
 
@@ -47,6 +47,8 @@ class Decomposition(ABC):
 
     depth: int
     width: int
+    leaf_bound: int = 0
+    """The most proof bits a leaf names (max |S|), for the bound on bits the verifier reads."""
 
     @abstractmethod
     def root(self) -> Query:
@@ -85,6 +87,12 @@ class Decomposition(ABC):
     @abstractmethod
     def truth(self, query: Query, level: int) -> float:
         """g(x, query): the probability that the correct answer is 1 (0 or 1 when deterministic)."""
+
+    def bounded_truth(self, query: Query, level: int) -> float | None:
+        """The correct answer as a prover within the problem's computation budget finds it, or
+        None when that is out of reach (the obfuscated arguments of Section 7). By default every
+        answer is in reach: the computation debated is efficient."""
+        return self.truth(query, level)
 
     def conditional(self, query: Query, level: int, i: int, prefix: tuple[int, ...]) -> float:
         """P[z_i = 1 | z_<i = prefix] for the split of ``query`` under the correct answers; by
@@ -131,6 +139,7 @@ class NaturalDecomposition(Decomposition):
         self.machine, self.oracle, self.width = machine, oracle, width
         self.x = np.asarray(x, dtype=np.uint8)
         self.depth = max(1, math.ceil(math.log(machine.length, width) - 1e-12))
+        self.leaf_bound = machine.max_relevant + 1
 
     def _known_answer(self, query: Hashable) -> int:
         p = self.oracle.probability(query)
@@ -190,3 +199,16 @@ class NaturalDecomposition(Decomposition):
 def natural(machine: TranscriptMachine, x: Sequence[int] | np.ndarray, oracle: Oracle, width: int = 2) -> Decomposition:
     """The width-q natural decomposition of M on x (q = 2 is the paper's)."""
     return NaturalDecomposition(machine, np.asarray(x), oracle, width)
+
+
+class LeafOracle(KnownOracle):
+    """The human-judgement oracle of a decomposition's leaves: the query ``(leaf query, bits)``
+    is answered 1 with probability ``judge(leaf query, bits)``. Provers that spot-check leaves
+    ask it through their counted :class:`~debatekit.oracle.Asker`."""
+
+    def __init__(self, decomposition: Decomposition):
+        self.decomposition = decomposition
+
+    def probability(self, query: Query) -> float:
+        leaf, bits = query  # type: ignore[misc]
+        return float(self.decomposition.judge(leaf, tuple(bits)))

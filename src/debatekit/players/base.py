@@ -29,6 +29,9 @@ class Seat:
     debate's ``StepView.estimate`` does)."""
     rules: Any = None
     """Protocol settings the player may need (stochastic debate: its :class:`Rules`)."""
+    opponent: Strategy | None = None
+    """The other side's committed strategy, for a player that best-responds to it (the estimator
+    of Lemma A.4 is built against a fixed A, as in a Stackelberg game)."""
 
 
 Factory = Callable[[Seat], Any]

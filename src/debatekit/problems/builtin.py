@@ -11,32 +11,35 @@ from debatekit.machine.circuit import (
     majority_circuit,
     parity_circuit,
 )
+from debatekit.machine.decomposition import natural
 from debatekit.machine.levelled import levelled, parity_levelled
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.machine.turing import palindrome_machine, parity_machine
-from debatekit.oracle import FunctionOracle
+from debatekit.oracle import NO_ORACLE, FunctionOracle
 from debatekit.problems.registry import Instance, InstanceError, problem
 
 
 @problem(
     "parity",
     "XOR of n input bits: a balanced XOR circuit, its levelled form and a scanning Turing machine",
-    ("cross-exam", "bisection", "circuit-cross-exam", "kw"),
+    ("cross-exam", "bisection", "circuit-cross-exam", "kw", "prover-estimator", "naive-recursive"),
     default_size=64,
 )
 def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     x = rng.integers(0, 2, n).astype(np.uint8)
     if int(x.sum() % 2) != truth:
         x[rng.integers(n)] ^= 1
+    circuit = parity_circuit(n)
     return Instance(
-        "parity", n, truth, x, machine=parity_circuit(n), turing=parity_machine(n), levelled=lambda: parity_levelled(n)
-    )
+        "parity", n, truth, x, machine=circuit, turing=parity_machine(n), levelled=lambda: parity_levelled(n),
+        decomposition=lambda: natural(circuit, x, NO_ORACLE),
+    )  # fmt: skip
 
 
 @problem(
     "majority",
     "1 iff more than half of n bits are 1: an adder-tree counting circuit and its levelled form",
-    ("cross-exam", "circuit-cross-exam", "kw"),
+    ("cross-exam", "circuit-cross-exam", "kw", "prover-estimator", "naive-recursive"),
     default_size=1024,
     max_size=2**20,
 )
@@ -45,7 +48,10 @@ def majority(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     x = np.zeros(n, dtype=np.uint8)
     x[rng.choice(n, ones, replace=False)] = 1
     circuit = majority_circuit(n)
-    return Instance("majority", n, truth, x, machine=circuit, levelled=lambda: levelled(circuit))
+    return Instance(
+        "majority", n, truth, x, machine=circuit, levelled=lambda: levelled(circuit),
+        decomposition=lambda: natural(circuit, x, NO_ORACLE),
+    )  # fmt: skip
 
 
 def _near_threshold(n: int, truth: bool, rng: np.random.Generator) -> int:
@@ -160,7 +166,7 @@ _GATE_FUNCTIONS = {
 @problem(
     "approval-majority",
     "do most of n items pass a human judgement: n deterministic oracle queries, then a majority circuit",
-    ("cross-exam",),
+    ("cross-exam", "prover-estimator", "naive-recursive"),
     default_size=64,
     max_size=2**14,
 )
@@ -177,4 +183,8 @@ def approval_majority(n: int, truth: bool, rng: np.random.Generator) -> Instance
     items = [chosen[i] for i in rng.permutation(n)]
     x = np.array([bit for item in items for bit in item], dtype=np.uint8)
     oracle = FunctionOracle(lambda query: float(judgement[query[1]]))
-    return Instance("approval-majority", n, truth, x, oracle=oracle, machine=judged_majority_machine(n, features))
+    machine = judged_majority_machine(n, features)
+    return Instance(
+        "approval-majority", n, truth, x, oracle=oracle, machine=machine,
+        decomposition=lambda: natural(machine, x, oracle),
+    )  # fmt: skip

@@ -1,0 +1,229 @@
+"""Strategies for prover-estimator debate (Figure 2): the honest prover of Lemma A.5, the
+estimators for B and the adversaries of each role.
+
+Alice's adversaries:
+
+* ``obfuscate``: the obfuscating prover of Section 7. She claims the wrong answer and stands by it
+  everywhere, answering every query with her claim; she runs rule (13) against her own answers
+  and recurses where B's estimate is furthest from them. She knows no more than her claim, so her
+  choices carry no information about where the flaw is. Her proof bits are the implicit proof's
+  (for the built-in problems each costs her one division or one step).
+* ``wrong-answer``: the wrong claim A(x), then honest play.
+* ``random-direction``: honest claim and split, A^k and j uniformly at random (mixed moves).
+* ``malformed``: garbage in every message.
+
+Bob's estimators: ``honest`` (Algorithm 1 against the committed A, the estimator of Lemma A.4:
+see :mod:`debatekit.players.estimator`), ``omniscient`` (the correct conditional probabilities:
+unbounded), ``sampling`` (the mean of R samples of the correct answer), and the adversaries
+``constant`` (1/2 everywhere), ``inverted`` (1 - the truth), ``shifted`` (the truth moved ε
+towards 1/2, where rule (13) says nothing) and ``malformed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from debatekit.ledger import Role
+from debatekit.machine.decomposition import Query
+from debatekit.players.base import Seat, Strategy, by_name
+from debatekit.prob import Dist
+from debatekit.protocols.prover_estimator import HonestAlice, Situation, TruthfulBob, decomposition_of, rules_for
+
+SAMPLES = 16
+"""R, the samples behind each estimate of the ``sampling`` estimator."""
+
+
+def honest_alice(seat: Seat) -> HonestAlice:
+    return HonestAlice(decomposition_of(seat.instance), rules_for(seat.instance))
+
+
+class Obfuscator(HonestAlice):
+    """Section 7's prover: the wrong claim, defended with her own answers throughout."""
+
+    def __init__(self, seat: Seat):
+        super().__init__(decomposition_of(seat.instance), rules_for(seat.instance))
+        self.lie = 1 - super().claim()
+
+    def claim(self) -> int:
+        return self.lie
+
+    def answer(self, level: int, query: Query) -> int:
+        return self.lie
+
+    def direction(self, s: Situation) -> int:
+        if abs(s.p_root - s.claim) <= self.epsilon:
+            return 0
+        gap = self.lie - s.p
+        return 1 if gap > self.epsilon else -1 if gap < -self.epsilon else 0
+
+    def recurse(
+        self, s: Situation, subqueries: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]
+    ) -> int:
+        return max(range(len(estimates)), key=lambda i: abs(estimates[i] - self.lie))
+
+
+class WrongAnswer(HonestAlice):
+    """The wrong claim A(x) = 1 - L(x), then Lemma A.5's play."""
+
+    def __init__(self, seat: Seat):
+        super().__init__(decomposition_of(seat.instance), rules_for(seat.instance))
+
+    def claim(self) -> int:
+        return 1 - super().claim()
+
+
+class RandomDirection(HonestAlice):
+    """Honest claim and split; A^k and the recursion index uniformly at random (mixed)."""
+
+    def __init__(self, seat: Seat):
+        super().__init__(decomposition_of(seat.instance), rules_for(seat.instance))
+
+    def direction(self, s: Situation) -> Dist:
+        return Dist.uniform([-1, 0, 1])
+
+    def recurse(
+        self, s: Situation, subqueries: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]
+    ) -> Dist:
+        return Dist.uniform(list(range(len(subqueries))))
+
+
+GARBAGE: tuple[Any, ...] = (2, None, float("nan"), "1", -7, (), 1.5)
+
+
+class MalformedAlice:
+    """Garbage in every message, chosen by position (no hidden coins)."""
+
+    def __init__(self, seat: Seat):
+        self.calls = 0
+
+    def _junk(self) -> Any:
+        self.calls += 1
+        return GARBAGE[self.calls % len(GARBAGE)]
+
+    def claim(self) -> Any:
+        return 1
+
+    def answer(self, level: int, query: Query) -> Any:
+        return self._junk()
+
+    def direction(self, s: Situation) -> Any:
+        return self._junk()
+
+    def queries(self, s: Situation) -> Any:
+        return self._junk()
+
+    def recurse(self, s: Situation, subqueries: Any, estimates: Any, z: Any) -> Any:
+        return self._junk()
+
+    def proof(self, j: int) -> Any:
+        return self._junk()
+
+
+def truthful_bob(seat: Seat) -> TruthfulBob:
+    return TruthfulBob(decomposition_of(seat.instance))
+
+
+class Sampling(TruthfulBob):
+    """The mean of R = SAMPLES draws of the correct answer (B with sampled access to the truth)."""
+
+    def __init__(self, seat: Seat):
+        super().__init__(decomposition_of(seat.instance))
+        self.rng = seat.rng
+
+    def _mean(self, p: float) -> float:
+        return float(self.rng.binomial(SAMPLES, p)) / SAMPLES
+
+    def initial(self) -> float:
+        return self._mean(super().initial())
+
+    def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
+        return self._mean(super().conditional(s, subqueries, i, prefix))
+
+
+class Constant:
+    """1/2 for every estimate."""
+
+    def __init__(self, seat: Seat):
+        pass
+
+    def initial(self) -> float:
+        return 0.5
+
+    def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
+        return 0.5
+
+
+class Inverted(TruthfulBob):
+    """1 - the correct probability, everywhere."""
+
+    def __init__(self, seat: Seat):
+        super().__init__(decomposition_of(seat.instance))
+
+    def initial(self) -> float:
+        return 1 - super().initial()
+
+    def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
+        return 1 - super().conditional(s, subqueries, i, prefix)
+
+
+class Shifted(TruthfulBob):
+    """The correct probability moved ε towards 1/2: as wrong as possible while rule (13) stays
+    silent (|g - p| > ε is needed for A^k ≠ 0)."""
+
+    def __init__(self, seat: Seat):
+        super().__init__(decomposition_of(seat.instance))
+        self.epsilon = rules_for(seat.instance).epsilon
+
+    def _shift(self, p: float) -> float:
+        return min(p + self.epsilon, 0.5) if p < 0.5 else max(p - self.epsilon, 0.5)
+
+    def initial(self) -> float:
+        return self._shift(super().initial())
+
+    def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
+        return self._shift(super().conditional(s, subqueries, i, prefix))
+
+
+class MalformedBob:
+    """NaN, -0.5, 2, None, "0.5" by position."""
+
+    JUNK: tuple[Any, ...] = (float("nan"), -0.5, 2, None, "0.5", float("inf"))
+
+    def __init__(self, seat: Seat):
+        self.calls = 0
+
+    def _junk(self) -> Any:
+        self.calls += 1
+        return self.JUNK[self.calls % len(self.JUNK)]
+
+    def initial(self) -> Any:
+        return self._junk()
+
+    def conditional(self, s: Situation, subqueries: Any, i: int, prefix: Any) -> Any:
+        return self._junk()
+
+
+def _indistinguishable(seat: Seat) -> Any:
+    from debatekit.players.estimator import Indistinguishable  # trains on first use; imported on use
+
+    return Indistinguishable(seat)
+
+
+STRATEGIES: dict[Role, dict[str, Strategy]] = {
+    Role.ALICE: by_name(
+        Strategy("honest", Role.ALICE, "Lemma A.5: claim L(x), rule (13), recurse on B's worst estimate", honest_alice),
+        Strategy("obfuscate", Role.ALICE, "Section 7: the wrong claim, every subclaim answered alike", Obfuscator),
+        Strategy("wrong-answer", Role.ALICE, "claim 1 - L(x), then honest play", WrongAnswer),
+        Strategy("random-direction", Role.ALICE, "honest claim; A^k and j uniformly at random", RandomDirection),
+        Strategy("malformed", Role.ALICE, "garbage messages", MalformedAlice),
+    ),
+    Role.BOB: by_name(
+        Strategy("honest", Role.BOB, "Algorithm 1 against the committed A (Lemma A.4's estimator)", _indistinguishable),
+        Strategy("omniscient", Role.BOB, "the correct conditional probabilities (unbounded)", truthful_bob),
+        Strategy("sampling", Role.BOB, f"the mean of {SAMPLES} samples of the correct answer", Sampling),
+        Strategy("constant", Role.BOB, "1/2 everywhere", Constant),
+        Strategy("inverted", Role.BOB, "1 - the correct probability", Inverted),
+        Strategy("shifted", Role.BOB, "the correct probability moved epsilon towards 1/2", Shifted),
+        Strategy("malformed", Role.BOB, "NaN, negative, > 1, None, strings", MalformedBob),
+    ),
+}

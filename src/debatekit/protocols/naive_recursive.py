@@ -1,0 +1,194 @@
+"""Naive recursive debate: the baseline that obfuscated arguments break (Section 7 of the
+prover-estimator debate paper).
+
+A claims A(x). In each round k = d..1 she splits the current query ŷ^k into its subqueries y^k
+and claims an answer to each, consistent with her claim about ŷ^k (the verifier checks
+M_D(x, y^k, a) = her claim); B picks one subclaim to recurse on. In round 0 the verifier asks A,
+with no context, for the proof bits the leaf names, queries the human-judgement oracle once and
+A wins iff the oracle agrees with her claim about the leaf. There are no rewards besides winning:
+A's payoff is 1 when she wins and 0 otherwise.
+
+A split M_D is not defined on, answers that are not q bits, answers inconsistent with her claim or
+a proof bit that is not a bit lose for A; an index outside [q) loses for B; so does a player that
+raises. Randomness goes through the same :class:`~debatekit.protocols.prover_estimator.Chance`
+as prover-estimator debate, so one implementation plays and computes exact values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from debatekit.ledger import Ledger, Malformed, Role
+from debatekit.machine.decomposition import Decomposition, Query
+from debatekit.prob import Dist
+from debatekit.protocols.prover_estimator import Chance, Exact, Record
+from debatekit.reader import as_bit, as_index, word_width
+
+
+class Alice(Protocol):
+    def claim(self) -> int:
+        """A(x) ∈ {0, 1}."""
+
+    def decompose(self, level: int, query: Query, claimed: int) -> tuple[tuple[Query, ...], tuple[int, ...]]:
+        """The split of ``query`` and her answer to each subquery."""
+
+    def proof(self, j: int) -> int:
+        """ũ_j, asked with no other context."""
+
+
+class Bob(Protocol):
+    def challenge(
+        self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
+    ) -> int | Dist:
+        """The subclaim to recurse on, an index in [q)."""
+
+
+class NaiveDebate:
+    """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
+    whether she won (Sampled)."""
+
+    def __init__(
+        self,
+        decomposition: Decomposition,
+        alice: Alice,
+        bob: Bob,
+        chance: Chance,
+        ledger: Ledger | None = None,
+        record: Record | None = None,
+    ):
+        self.D, self.alice, self.bob, self.chance = decomposition, alice, bob, chance
+        self.ledger, self.record = ledger or Ledger(), record or Record()
+
+    def lose(self, bad: Malformed) -> float:
+        if self.record.forfeit is None:
+            self.record.forfeit, self.record.reason = bad.sender, bad.reason
+        return 0.0 if bad.sender is Role.ALICE else 1.0
+
+    def ask(self, role: Role, method: str, *args: Any) -> Any:
+        player = self.alice if role is Role.ALICE else self.bob
+        try:
+            return getattr(player, method)(*args)
+        except Exception as err:  # untrusted code
+            raise Malformed(role, f"{method} raised {type(err).__name__}: {err}") from err
+
+    def value(self) -> float:
+        try:
+            claim = as_bit(self.ask(Role.ALICE, "claim"))
+            self.ledger.count_read(1)
+            if claim is None:
+                raise Malformed(Role.ALICE, "the claim A(x) is not a bit")
+        except Malformed as bad:
+            return self.lose(bad)
+        self.record.claim = claim
+        return float(self.round(self.D.depth, self.D.root(), claim))
+
+    def round(self, level: int, query: Query, claimed: int) -> Any:
+        key = (level, query, claimed)
+        return self.chance.round(key, lambda: self._round(level, query, claimed))  # type: ignore[arg-type]
+
+    def _round(self, level: int, query: Query, claimed: int) -> Any:
+        if level == 0:
+            return self._final(query, claimed)
+        q = self.D.width
+        try:
+            sent = self.ask(Role.ALICE, "decompose", level, query, claimed)
+            subqueries, answers = _pair(sent)
+            if not self.D.valid_split(query, level, subqueries):
+                raise Malformed(Role.ALICE, f"{subqueries!r:.80} is not a split of {query!r:.80}")
+            bits = tuple(as_bit(a) for a in answers) if isinstance(answers, tuple) else ()
+            self.ledger.count_read(q)
+            if len(bits) != q or None in bits:
+                raise Malformed(Role.ALICE, f"answers {answers!r:.80} are not {q} bits")
+            if self.D.combine(query, level, bits) != claimed:  # type: ignore[arg-type]
+                raise Malformed(Role.ALICE, f"answers {bits} do not give her claim {claimed} about {query!r:.80}")
+            move = self.ask(Role.BOB, "challenge", level, query, claimed, subqueries, bits)
+        except Malformed as bad:
+            return self.lose(bad)
+
+        def chosen(sent: Any) -> Any:
+            self.ledger.count_read(word_width(q))
+            j = as_index(sent, q)
+            if j is None:
+                return self.lose(Malformed(Role.BOB, f"challenge {sent!r} is not in [0, {q})"))
+            self.record.path.append(subqueries[j])
+            return self.round(level - 1, subqueries[j], bits[j])
+
+        return self.chance.mixed(Role.BOB, move, chosen)
+
+    def _final(self, query: Query, claimed: int) -> Any:
+        try:
+            bits = []
+            for j in self.D.leaf(query):
+                bit = as_bit(self.ask(Role.ALICE, "proof", j))
+                self.ledger.count_read(1)
+                if bit is None:
+                    raise Malformed(Role.ALICE, f"proof bit {j} is not a bit")
+                bits.append(bit)
+        except Malformed as bad:
+            return self.lose(bad)
+        self.ledger.count_queries(Role.VERIFIER)
+        return self.chance.coin(self.D.judge(query, tuple(bits)), lambda o: float(o == claimed))
+
+
+def _pair(sent: Any) -> tuple[Any, Any]:
+    if not (isinstance(sent, tuple) and len(sent) == 2):
+        raise Malformed(Role.ALICE, f"{sent!r:.80} is not (subqueries, answers)")
+    return sent[0], sent[1]
+
+
+def win_probability(decomposition: Decomposition, alice: Alice, bob: Bob) -> float:
+    """P[A wins] exactly, summing over mixed moves and the oracle's answer."""
+    return NaiveDebate(decomposition, alice, bob, Exact()).value()
+
+
+class HonestAlice:
+    """Claims L(x) and the correct answer to every subquery; the implicit proof's bits."""
+
+    def __init__(self, decomposition: Decomposition):
+        self.D = decomposition
+
+    def claim(self) -> int:
+        return int(self.D.truth(self.D.root(), self.D.depth) >= 0.5)
+
+    def decompose(self, level: int, query: Query, claimed: int) -> tuple[tuple[Query, ...], tuple[int, ...]]:
+        ys = self.D.split(query, level)
+        return ys, tuple(int(self.D.truth(y, level - 1) >= 0.5) for y in ys)
+
+    def proof(self, j: int) -> int:
+        return self.D.proof(j)
+
+
+class HonestBob:
+    """The honest challenger, bounded like the provers: a subclaim it can show wrong
+    (:meth:`~debatekit.machine.decomposition.Decomposition.bounded_truth`); failing that, a
+    uniformly random one among those it cannot decide; the first when all are right."""
+
+    def __init__(self, decomposition: Decomposition):
+        self.D = decomposition
+
+    def challenge(
+        self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
+    ) -> int | Dist:
+        unknown = []
+        for j, (y, a) in enumerate(zip(subqueries, answers, strict=True)):
+            known = self.D.bounded_truth(y, level - 1)
+            if known is None:
+                unknown.append(j)
+            elif int(known >= 0.5) != a:
+                return j
+        return Dist.uniform(unknown) if unknown else 0
+
+
+class Omniscient:
+    """The unbounded challenger: a subclaim whose claimed answer is wrong, if any (else the first)."""
+
+    def __init__(self, decomposition: Decomposition):
+        self.D = decomposition
+
+    def challenge(
+        self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
+    ) -> int:
+        for j, (y, a) in enumerate(zip(subqueries, answers, strict=True)):
+            if int(self.D.truth(y, level - 1) >= 0.5) != a:
+                return j
+        return 0
