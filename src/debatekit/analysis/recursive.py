@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.analysis.stats import wilson
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import LeafOracle
 from debatekit.oracle import Asker
@@ -176,7 +177,7 @@ def simulate(
         }
     else:
         bound = naive_bound(alice.name, bob.name)
-        extra = {}
+        extra = {"payoff_ci": list(wilson(int(payoffs.sum()), trials))}  # payoffs are 0 or 1
     extra |= {
         "payoff_bound": bound.value,
         "payoff_bound_kind": bound.kind,

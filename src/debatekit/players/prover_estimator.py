@@ -204,9 +204,9 @@ class MalformedBob:
 
 
 def _indistinguishable(seat: Seat) -> Any:
-    from debatekit.players.estimator import Indistinguishable  # trains on first use; imported on use
+    from debatekit.players.estimator import estimator  # trains on first use; imported on use
 
-    return Indistinguishable(seat)
+    return estimator(seat)
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
