@@ -1,0 +1,479 @@
+"""Problems for recursive debate (prover-estimator and naive recursion), each carrying its
+recursive decomposition M_D (Definition 5.1).
+
+**obfuscated-primality** (Section 7, after Barnes 2020). The input is an integer N; the claim
+"N is prime" is decomposed as "N has no factor in [2, ⌊√N⌋]", split into q consecutive
+intervals of candidate divisors, recursively, down to leaves of LEAF candidates that a human
+checks by doing the divisions (:class:`FactorIntervals`). For N = p·p' every interval but the
+one holding p is correct, and the debaters are *bounded*: each may spend DIVISION_BUDGET = 2^10
+trial divisions per debate (:func:`trial_divide`; :meth:`FactorIntervals.bounded_truth` is
+what such a debater knows). A b-bit factor lies among ~2^(b-1) candidates, so DIVISION_BUDGET
+uniformly random divisions find it with probability at most 2^10 / 2^(b-1) (≈ 2^-5 at the
+default b = 16), while the Miller-Rabin test
+(:func:`is_probable_prime`, the polynomial-time test both debaters can run) costs O(log N)
+modular multiplications per base. So both debaters know that N is composite but neither can
+say which interval is wrong: the obfuscated argument. Caveat: a debater who restricts itself to
+b-bit *primes* faces only ~2^(b-1) / (b ln 2) candidates, raising the bound to
+2^10 · b ln 2 / 2^(b-1) (≈ 0.35 at b = 16, ≈ 0.002 at b = 24); choose b ≥ 24 when the budget
+must hold against that debater too.
+
+**evidence-majority** (Definitions 8.1 and 8.2, Theorem 8.3, Appendix C). The original
+computation is an alternating AND/OR tree of fan-in w = FAN_IN and depth d over n = w^d human
+judgements with ground truth x; each judgement is s-supported by s = κ^d pieces of evidence that
+agree with it independently except with probability ε/(4n) (the oracle distribution P). The
+stable transformation L' (Definition 8.2) fixes the evidence outcomes r; Appendix C's circuit C'
+decides L' by majority votes over κ fresh copies below every gate, and its decomposition
+(:class:`EvidenceMajority`) has width q = w·κ and is (ε, 1/2)-stable for ε = EPSILON.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Hashable, Iterable
+from functools import cached_property
+from itertools import combinations
+
+import numpy as np
+
+from debatekit.machine.decomposition import Automaton, Decomposition, Query
+from debatekit.problems.registry import Instance, problem
+
+# ---------------------------------------------------------------------------------------------
+# obfuscated-primality
+
+WIDTH = 4
+"""q of :class:`FactorIntervals`: each interval claim splits into 4 consecutive intervals."""
+LEAF = 16
+"""Candidate divisors per leaf: the human does at most 16 divisions to judge one leaf."""
+DIVISION_BUDGET = 2**10
+"""Trial divisions one bounded prover may spend per debate (module docstring: why a factor is
+out of reach)."""
+MILLER_RABIN_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+"""The first twelve primes: Miller-Rabin with them is exact below MILLER_RABIN_EXACT_BELOW."""
+MILLER_RABIN_EXACT_BELOW = 318_665_857_834_031_151_167_461
+"""ψ_12 ≈ 3.2·10^23, the least strong pseudoprime to the first twelve prime bases (Sorenson and
+Webster, "Strong pseudoprimes to twelve prime bases", Math. Comp. 2017). The often quoted
+3.3·10^24 is ψ_13, which needs base 41 as well. Either is far above the 2^60 used here."""
+
+
+def is_probable_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin over :data:`MILLER_RABIN_BASES`: exact below
+    :data:`MILLER_RABIN_EXACT_BELOW` (every N here is below 2^60), a strong probable-prime test
+    above. Costs O(log n) modular multiplications per base: the test the debaters can run."""
+    n = int(n)
+    if n < 2:
+        return False
+    for p in MILLER_RABIN_BASES:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in MILLER_RABIN_BASES:
+        y = pow(a, d, n)
+        if y in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            y = y * y % n
+            if y == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def random_prime(bits: int, rng: np.random.Generator) -> int:
+    """A uniformly random prime of exactly ``bits`` bits (top bit set), by drawing odd candidates
+    from ``rng`` until :func:`is_probable_prime` accepts one."""
+    if not 2 <= bits <= 62:
+        raise ValueError(f"random_prime draws 2..62-bit primes, got {bits} bits")
+    if bits == 2:
+        return int(rng.choice([2, 3]))
+    while True:
+        candidate = int(rng.integers(2 ** (bits - 1), 2**bits)) | 1
+        if is_probable_prime(candidate):
+            return candidate
+
+
+def trial_divide(n: int, candidates: Iterable[int], budget: int = DIVISION_BUDGET) -> int | None:
+    """What a bounded debater can do to find a factor: try at most ``budget`` of ``candidates``
+    (in order; nothing beyond the budget is drawn from the iterable) and return the first c with
+    1 < c < n dividing n, or None."""
+    n = int(n)
+    if budget <= 0:
+        return None
+    for tried, c in enumerate(candidates, start=1):
+        c = int(c)
+        if 1 < c < n and n % c == 0:
+            return c
+        if tried >= budget:
+            break
+    return None
+
+
+def _int_tree(obj: object) -> bool:
+    """Whether ``obj`` is an int (not a bool) or a tuple of such trees: what a well-formed query
+    is made of (so that 2.0 or True never pass for 2 or 1 in a prover's split)."""
+    if isinstance(obj, tuple):
+        return all(_int_tree(item) for item in obj)
+    return isinstance(obj, int | np.integer) and not isinstance(obj, bool | np.bool_)
+
+
+def _exact_split(decomposition: Decomposition, query: Query, level: int, subqueries: object) -> bool:
+    try:
+        return (
+            isinstance(subqueries, tuple)
+            and len(subqueries) == decomposition.width
+            and _int_tree(subqueries)
+            and subqueries == decomposition.split(query, level)
+        )
+    except Exception:
+        return False
+
+
+def _and(state: Hashable, i: int, z: int) -> Hashable:
+    return int(state) & int(z)  # type: ignore[call-overload]
+
+
+def _identity(state: Hashable) -> int:
+    return int(state)  # type: ignore[call-overload]
+
+
+class FactorIntervals(Decomposition):
+    """The obfuscated decomposition of "N is prime" (Section 7): "N has no factor in [a, c)".
+
+    A query is a half-open interval (a, c) of candidate divisors. The root is
+    (2, 2 + L·q^d) with d = max(1, ⌈log_q((⌊√N⌋ - 1)/L)⌉), the least depth whose leaves cover
+    the m = ⌊√N⌋ - 1 candidates 2..⌊√N⌋; candidates above ⌊√N⌋ are padding (no claim is made
+    about them). A level-k interval splits into its q equal consecutive sub-intervals of length
+    L·q^(k-1), and M_D is their AND. The implicit proof has u_j = "j + 2 does not divide N" for
+    j = 0..m-1; a leaf names the proof indices of its candidates ≤ ⌊√N⌋ (none for pure padding),
+    and the human judges it 1 iff every claimed bit is 1 and, doing each division, finds that no
+    candidate divides N.
+
+    ``_factors`` is the prime factorization of N: what an unbounded party knows, and what
+    :meth:`truth` reads (never a trial division over the interval). Nothing else exposes it.
+    :meth:`bounded_truth` is what a prover with ``budget`` trial divisions per debate knows:
+    the root by Miller-Rabin, every claim once Miller-Rabin says N is prime, and for composite N
+    a claim about at most budget/q candidates (checking a whole split of such claims costs at
+    most the budget, and what it finds settles every claim below); any other claim about a
+    composite N is out of reach. The answers are deterministic, so ``epsilon`` (the ε it is
+    built stable for) is None.
+    """
+
+    epsilon: float | None = None
+
+    def __init__(
+        self, n: int, factors: tuple[int, ...], width: int = WIDTH, leaf: int = LEAF, budget: int = DIVISION_BUDGET
+    ):
+        if width < 2 or leaf < 1:
+            raise ValueError("FactorIntervals needs width q >= 2 and leaves of >= 1 candidate")
+        n = int(n)
+        if n < 4:
+            raise ValueError(f"FactorIntervals needs N >= 4 (some candidate divisor), got {n}")
+        if math.prod(factors) != n or not all(is_probable_prime(f) for f in factors):
+            raise ValueError("factors must be the prime factorization of N")
+        self.n, self.width, self.leaf_size, self.budget = n, width, leaf, budget
+        self._factors = tuple(sorted(int(f) for f in factors))
+        self.sqrt_n = math.isqrt(n)
+        self.depth = 1
+        while leaf * width**self.depth < self.proof_length:
+            self.depth += 1
+        self.leaf_bound = min(leaf, self.proof_length)
+
+    @property
+    def proof_length(self) -> int:
+        """m: one bit per candidate divisor 2..⌊√N⌋."""
+        return self.sqrt_n - 1
+
+    @cached_property
+    def _small_divisors(self) -> list[int]:
+        """The divisors of N in [2, ⌊√N⌋], from the factorization (only p when N = p·p')."""
+        products = {
+            math.prod(subset) for r in range(1, len(self._factors) + 1) for subset in combinations(self._factors, r)
+        }
+        return sorted(d for d in products if 2 <= d <= self.sqrt_n)
+
+    def root(self) -> Query:
+        return (2, 2 + self.leaf_size * self.width**self.depth)
+
+    def split(self, query: Query, level: int) -> tuple[Query, ...]:
+        a, _ = query  # type: ignore[misc]
+        span = self.leaf_size * self.width ** (level - 1)
+        return tuple((a + i * span, a + (i + 1) * span) for i in range(self.width))
+
+    def valid_split(self, query: Query, level: int, subqueries: object) -> bool:
+        """Exactly :meth:`split`, with int endpoints; never raises."""
+        return _exact_split(self, query, level, subqueries)
+
+    def combine(self, query: Query, level: int, answers: tuple[int, ...]) -> int:
+        return int(all(answers))
+
+    def automaton(self, query: Query, level: int) -> Automaton:
+        return Automaton(1, _and, _identity)
+
+    def _candidates(self, query: Query) -> range:
+        a, c = query  # type: ignore[misc]
+        return range(max(a, 2), min(c, self.sqrt_n + 1))
+
+    def leaf(self, query: Query) -> tuple[int, ...]:
+        return tuple(j - 2 for j in self._candidates(query))
+
+    def judge(self, query: Query, bits: tuple[int, ...]) -> float:
+        candidates = self._candidates(query)
+        if len(bits) != len(candidates):
+            raise ValueError(f"leaf {query} names {len(candidates)} proof bits, got {len(bits)}")
+        claims_hold = all(int(bit) == 1 for bit in bits)
+        return float(claims_hold and all(self.n % j for j in candidates))
+
+    def proof(self, j: int) -> int:
+        if not 0 <= j < self.proof_length:
+            raise IndexError(f"proof index {j} outside [0, {self.proof_length})")
+        return int(self.n % (j + 2) != 0)
+
+    def truth(self, query: Query, level: int) -> float:
+        a, c = query  # type: ignore[misc]
+        hi = min(c, self.sqrt_n + 1)
+        divisors = self._small_divisors
+        return float(bisect.bisect_left(divisors, hi) == bisect.bisect_left(divisors, a))
+
+    @cached_property
+    def _miller_rabin(self) -> bool:
+        return is_probable_prime(self.n)
+
+    def bounded_truth(self, query: Query, level: int) -> float | None:
+        """The claim's answer as a prover with ``budget`` trial divisions finds it (class
+        docstring), or None when it is out of reach."""
+        candidates = self._candidates(query)
+        if self._miller_rabin or (candidates.start <= 2 and candidates.stop > self.sqrt_n):
+            return float(self._miller_rabin)
+        if len(candidates) <= self.budget // self.width:
+            return float(trial_divide(self.n, candidates, self.budget) is None)
+        return None
+
+
+def _bits(n: int, length: int) -> np.ndarray:
+    """The ``length`` low bits of n, most significant first."""
+    return np.array([(n >> (length - 1 - i)) & 1 for i in range(length)], dtype=np.uint8)
+
+
+@problem(
+    "obfuscated-primality",
+    "is N (2b bits, most significant first) prime? Decomposed as 'no factor in [2, √N]' over "
+    f"{WIDTH} intervals per level, {LEAF} candidates per leaf: for N = p·p' both debaters can "
+    "run Miller-Rabin but neither can find the one wrong interval (size = b)",
+    ("prover-estimator", "naive-recursive"),
+    default_size=16,
+    min_size=6,
+    max_size=30,
+)
+def obfuscated_primality(b: int, truth: bool, rng: np.random.Generator) -> Instance:
+    """Yes: N is a random 2b-bit prime (top bit set). No: N = p·p' for distinct random b-bit
+    primes p < p' (top bits set), redrawn until N also has exactly 2b bits, so that x's length
+    and leading bit never give the answer away. The factors live only in the decomposition."""
+    if truth:
+        n = random_prime(2 * b, rng)
+        factors: tuple[int, ...] = (n,)
+    else:
+        while True:
+            p, p2 = random_prime(b, rng), random_prime(b, rng)
+            if p != p2 and (p * p2).bit_length() == 2 * b:
+                break
+        factors = (min(p, p2), max(p, p2))
+        n = p * p2
+    decomposition = FactorIntervals(n, factors)
+    return Instance("obfuscated-primality", b, truth, _bits(n, 2 * b), decomposition=decomposition)
+
+
+# ---------------------------------------------------------------------------------------------
+# evidence-majority
+
+EPSILON = 0.1
+"""The ε the decomposition is (ε, 1/2)-stable for (Theorem 8.3)."""
+FAN_IN = 2
+"""w: the fan-in of the original AND/OR tree."""
+
+
+def majority_copies(epsilon: float, fan_in: int) -> int:
+    """κ = ⌈3 ln(2w/ε) / D(1/2 ‖ 1 - 3ε/2)⌉ with D(1/2 ‖ 1 - 3ε/2) = ln(1/(6ε(1 - 3ε/2))), as
+    in Appendix C: then a majority of κ answers, each right with probability > 1 - 3ε/2, errs
+    with probability ≤ ε/(2w) by the Chernoff bound, and M_D (w majorities) by < ε/2.
+    For ε = 0.1, w = 2: 3 ln 40 / ln(1/0.51) = 11.067 / 0.6733 = 16.44, so κ = 17."""
+    divergence = math.log(1 / (6 * epsilon * (1 - 3 * epsilon / 2)))
+    if divergence <= 0:
+        raise ValueError(f"Appendix C's κ needs 6ε(1 - 3ε/2) < 1, got ε = {epsilon}")
+    return math.ceil(3 * math.log(2 * fan_in / epsilon) / divergence)
+
+
+KAPPA = majority_copies(EPSILON, FAN_IN)
+"""κ = 17: copies under each majority gate of C'."""
+EVIDENCE_DRAWS = 100
+"""Redraws of r allowed when C' disagrees with L(x): each happens with probability < ε/(4n), so
+running out means C' is wrong, not unlucky."""
+
+
+def and_or_tree(x: np.ndarray, fan_in: int = FAN_IN) -> int:
+    """L(x): the alternating AND/OR tree of fan-in w over x (len(x) = w^d), top gate AND."""
+    values = np.asarray(x, dtype=bool)
+    depth = round(math.log(len(values), fan_in))
+    for layer in range(1, depth + 1):
+        grouped = values.reshape(-1, fan_in)
+        values = grouped.all(axis=1) if (depth - layer) % 2 == 0 else grouped.any(axis=1)
+    return int(values[0])
+
+
+class EvidenceMajority(Decomposition):
+    """Appendix C's stable decomposition of L' (Definition 8.2) for an alternating AND/OR tree.
+
+    C' has layers k = 0..d. Layer 0 holds the evidence: for input i and a copy path
+    (c_1..c_d) ∈ [κ]^d, the piece v_i^j with j = (c_1..c_d) read base κ (c_1 most significant)
+    is ``evidence[i·s + j]``, s = κ^d. Layer k has gates g ∈ [w^(d-k)] of type G_k (AND at the
+    top, k = d, alternating below), in κ^(d-k) copies named by paths in [κ]^(d-k); the copy
+    (k, g, path) computes G_k(Maj_c (k-1, g·w, path + (c,)), ..., Maj_c (k-1, g·w + w-1,
+    path + (c,))), every copy on its own fresh evidence. The root is (d, 0, ()).
+
+    A level-k query is one such copy; its split is its w·κ input wires, input-major
+    ((k-1, g·w + i, path + (c,)) for i ∈ [w], then c ∈ [κ]), and M_D = G_k ∘ (w majorities of κ).
+    A level-0 query is one piece of evidence: it names no proof bits (m = 0), and the oracle
+    returns that evidence bit. The answers are deterministic given r (the evidence), so the
+    correct answers are bits; ``epsilon`` is the ε of Theorem 8.3's (ε, 1/2)-stability.
+    """
+
+    def __init__(self, evidence: np.ndarray, fan_in: int = FAN_IN, kappa: int = KAPPA, epsilon: float = EPSILON):
+        if fan_in < 2 or kappa < 1 or kappa % 2 == 0:
+            raise ValueError("EvidenceMajority needs fan-in w >= 2 and an odd κ (majorities without ties)")
+        self.fan_in, self.kappa, self.epsilon = fan_in, kappa, epsilon
+        self.evidence = np.array(evidence, dtype=np.uint8)
+        self.evidence.flags.writeable = False
+        total, depth = len(self.evidence), 0
+        while total > fan_in**depth * kappa**depth:
+            depth += 1
+        if depth < 1 or total != (fan_in * kappa) ** depth:
+            raise ValueError(f"evidence must have n·s = (wκ)^d bits for some d >= 1, got {total}")
+        self.depth, self.width = depth, fan_in * kappa
+        self.n_inputs, self.support = fan_in**depth, kappa**depth
+
+    def gate_is_and(self, level: int) -> bool:
+        """G_k: AND at the top layer d, alternating below."""
+        return (self.depth - level) % 2 == 0
+
+    @cached_property
+    def _layers(self) -> list[np.ndarray]:
+        """Every copy of every gate of C': layer k as an array [gate, copy number] (the copy path
+        read base κ), computed bottom-up by reshaping."""
+        w, kappa = self.fan_in, self.kappa
+        values = self.evidence.reshape(self.n_inputs, self.support).astype(bool)
+        layers = [values]
+        for level in range(1, self.depth + 1):
+            gates, copies = values.shape[0] // w, values.shape[1] // kappa
+            votes = values.reshape(gates, w, copies, kappa).sum(axis=3)
+            majorities = votes > kappa // 2
+            values = majorities.all(axis=1) if self.gate_is_and(level) else majorities.any(axis=1)
+            layers.append(values)
+        return layers
+
+    def _copy_number(self, path: tuple[int, ...]) -> int:
+        number = 0
+        for c in path:
+            if not 0 <= c < self.kappa:
+                raise ValueError(f"copy index {c} outside [0, {self.kappa})")
+            number = number * self.kappa + c
+        return number
+
+    def _locate(self, query: Query, level: int) -> tuple[int, int]:
+        k, gate, path = query  # type: ignore[misc]
+        if k != level or len(path) != self.depth - level or not 0 <= gate < self.fan_in ** (self.depth - level):
+            raise ValueError(f"{query} is not a level-{level} query of this C'")
+        return gate, self._copy_number(path)
+
+    def root(self) -> Query:
+        return (self.depth, 0, ())
+
+    def split(self, query: Query, level: int) -> tuple[Query, ...]:
+        _, gate, path = query  # type: ignore[misc]
+        return tuple(
+            (level - 1, gate * self.fan_in + i, (*path, c)) for i in range(self.fan_in) for c in range(self.kappa)
+        )
+
+    def valid_split(self, query: Query, level: int, subqueries: object) -> bool:
+        """Exactly :meth:`split`, made of ints; never raises."""
+        return _exact_split(self, query, level, subqueries)
+
+    def combine(self, query: Query, level: int, answers: tuple[int, ...]) -> int:
+        kappa = self.kappa
+        majorities = [sum(answers[i * kappa : (i + 1) * kappa]) > kappa // 2 for i in range(self.fan_in)]
+        return int(all(majorities) if self.gate_is_and(level) else any(majorities))
+
+    def automaton(self, query: Query, level: int) -> Automaton:
+        """G ∘ Maj streamed: state (G over the completed majorities, ones in the current group).
+        Once G is decided (a false majority under AND, a true one under OR) the count is dropped,
+        which keeps the reachable states few."""
+        kappa, is_and = self.kappa, self.gate_is_and(level)
+        decided = 0 if is_and else 1
+
+        def step(state: Hashable, i: int, z: int) -> Hashable:
+            acc, ones = state  # type: ignore[misc]
+            if acc == decided:
+                return state
+            ones += int(z)
+            if (i + 1) % kappa:
+                return (acc, ones)
+            majority = int(ones > kappa // 2)
+            return (acc & majority if is_and else acc | majority, 0)
+
+        return Automaton((1 - decided, 0), step, lambda state: int(state[0]))  # type: ignore[index]
+
+    def leaf(self, query: Query) -> tuple[int, ...]:
+        return ()
+
+    def judge(self, query: Query, bits: tuple[int, ...]) -> float:
+        if len(bits):
+            raise ValueError(f"an evidence leaf names no proof bits, got {len(bits)}")
+        gate, copy = self._locate(query, 0)
+        return float(self.evidence[gate * self.support + copy])
+
+    def proof(self, j: int) -> int:
+        raise IndexError(f"EvidenceMajority has no implicit proof (m = 0), asked for u_{j}")
+
+    @property
+    def proof_length(self) -> int:
+        return 0
+
+    def truth(self, query: Query, level: int) -> float:
+        gate, copy = self._locate(query, level)
+        return float(self._layers[level][gate, copy])
+
+
+@problem(
+    "evidence-majority",
+    f"alternating AND/OR tree (fan-in {FAN_IN}, depth d = size, top AND) over 2^d human judgements, "
+    f"each backed by {KAPPA}^d pieces of noisy evidence; Appendix C's majority circuit C' as an "
+    f"(ε = {EPSILON}, 1/2)-stable decomposition of width {FAN_IN * KAPPA}",
+    ("prover-estimator", "naive-recursive"),
+    default_size=2,
+    min_size=1,
+    max_size=3,
+)
+def evidence_majority(d: int, truth: bool, rng: np.random.Generator) -> Instance:
+    """x: n = w^d judgements, uniform subject to L(x) = truth (by rejection). r: the evidence,
+    n·s bits with s = κ^d, each equal to its x_i except with probability ε/(4n) (Definition 8.1).
+    If C' on r disagrees with L(x) (probability < ε/(4n), Appendix C) r is redrawn (at most
+    EVIDENCE_DRAWS times), so the instance's answer is both L(x) and L'(x, r). Instance.x is x
+    followed by the evidence: ``x[:n]`` are the judgements, ``x[n + i·s + j]`` is evidence j of
+    judgement i (j the copy path read base κ, as in :class:`EvidenceMajority`)."""
+    n, s = FAN_IN**d, KAPPA**d
+    while True:
+        x = rng.integers(0, 2, n).astype(np.uint8)
+        if and_or_tree(x) == truth:
+            break
+    noise = EPSILON / (4 * n)
+    for _ in range(EVIDENCE_DRAWS):
+        flips = (rng.random(n * s) < noise).astype(np.uint8)
+        evidence = np.repeat(x, s) ^ flips
+        decomposition = EvidenceMajority(evidence)
+        if decomposition.truth(decomposition.root(), d) == truth:
+            break
+    else:
+        raise RuntimeError(f"C' disagreed with L(x) on {EVIDENCE_DRAWS} draws of the evidence: C' is broken")
+    return Instance("evidence-majority", d, truth, np.concatenate([x, evidence]), decomposition=decomposition)
