@@ -1,13 +1,16 @@
 """The main job: every protocol on built-in problems, honest against every built-in adversary,
-measured against its theorem; bits read as T grows; exact values on small instances."""
+measured against its theorem; bits read as T grows; exact values on small instances; and the
+prover-estimator paper's experiments (:mod:`debatekit.analysis.obfuscation`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from debatekit.analysis import obfuscation
 from debatekit.analysis.exact import Solution, solve
 from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.analysis.obfuscation import GapPoint, PayoffRow
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
@@ -64,10 +67,16 @@ class DemoResult:
     scaling: list[ScalePoint]
     exact: list[Solution]
     xor: list[LipschitzPoint]
+    payoffs: list[PayoffRow]
+    gap: list[GapPoint]
 
     @property
     def holds(self) -> bool:
-        return all(r.holds for r in self.rows) and all(s.value >= s.guarantee for s in self.exact)
+        return (
+            all(r.holds for r in self.rows)
+            and all(s.value >= s.guarantee for s in self.exact)
+            and all(p.holds is not False for p in self.payoffs)
+        )
 
 
 CASES = {  # protocol, problem, constants: (quick size, full size)
@@ -113,7 +122,7 @@ def plan(quick: bool) -> int:
         len(sizes[0 if quick else 1]) * sum(len(PROTOCOLS[p].strategies[r]) for r in (Role.ALICE, Role.BOB))
         for (p, _), sizes in SCALING.items()
     )
-    return rows + scale * _scale_trials(quick)
+    return rows + scale * _scale_trials(quick) + obfuscation.planned(quick)
 
 
 def _trials(quick: bool, spec: ProtocolSpec) -> int:
@@ -189,7 +198,8 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
         solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
         for name, problem, size, truth in EXACT
     ]
-    return DemoResult(rows, scaling, exact, [_xor_point(n) for n in XOR_SIZES])
+    payoffs = obfuscation.payoff_rows(quick, seed, count)
+    return DemoResult(rows, scaling, exact, [_xor_point(n) for n in XOR_SIZES], payoffs, obfuscation.gap_points(seed))
 
 
 XOR_SIZES = (1, 5, 9, 13, 17, 21, 25)

@@ -36,7 +36,7 @@ from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat
 from debatekit.players.indistinguishable import CallableTests, Estimate, conditional, indistinguishable
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import Situation, as_direction, decomposition_of, rules_for
+from debatekit.protocols.prover_estimator import Situation, as_direction, decomposition_of, rules_of
 
 MAX_WIDTH = 10
 """Algorithm 1 represents a distribution over all 2^q answer vectors (Lemma A.3's |Z|)."""
@@ -108,7 +108,7 @@ class Indistinguishable:
         self.D: Decomposition = decomposition_of(seat.instance)
         if self.D.width > MAX_WIDTH:
             raise ValueError(f"Algorithm 1 needs 2^q answer vectors; q = {self.D.width} > {MAX_WIDTH}")
-        self.rules = rules_for(seat.instance)
+        self.rules = rules_of(seat)
         self.rng = seat.rng
         a_seat = Seat(seat.instance, Role.ALICE, np.random.default_rng(seat.rng.integers(2**63)), None, seat.rules)
         self.A = seat.opponent.factory(a_seat)

@@ -3,7 +3,8 @@
 Alice: ``honest``; ``obfuscate`` (the wrong claim, every subclaim answered with it when M_D
 allows, so she carries no knowledge of where the flaw is); ``wrong-answer`` (the wrong claim,
 with answers as close to the truth as consistency allows: a liar who knows the flaw and hides it
-in one subclaim); ``malformed``.
+in one subclaim); ``random-claim`` (a coin decides her claim, then as ``wrong-answer``);
+``malformed``.
 
 Bob: ``honest`` (bounded like the provers: challenges a subclaim it can show wrong, else a random
 one it cannot decide), ``omniscient`` (unbounded: knows which subclaim is wrong), ``random``
@@ -75,6 +76,14 @@ class WrongAnswer(HonestAlice):
     def decompose(self, level: int, query: Query, claimed: int) -> tuple[tuple[Query, ...], tuple[int, ...]]:
         ys, truth = super().decompose(level, query, claimed)
         return ys, nearest_consistent(self.D, level, query, claimed, truth)
+
+
+class RandomClaim(WrongAnswer):
+    """A uniformly random claim (a mixed move), defended with answers as close to the truth as
+    consistency allows: honest half the time, a hidden liar otherwise."""
+
+    def claim(self) -> Dist:
+        return Dist.uniform([0, 1])
 
 
 class MalformedAlice:
@@ -163,6 +172,12 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         ),
         Strategy("obfuscate", Role.ALICE, "Section 7: the wrong claim, every subclaim answered alike", Obfuscator),
         Strategy("wrong-answer", Role.ALICE, "the wrong claim hidden in one subclaim per round", WrongAnswer),
+        Strategy(
+            "random-claim",
+            Role.ALICE,
+            "a uniformly random claim, defended as closely to the truth as it can be",
+            RandomClaim,
+        ),
         Strategy("malformed", Role.ALICE, "splits and proof bits that do not parse", MalformedAlice),
     ),
     Role.BOB: by_name(

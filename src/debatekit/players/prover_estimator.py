@@ -27,21 +27,21 @@ from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import HonestAlice, Situation, TruthfulBob, decomposition_of, rules_for
+from debatekit.protocols.prover_estimator import HonestAlice, Situation, TruthfulBob, decomposition_of, rules_of
 
 SAMPLES = 16
 """R, the samples behind each estimate of the ``sampling`` estimator."""
 
 
 def honest_alice(seat: Seat) -> HonestAlice:
-    return HonestAlice(decomposition_of(seat.instance), rules_for(seat.instance))
+    return HonestAlice(decomposition_of(seat.instance), rules_of(seat))
 
 
 class Obfuscator(HonestAlice):
     """Section 7's prover: the wrong claim, defended with her own answers throughout."""
 
     def __init__(self, seat: Seat):
-        super().__init__(decomposition_of(seat.instance), rules_for(seat.instance))
+        super().__init__(decomposition_of(seat.instance), rules_of(seat))
         self.lie = 1 - super().claim()
 
     def claim(self) -> int:
@@ -66,7 +66,7 @@ class WrongAnswer(HonestAlice):
     """The wrong claim A(x) = 1 - L(x), then Lemma A.5's play."""
 
     def __init__(self, seat: Seat):
-        super().__init__(decomposition_of(seat.instance), rules_for(seat.instance))
+        super().__init__(decomposition_of(seat.instance), rules_of(seat))
 
     def claim(self) -> int:
         return 1 - super().claim()
@@ -76,7 +76,7 @@ class RandomDirection(HonestAlice):
     """Honest claim and split; A^k and the recursion index uniformly at random (mixed)."""
 
     def __init__(self, seat: Seat):
-        super().__init__(decomposition_of(seat.instance), rules_for(seat.instance))
+        super().__init__(decomposition_of(seat.instance), rules_of(seat))
 
     def direction(self, s: Situation) -> Dist:
         return Dist.uniform([-1, 0, 1])
@@ -172,7 +172,7 @@ class Shifted(TruthfulBob):
 
     def __init__(self, seat: Seat):
         super().__init__(decomposition_of(seat.instance))
-        self.epsilon = rules_for(seat.instance).epsilon
+        self.epsilon = rules_of(seat).epsilon
 
     def _shift(self, p: float) -> float:
         return min(p + self.epsilon, 0.5) if p < 0.5 else max(p - self.epsilon, 0.5)

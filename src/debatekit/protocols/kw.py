@@ -4,10 +4,17 @@ On a levelled alternating circuit (:class:`~debatekit.machine.levelled.LevelledC
 AND) the provers walk from the output gate down. At an AND gate Prover 0 (Alice, who argues
 f(x) = 0) sends one bit: the child she claims is 0. At an OR gate Prover 1 (Bob, who argues
 f(x) = 1) sends one bit: the child he claims is 1. At the literal level the verifier reads the
-one bit of x the literal names and outputs the literal's value.
+one bit the literal names and outputs the literal's value.
 
-The verifier reads every prover bit on the path (``depth`` bits) and one bit of x, each counted
-as a query of the model of Section 2 (:meth:`~debatekit.reader.Reader.query_input`): exactly
+Rounds first (Theorem 9's route, with this walk in place of Lemma 8's cross-examination): when
+the levelled circuit has more variables than x, it is the verifier C(x, α, β) of an original
+debate and the extra variables are its transcript α_1, β_1, α_2, …, one bit per round, written
+alternately by Alice and Bob as in :mod:`~debatekit.protocols.circuit_cross_exam`. The walk then
+runs over C(x, transcript), and a literal on a transcript bit is read from the transcript.
+
+The verifier reads every prover bit on the path (``depth`` bits) and one bit of x or of the
+transcript, each counted as a query of the model of Section 2
+(:meth:`~debatekit.reader.Reader.query_input`, :meth:`~debatekit.reader.Reader.bit`): exactly
 depth + 1 bits. A bit that is not 0 or 1 loses for its sender.
 """
 
@@ -15,12 +22,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import numpy as np
+
 from debatekit.game import Judge, Move, Node
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
+from debatekit.protocols.circuit_cross_exam import OptimalRounds, speaker
 from debatekit.reader import Reader, as_bit
 
 MALFORMED = 2
@@ -28,23 +38,45 @@ MALFORMED = 2
 
 
 class Walker(Protocol):
-    def point(self, level: int, gate: int) -> int | Dist | Any:
-        """At gate ``gate`` of gate level ``level`` (0 reads the literals): 0 for its left child,
-        1 for its right child."""
+    def move(self, history: tuple[int, ...]) -> int | Dist | Any:
+        """The next transcript bit (when this player speaks), given the bits so far."""
+
+    def point(self, transcript: tuple[int, ...], level: int, gate: int) -> int | Dist | Any:
+        """At gate ``gate`` of gate level ``level`` (0 reads the literals), after the rounds'
+        ``transcript`` (empty without rounds): 0 for its left child, 1 for its right child."""
 
 
 def levelled_of(instance: Instance) -> LevelledCircuit:
     circuit = instance.levelled_circuit()
     if circuit is None:
         raise ValueError(f"problem {instance.problem} has no levelled circuit for the KW walk")
+    if circuit.n < len(instance.x):
+        raise ValueError(f"the levelled circuit of {instance.problem} has fewer variables than x")
     return circuit
 
 
-def debate(instance: Instance, reader: Reader) -> Node:
-    """The game tree of Theorem 5's walk, one Move per gate on the path."""
-    circuit = levelled_of(instance)
+def rounds_of(instance: Instance) -> int:
+    """Transcript bits before the walk: the levelled circuit's variables beyond x."""
+    return levelled_of(instance).n - len(instance.x)
 
-    def at(level: int, gate: int) -> Node:
+
+def debate(instance: Instance, reader: Reader) -> Node:
+    """The game tree: one Move per round, then one per gate on the path."""
+    circuit = levelled_of(instance)
+    rounds = rounds_of(instance)
+
+    def after(history: tuple[int, ...]) -> Node:
+        if len(history) < rounds:
+            role = speaker(len(history))
+            return Move(
+                role,
+                ask=lambda player: player.move(history),
+                then=lambda sent: after((*history, _round_bit(sent, role))),
+                options=lambda: (0, 1, MALFORMED),
+            )
+        return at(history, circuit.depth - 1, 0)
+
+    def at(transcript: tuple[int, ...], level: int, gate: int) -> Node:
         role = Role.ALICE if circuit.is_and(level) else Role.BOB
 
         def then(message: Any) -> Node:
@@ -53,43 +85,67 @@ def debate(instance: Instance, reader: Reader) -> Node:
                 raise Malformed(role, f"{message!r} at level {level} gate {gate} is not a child bit 0 or 1")
             child = int((circuit.right if bit else circuit.left)[level][gate])
             if level == 0:
-                return Judge(lambda: literal(instance, circuit, child, reader))
-            return at(level - 1, child)
+                return Judge(lambda: literal(instance, circuit, transcript, child, reader))
+            return at(transcript, level - 1, child)
 
         return Move(
             role,
-            ask=lambda player: player.point(level, gate),
+            ask=lambda player: player.point(transcript, level, gate),
             then=then,
             options=lambda: (0, 1, MALFORMED),
-            key=("kw", level, gate),
+            key=("kw", transcript, level, gate),
         )
 
-    return at(circuit.depth - 1, 0)
+    return after(())
 
 
-def literal(instance: Instance, circuit: LevelledCircuit, index: int, reader: Reader) -> int:
-    """The walk's end: read the one bit of x that literal ``index`` names; output its value."""
-    return reader.query_input(instance.x, int(circuit.literal_var[index])) ^ int(circuit.literal_neg[index])
+def _round_bit(sent: Any, role: Role) -> int:
+    bit = as_bit(sent)
+    if bit is None:
+        raise Malformed(role, f"transcript bit {sent!r} is not 0 or 1")
+    return bit
 
 
-class Honest:
-    """Theorem 5's honest provers: Alice at an AND gate points to a child of value 0, Bob at an
-    OR gate to a child of value 1 (the left child when there is none, a lost cause)."""
+def literal(
+    instance: Instance, circuit: LevelledCircuit, transcript: tuple[int, ...], index: int, reader: Reader
+) -> int:
+    """The walk's end: read the one bit literal ``index`` names (of x, or of the transcript);
+    output the literal's value."""
+    var, n = int(circuit.literal_var[index]), len(instance.x)
+    bit = reader.query_input(instance.x, var) if var < n else reader.bit(transcript, var - n, speaker(var - n))
+    return bit ^ int(circuit.literal_neg[index])
+
+
+class Honest(OptimalRounds):
+    """Theorem 5's honest provers, after playing the rounds optimally (Lemma 8's honest provers,
+    :class:`~debatekit.protocols.circuit_cross_exam.OptimalRounds`): Alice at an AND gate points
+    to a child of value 0, Bob at an OR gate to a child of value 1 (the left child when there is
+    none, a lost cause)."""
 
     def __init__(self, seat: Seat):
+        super().__init__(seat)
         self.want = 0 if seat.role is Role.ALICE else 1
-        self.values = levelled_of(seat.instance).node_values(seat.instance.x)
         self.circuit = levelled_of(seat.instance)
+        self._values: tuple[tuple[int, ...], list[np.ndarray]] | None = None
 
-    def children(self, level: int, gate: int) -> tuple[int, int]:
-        below = self.values[level]  # values[0] are the literals, values[level + 1] this level
+    def values(self, transcript: tuple[int, ...]) -> list[np.ndarray]:
+        """Every node's value on (x, transcript), for the last transcript asked about (the walk
+        and exact search finish one transcript before the next)."""
+        if self._values is None or self._values[0] != transcript:
+            x = self.seat.instance.x
+            inputs = np.concatenate([x, np.asarray(transcript, dtype=np.uint8)]) if transcript else x
+            self._values = (transcript, self.circuit.node_values(inputs))
+        return self._values[1]
+
+    def children(self, transcript: tuple[int, ...], level: int, gate: int) -> tuple[int, int]:
+        below = self.values(transcript)[level]  # values[0] are the literals, values[level + 1] this level
         return int(below[self.circuit.left[level][gate]]), int(below[self.circuit.right[level][gate]])
 
-    def point(self, level: int, gate: int) -> int:
-        left, right = self.children(level, gate)
+    def point(self, transcript: tuple[int, ...], level: int, gate: int) -> int:
+        left, right = self.children(transcript, level, gate)
         return 0 if left == self.want or right != self.want else 1
 
 
 def bits_bound(circuit: LevelledCircuit) -> int:
-    """Theorem 5's bound made concrete: depth prover bits and one bit of x."""
+    """Theorem 5's bound made concrete: depth prover bits and one bit of x or of the transcript."""
     return circuit.depth + 1

@@ -73,14 +73,18 @@ class NaiveDebate:
 
     def value(self) -> float:
         try:
-            claim = as_bit(self.ask(Role.ALICE, "claim"))
-            self.ledger.count_read(1)
-            if claim is None:
-                raise Malformed(Role.ALICE, "the claim A(x) is not a bit")
+            move = self.ask(Role.ALICE, "claim")
         except Malformed as bad:
             return self.lose(bad)
+        return float(self.chance.mixed(Role.ALICE, move, self._claimed))
+
+    def _claimed(self, sent: Any) -> Any:
+        self.ledger.count_read(1)
+        claim = as_bit(sent)
+        if claim is None:
+            return self.lose(Malformed(Role.ALICE, f"the claim A(x) = {sent!r} is not a bit"))
         self.record.claim = claim
-        return float(self.round(self.D.depth, self.D.root(), claim))
+        return self.round(self.D.depth, self.D.root(), claim)
 
     def round(self, level: int, query: Query, claimed: int) -> Any:
         key = (level, query, claimed)

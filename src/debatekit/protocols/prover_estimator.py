@@ -233,11 +233,19 @@ class Debate:
     def value(self) -> np.ndarray:
         """The per-round rewards to A: realised (Sampled) or expected (Exact)."""
         try:
-            claim = as_bit(self.ask(Role.ALICE, "claim"))
-            self.ledger.count_read(1)
-            if claim is None:
-                raise Malformed(Role.ALICE, "the claim A(x) is not a bit")
-            self.record.claim = claim
+            move = self.ask(Role.ALICE, "claim")
+        except Malformed as bad:
+            return self.forfeit(bad, None)
+        return self.chance.mixed(Role.ALICE, move, self._claimed)
+
+    def _claimed(self, sent: Any) -> np.ndarray:
+        """B's p_d, the trusted coin ẑ ~ p_d and the initial reward r^(d+1)·1(ẑ = A(x))."""
+        self.ledger.count_read(1)
+        claim = as_bit(sent)
+        if claim is None:
+            return self.forfeit(Malformed(Role.ALICE, f"the claim A(x) = {sent!r} is not a bit"), None)
+        self.record.claim = claim
+        try:
             p_d = as_probability(self.ask(Role.BOB, "initial"))
             self.ledger.count_read(PROBABILITY_BITS)
             if p_d is None:
@@ -362,6 +370,11 @@ def rules_for(instance: Instance) -> Rules:
     Theorem 6.1."""
     epsilon = getattr(decomposition_of(instance), "epsilon", None)
     return Rules(epsilon if epsilon is not None else 0.1, 0.5)
+
+
+def rules_of(seat: Any) -> Rules:
+    """The rules a player's seat carries, else the instance's (:func:`rules_for`)."""
+    return seat.rules if isinstance(seat.rules, Rules) else rules_for(seat.instance)
 
 
 def expected_rewards(decomposition: Decomposition, alice: Alice, bob: Bob, rules: Rules) -> np.ndarray:
