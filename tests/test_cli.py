@@ -295,10 +295,14 @@ def test_demo_quick_writes_its_report(capsys: pytest.CaptureFixture[str], tmp_pa
     assert data["all_guarantees_hold"] is True
     assert Path(data["report"]) == folder
     assert data["rows"] and all(row["holds"] for row in data["rows"])
-    assert {row["protocol"] for row in data["rows"]} == set(PROTOCOLS)
-    for name in ("report.md", "results.json", "bits_read.png"):
+    played = {row["protocol"] for row in data["rows"]} | {row["protocol"] for row in data["prover_estimator"]}
+    assert played == set(PROTOCOLS)
+    assert all(row["holds"] is not False for row in data["prover_estimator"])
+    assert data["reward_gap"] and all(g["pe_gap"] > 0 for g in data["reward_gap"])
+    for name in ("report.md", "results.json", "bits_read.png", "reward_gap.png"):
         assert (folder / name).stat().st_size > 0, name
-    assert (folder / "bits_read.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if name.endswith(".png"):
+            assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads((folder / "results.json").read_text())["all_guarantees_hold"] is True
 
 

@@ -32,7 +32,7 @@ def demo(
         emit_json({"report": str(folder), **to_json(result)})
     else:
         stdout.print(table(result))
-        print(f"report written to {folder}/ (report.md, bits_read.png, results.json)")
+        print(f"report written to {folder}/ (report.md, bits_read.png, reward_gap.png, results.json)")
     return 0 if result.holds else 1
 
 
