@@ -116,6 +116,8 @@ class Indistinguishable:
         self.index: dict[tuple[Situation, tuple[Query, ...]], int] = {}
         self.rows: dict[int, np.ndarray] = {}
         self.estimates: dict[int, Estimate] = {}
+        self.training: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        """Round k's training points, their weights μ_k and the correct answers g_k."""
         self.delta = 0.0
         self._train()
 
@@ -178,6 +180,7 @@ class Indistinguishable:
             selection = len(keys) * 2**D.width <= SELECTION_LIMIT
             estimate = indistinguishable(keys, mu, g, _RoundTests(self, level, selection), DELTA)
             self.estimates[level] = estimate
+            self.training[level] = (keys, mu, g)
             for i, row in zip(keys, estimate.h, strict=True):
                 self.rows[int(i)] = row
             self.delta = max(self.delta, estimate.advantage)
