@@ -13,6 +13,7 @@ from debatekit.analysis.montecarlo import run as run_trials
 from debatekit.cli.common import (
     Constants,
     Truth,
+    UserError,
     emit_json,
     instance,
     positive,
@@ -51,6 +52,9 @@ def run(
     positive(trials, "--trials")
     case = instance(found, size, truth, seed)
     players = strategy(spec, Role.ALICE, alice), strategy(spec, Role.BOB, bob)
+    for chosen in players:
+        if chosen.refuses is not None and (why := chosen.refuses(case)):
+            raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     with progress(trials, f"{spec.name} on {found.name}") as advance:
         result = run_trials(spec, case, *players, trials, seed, advance)
     for role, reason in result.forfeit_reasons.items():

@@ -45,6 +45,8 @@ class Strategy:
     role: Role
     description: str
     factory: Factory
+    refuses: Callable[[Instance], str | None] | None = None
+    """Why the strategy cannot play an instance, or None when it can (checked before a run)."""
 
 
 class StrategyError(ValueError):

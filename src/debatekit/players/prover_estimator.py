@@ -26,7 +26,9 @@ from typing import Any
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat, Strategy, by_name
+from debatekit.players.estimator import MAX_WIDTH, estimator
 from debatekit.prob import Dist
+from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import HonestAlice, Situation, TruthfulBob, decomposition_of, rules_of
 
 SAMPLES = 16
@@ -203,10 +205,11 @@ class MalformedBob:
         return self._junk()
 
 
-def _indistinguishable(seat: Seat) -> Any:
-    from debatekit.players.estimator import estimator  # trains on first use; imported on use
-
-    return estimator(seat)
+def _too_wide(instance: Instance) -> str | None:
+    q = decomposition_of(instance).width
+    if q > MAX_WIDTH:
+        return f"Algorithm 1 needs all 2^q answer vectors and q = {q} > {MAX_WIDTH}; try --bob omniscient or sampling"
+    return None
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
@@ -218,7 +221,9 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy("malformed", Role.ALICE, "garbage messages", MalformedAlice),
     ),
     Role.BOB: by_name(
-        Strategy("honest", Role.BOB, "Algorithm 1 against the committed A (Lemma A.4's estimator)", _indistinguishable),
+        Strategy(
+            "honest", Role.BOB, "Algorithm 1 against the committed A (Lemma A.4's estimator)", estimator, _too_wide
+        ),
         Strategy("omniscient", Role.BOB, "the correct conditional probabilities (unbounded)", truthful_bob),
         Strategy("sampling", Role.BOB, f"the mean of {SAMPLES} samples of the correct answer", Sampling),
         Strategy("constant", Role.BOB, "1/2 everywhere", Constant),
