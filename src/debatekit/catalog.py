@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
+from debatekit.analysis import recursive
 from debatekit.players import bisection as bisection_players
 from debatekit.players import circuit_cross_exam as circuit_cross_exam_players
 from debatekit.players import cross_exam as cross_exam_players
 from debatekit.players import kw as kw_players
+from debatekit.players import naive_recursive as naive_recursive_players
+from debatekit.players import prover_estimator as prover_estimator_players
 from debatekit.players import stochastic as stochastic_players
 from debatekit.problems.registry import Instance
-from debatekit.protocols import bisection, circuit_cross_exam, cross_exam, kw, stochastic
+from debatekit.protocols import bisection, circuit_cross_exam, cross_exam, kw, prover_estimator, stochastic
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import word_width
 
@@ -62,13 +66,14 @@ def _kw_guarantee(instance: Instance) -> Guarantee:
         0.0,
         0,
         kw.bits_bound(kw.levelled_of(instance)),
-        "Thm 5 (Karchmer-Wigderson walk): c=1, s=0, depth+1 bits of x, alpha, beta read",
+        "Thm 5 (Karchmer-Wigderson walk, after any rounds): c=1, s=0, depth+1 bits of x, alpha, beta read",
     )
 
 
 def _kw_description(instance: Instance) -> dict:
+    """The levelled circuit walked, and the rounds played before the walk (0 without them)."""
     circuit = kw.levelled_of(instance)
-    return {"circuit_size": circuit.size, "circuit_depth": circuit.depth}
+    return {"circuit_size": circuit.size, "circuit_depth": circuit.depth, "rounds": kw.rounds_of(instance)}
 
 
 def _stochastic_rules(constants: str, instance: Instance) -> stochastic.Rules:
@@ -133,6 +138,47 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
     )  # fmt: skip
 
 
+def _recursive_guarantee(protocol: str) -> Callable[[Instance], Guarantee]:
+    """The decomposition protocols promise payoffs, not verdicts (see
+    :mod:`debatekit.analysis.recursive`): the verdict bounds are vacuous and the payoff bound
+    comes with each run. The verifier makes one oracle query, on the leaf."""
+
+    def guarantee(instance: Instance) -> Guarantee:
+        D = prover_estimator.decomposition_of(instance)
+        leaf = D.leaf_bound
+        if protocol == "prover-estimator":
+            per_round = 2 + prover_estimator.PROBABILITY_BITS * D.width + word_width(D.width)
+            bits = 1 + prover_estimator.PROBABILITY_BITS + D.depth * per_round + 2 + leaf
+            statement = "Thm 6.1 bounds A's mean payoff (payoff_bound); 1 oracle query; probabilities read as 64 bits"
+        else:
+            bits = 1 + D.depth * (D.width + word_width(D.width)) + leaf
+            statement = "naive recursion: sound only against a B who finds the flaw; 1 oracle query"
+        return Guarantee(0.0, 1.0, 1, bits, statement)
+
+    return guarantee
+
+
+def _leaves(instance: Instance) -> int:
+    """q^d: the leaves of the decomposition, the size of the argument debated."""
+    D = prover_estimator.decomposition_of(instance)
+    return D.width**D.depth
+
+
+def _recursive_description(instance: Instance) -> dict:
+    D = prover_estimator.decomposition_of(instance)
+    return {"depth": D.depth, "width": D.width}
+
+
+def _recursive_spec(name: str, theorem: str, summary: str, strategies) -> ProtocolSpec:
+    return ProtocolSpec(
+        name, theorem, summary, None, _recursive_guarantee(name),
+        _leaves,
+        strategies,
+        simulate=functools.partial(recursive.simulate, name),
+        describe=_recursive_description,
+    )  # fmt: skip
+
+
 PROTOCOLS: dict[str, ProtocolSpec] = {
     "cross-exam": ProtocolSpec(
         "cross-exam",
@@ -167,12 +213,25 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
     "kw": ProtocolSpec(
         "kw",
         "Theorem 5 of the debate query complexity paper (Karchmer-Wigderson)",
-        "the provers walk a levelled AND/OR circuit down to one input bit, one bit per gate; V reads the path",
+        "the provers play any rounds, then walk a levelled AND/OR circuit down to one input or transcript bit, "
+        "one bit per gate; V reads the path",
         kw.debate,
         _kw_guarantee,
         lambda instance: kw.levelled_of(instance).size,
         kw_players.STRATEGIES,
         describe=_kw_description,
         alice_argues=0,
+    ),
+    "prover-estimator": _recursive_spec(
+        "prover-estimator",
+        "Theorem 6.1 (Figure 2) of the prover-estimator debate paper",
+        "A decomposes, B estimates every subclaim's probability, rewards grow by 1/r a round, V queries one leaf",
+        prover_estimator_players.STRATEGIES,
+    ),
+    "naive-recursive": _recursive_spec(
+        "naive-recursive",
+        "Section 7 of the prover-estimator debate paper (the baseline obfuscation breaks)",
+        "A decomposes and answers every subclaim, B picks one to recurse on, V checks the leaf",
+        naive_recursive_players.STRATEGIES,
     ),
 }

@@ -32,7 +32,10 @@ from debatekit.machine.circuit import Circuit, CircuitBuilder, Gate
 class LevelledCircuit:
     """Literals ``x[literal_var] ^ literal_neg``, then gate levels ``j = 0 .. depth-1`` (bottom
     first): gate g of level j reads nodes ``left[j][g]`` and ``right[j][g]`` of level j-1 (of the
-    literal level when j = 0). Level j is AND when ``depth - 1 - j`` is even, so the top is AND."""
+    literal level when j = 0). Level j is AND when ``depth - 1 - j`` is even, so the top is AND.
+
+    The n variables the literals name are x, then the witness/transcript bits, if any (the
+    levelled form of a circuit C(x, w) has n = |x| + |w|)."""
 
     n: int
     literal_var: np.ndarray
@@ -137,7 +140,9 @@ def _unpack(level: np.ndarray, batch: int) -> np.ndarray:
 
 def levelled(circuit: Circuit) -> LevelledCircuit:
     """The levelled alternating form of a fan-in-2 circuit over AND/OR/XOR/NOT (Theorem 5 assumes
-    it "without loss of generality"; this is the construction).
+    it "without loss of generality"; this is the construction). A circuit with witness inputs
+    C(x, w) keeps them as variables: w_i is variable ``n_inputs + i``, so the result has
+    ``n = circuit.offset`` variables.
 
     Dual rail: every node a gets a positive rail p(a) and a negative rail n(a), AND/OR formulas
     over literals (De Morgan pushes NOTs to the literals): AND gives p = p(a)∧p(b),
@@ -147,7 +152,7 @@ def levelled(circuit: Circuit) -> LevelledCircuit:
     levels, OR on even, literals at level 0); a rail read from more than one level up is carried
     by pass-through gates g∧g or g∨g (shared by all readers); an AND g∧g tops an OR output.
 
-    Blow-up, for C with s gates, n inputs and depth d (NOT counting as a level):
+    Blow-up, for C with s gates, n inputs (x and w) and depth d (NOT counting as a level):
 
     * depth ≤ 2d + 1. By induction both rails of a gate of depth d sit at level ≤ 2d: its inputs'
       rails sit at ≤ 2d − 2, an AND rail lands on the next odd level (≤ 2d − 1), an OR rail on
@@ -159,9 +164,7 @@ def levelled(circuit: Circuit) -> LevelledCircuit:
       carried: exactly 6(n − 1) − 2 gates (the output XOR needs only its positive rail, 3 gates)
       and depth 2k + 1.
     """
-    if circuit.n_witness:
-        raise ValueError("the levelled form takes circuits on x alone (no witness inputs)")
-    n, s = circuit.n_inputs, circuit.length
+    n, s = circuit.offset, circuit.length  # variables: x, then the witness
     ops, in0, in1 = circuit.ops.tolist(), circuit.in0.tolist(), circuit.in1.tolist()
     need = [0] * (n + s)  # bit 1: the positive rail is needed, bit 2: the negative one
     need[-1] = 1

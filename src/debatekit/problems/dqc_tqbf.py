@@ -1,5 +1,6 @@
 """True quantified Boolean formulas (TQBF, PSPACE-complete): the showcase for Theorem 9 of the
-debate query complexity paper, debated with the cross-examination lemma (Lemma 8).
+debate query complexity paper, debated with the cross-examination lemma (Lemma 8) or with the
+Karchmer-Wigderson walk (Theorem 5) over the same verifier.
 
 For n quantified variables the function is f_n(x) = ∀v_1 ∃v_2 ∀v_3 … φ_x(v), where φ_x is a
 3-CNF with m = round(0.85·n) clauses. The clause structure (which variables each clause reads,
@@ -10,7 +11,9 @@ literal, an OR tree per clause and an AND tree over the clauses (about 6m gates)
 quantified variables as the transcript: Prover 0 (Alice, arguing f = 0) chooses the universal
 v_1, v_3, … as α_1, α_2, … and Prover 1 (Bob) the existential ones as β_1, β_2, …. Lemma 8 then
 has Alice write every gate value of C and Bob point at a wrong gate or the output, so the
-verifier reads ⌈log2(size(C)+1)⌉ + 3 = O(log n) bits.
+verifier reads ⌈log2(size(C)+1)⌉ + 3 = O(log n) bits. The ``kw`` protocol plays the same rounds
+and then walks the levelled form of C(x, α, β) down to one literal (of x or of the transcript):
+depth + 1 bits, also O(log n) since C has depth O(log m).
 
 The signs are drawn uniformly until the formula has the requested truth, which is decided by
 exhaustive evaluation of the game (2^n evaluations of C, vectorised); honest provers choose
@@ -22,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from debatekit.machine.circuit import Circuit, CircuitBuilder, Gate
+from debatekit.machine.levelled import levelled
 from debatekit.problems.registry import Instance, InstanceError, problem
 from debatekit.protocols.circuit_cross_exam import MAX_EXHAUSTIVE_ROUNDS, GameValue
 
@@ -65,7 +69,7 @@ def quantified_value(circuit: Circuit, x: np.ndarray) -> int:
 @problem(
     "tqbf",
     "∀v1 ∃v2 ∀v3 … of a random 3-CNF whose literal signs are x (PSPACE-complete; Theorem 9 via Lemma 8)",
-    ("circuit-cross-exam",),
+    ("circuit-cross-exam", "kw"),
     default_size=8,
     min_size=2,
     max_size=MAX_EXHAUSTIVE_ROUNDS,
@@ -75,5 +79,5 @@ def tqbf(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     for _ in range(DRAWS):
         x = rng.integers(0, 2, circuit.n_inputs).astype(np.uint8)
         if quantified_value(circuit, x) == truth:
-            return Instance("tqbf", n, truth, x, machine=circuit)
+            return Instance("tqbf", n, truth, x, machine=circuit, levelled=lambda: levelled(circuit))
     raise InstanceError(f"no {'true' if truth else 'false'} tqbf formula of size {n} found in {DRAWS} draws")
