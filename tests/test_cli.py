@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from debatekit.analysis.montecarlo import make_instance
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
@@ -140,8 +141,19 @@ def test_honest_side_wins_against_every_builtin_adversary(
 def test_every_problem_runs_honest_against_honest(
     capsys: pytest.CaptureFixture[str], protocol: str, problem: str, truth: str
 ) -> None:
-    """Every registered problem, on every protocol it claims, at its default size."""
-    data = run_json(capsys, protocol, "--problem", problem, "--truth", truth, "--trials", "2")
+    """Every registered problem, on every protocol it claims, at its default size. Where a built-in
+    honest strategy refuses the instance (Algorithm 1 at q = 34), the run is a one-line usage
+    error, and the first strategy that accepts plays instead."""
+    argv = [protocol, "--problem", problem, "--truth", truth, "--trials", "2"]
+    spec = PROTOCOLS[protocol]
+    case = make_instance(PROBLEMS[problem], PROBLEMS[problem].default_size, truth == "yes", 0)
+    honest_bob = spec.strategies[Role.BOB]["honest"]
+    if honest_bob.refuses is not None and honest_bob.refuses(case):
+        code, out, err = cli(capsys, "run", *argv)
+        assert_usage_error(code, out, err)
+        accepts = [s for s in spec.strategies[Role.BOB].values() if s.refuses is None or not s.refuses(case)]
+        argv += ["--bob", accepts[0].name]
+    data = run_json(capsys, *argv)
     assert data["size"] == PROBLEMS[problem].default_size
     assert_guarantee_holds(data)
 

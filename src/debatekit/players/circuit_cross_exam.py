@@ -30,7 +30,7 @@ def covered_lie(seat: Seat, transcript: tuple[int, ...], gate: int) -> np.ndarra
     that disagrees with its inputs, at most depth times."""
     circuit = circuit_of(seat.instance)
     inputs = np.concatenate([seat.instance.x, np.asarray(transcript, dtype=np.uint8)]).astype(np.uint8)
-    values = true_gates(seat, transcript)
+    values = true_gates(seat, transcript).copy()
     values[gate] ^= 1
     while True:
         wrong = circuit.local_errors(inputs, values)

@@ -8,8 +8,9 @@ witness problems the honest prover's witness (Theorem 7.1).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,18 @@ class Instance:
         if callable(self.decomposition):
             object.__setattr__(self, "decomposition", self.decomposition())
         return self.decomposition  # type: ignore[return-value]
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """A value derived from the instance alone, computed once and shared by every debate on it
+        (an honest prover's evaluation of the circuit, say). Arrays in it are made read-only."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            value = compute()
+            for array in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(array, np.ndarray):
+                    array.flags.writeable = False
+            cache[key] = value
+        return cache[key]
 
     def __post_init__(self) -> None:
         for array in (self.x, self.witness):  # players share the instance: none may edit it

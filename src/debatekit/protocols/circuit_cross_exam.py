@@ -203,9 +203,14 @@ class GameValue:
 
 
 def true_gates(seat: Seat, transcript: tuple[int, ...]) -> np.ndarray:
-    circuit = circuit_of(seat.instance)
-    inputs = np.concatenate([seat.instance.x, np.asarray(transcript, dtype=np.uint8)]).astype(np.uint8)
-    return circuit.evaluate(inputs)
+    """Every gate of C on (x, transcript), computed once per instance and transcript (read-only)."""
+    instance = seat.instance
+
+    def evaluate() -> np.ndarray:
+        inputs = np.concatenate([instance.x, np.asarray(transcript, dtype=np.uint8)]).astype(np.uint8)
+        return circuit_of(instance).evaluate(inputs)
+
+    return instance.memo(("gate values", transcript), evaluate)
 
 
 class OptimalRounds:
@@ -217,7 +222,8 @@ class OptimalRounds:
 
     def move(self, history: tuple[int, ...]) -> int:
         if self._game is None:
-            self._game = GameValue(circuit_of(self.seat.instance), self.seat.instance.x)
+            instance = self.seat.instance
+            self._game = instance.memo("game value", lambda: GameValue(circuit_of(instance), instance.x))
         return self._game.best(history)
 
 

@@ -126,16 +126,17 @@ class Honest(OptimalRounds):
         super().__init__(seat)
         self.want = 0 if seat.role is Role.ALICE else 1
         self.circuit = levelled_of(seat.instance)
-        self._values: tuple[tuple[int, ...], list[np.ndarray]] | None = None
 
     def values(self, transcript: tuple[int, ...]) -> list[np.ndarray]:
-        """Every node's value on (x, transcript), for the last transcript asked about (the walk
-        and exact search finish one transcript before the next)."""
-        if self._values is None or self._values[0] != transcript:
-            x = self.seat.instance.x
+        """Every node's value on (x, transcript), computed once per instance and transcript and
+        shared by the debates on the instance."""
+        x = self.seat.instance.x
+
+        def evaluate() -> list[np.ndarray]:
             inputs = np.concatenate([x, np.asarray(transcript, dtype=np.uint8)]) if transcript else x
-            self._values = (transcript, self.circuit.node_values(inputs))
-        return self._values[1]
+            return self.circuit.node_values(inputs)
+
+        return self.seat.instance.memo(("kw node values", transcript), evaluate)
 
     def children(self, transcript: tuple[int, ...], level: int, gate: int) -> tuple[int, int]:
         below = self.values(transcript)[level]  # values[0] are the literals, values[level + 1] this level
