@@ -191,9 +191,9 @@ def gap_points(seed: int) -> list[GapPoint]:
 
 
 def _decided_rounds(width: int) -> int:
-    """K: in rounds k <= K the bounded challenger decides every subclaim (it spans LEAF·q^(k-1) <=
-    budget/q candidates), so it catches the obfuscator iff its uniform choices in rounds d..K+1
-    all follow the factor: probability q^-(d-K)."""
+    """K: in rounds k <= K the bounded challenger decides every subclaim (each spans LEAF·q^(k-1)
+    <= budget/q candidates); above them it picks among the undecided ones at random, so its
+    tree, which exact enumeration walks, has about q^(d-K) nodes."""
     rounds = 0
     while LEAF * width**rounds <= DIVISION_BUDGET // width:
         rounds += 1

@@ -84,7 +84,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
             return Move(
                 role,
                 ask=lambda player: player.move(history),
-                then=lambda sent: after((*history, _transcript_bit(sent, role))),
+                then=lambda sent: after((*history, transcript_bit(sent, role))),
                 options=lambda: (0, 1, 2),  # 2 stands for any malformed bit
             )
         return Move(
@@ -105,7 +105,8 @@ def debate(instance: Instance, reader: Reader) -> Node:
     return after(())
 
 
-def _transcript_bit(sent: Any, role: Role) -> int:
+def transcript_bit(sent: Any, role: Role) -> int:
+    """A round's bit, or :class:`Malformed` against its sender."""
     bit = as_bit(sent)
     if bit is None:
         raise Malformed(role, f"transcript bit {sent!r} is not 0 or 1")

@@ -30,7 +30,7 @@ from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.circuit_cross_exam import OptimalRounds, speaker
+from debatekit.protocols.circuit_cross_exam import OptimalRounds, speaker, transcript_bit
 from debatekit.reader import Reader, as_bit
 
 MALFORMED = 2
@@ -71,7 +71,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
             return Move(
                 role,
                 ask=lambda player: player.move(history),
-                then=lambda sent: after((*history, _round_bit(sent, role))),
+                then=lambda sent: after((*history, transcript_bit(sent, role))),
                 options=lambda: (0, 1, MALFORMED),
             )
         return at(history, circuit.depth - 1, 0)
@@ -97,13 +97,6 @@ def debate(instance: Instance, reader: Reader) -> Node:
         )
 
     return after(())
-
-
-def _round_bit(sent: Any, role: Role) -> int:
-    bit = as_bit(sent)
-    if bit is None:
-        raise Malformed(role, f"transcript bit {sent!r} is not 0 or 1")
-    return bit
 
 
 def literal(

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import Chance, Exact, Record
+from debatekit.protocols.prover_estimator import Chance, Exact, Record, ask
 from debatekit.reader import as_bit, as_index, word_width
 
 
@@ -65,11 +65,7 @@ class NaiveDebate:
         return 0.0 if bad.sender is Role.ALICE else 1.0
 
     def ask(self, role: Role, method: str, *args: Any) -> Any:
-        player = self.alice if role is Role.ALICE else self.bob
-        try:
-            return getattr(player, method)(*args)
-        except Exception as err:  # untrusted code
-            raise Malformed(role, f"{method} raised {type(err).__name__}: {err}") from err
+        return ask(self.alice if role is Role.ALICE else self.bob, role, method, *args)
 
     def value(self) -> float:
         try:

@@ -100,7 +100,7 @@ class Bob(Protocol):
         """p_d = B(x), the probability that L(x) = 1."""
 
     def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float | Dist:
-        """B^k_i(x, y^k, z_<i): the probability that z_i = 1."""
+        """B^k_i(x, y^k, z_<i): the probability that z_i = 1 (``i`` counts from 0 here)."""
 
 
 class Chance(Protocol):
@@ -177,6 +177,14 @@ def as_direction(value: Any) -> int | None:
     return int(value) if value in (-1, 0, 1) else None
 
 
+def ask(player: Any, role: Role, method: str, *args: Any) -> Any:
+    """A player's message; a player that raises has sent garbage."""
+    try:
+        return getattr(player, method)(*args)
+    except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
+        raise Malformed(role, f"{method} raised {type(err).__name__}: {err}") from err
+
+
 def reward_scale(depth: int, rules: Rules) -> np.ndarray:
     """The most each entry of the reward vector can be worth: r^(d+1), r^d, ..., r^0 = 1."""
     r = rules.r
@@ -223,12 +231,7 @@ class Debate:
         return forfeit_values(bad.sender, self.d, self.rules, level)
 
     def ask(self, role: Role, method: str, *args: Any) -> Any:
-        """A player's message; a player that raises has sent garbage."""
-        player = self.alice if role is Role.ALICE else self.bob
-        try:
-            return getattr(player, method)(*args)
-        except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
-            raise Malformed(role, f"{method} raised {type(err).__name__}: {err}") from err
+        return ask(self.alice if role is Role.ALICE else self.bob, role, method, *args)
 
     def value(self) -> np.ndarray:
         """The per-round rewards to A: realised (Sampled) or expected (Exact)."""
