@@ -20,8 +20,8 @@ be run but its result is a small circuit querying A. The tests, each in [-1, 1],
 
 At play time a situation not met in training is evaluated by replaying Algorithm 1's steps (Lemma
 A.3's circuit). The achieved δ (the largest final advantage over the rounds) is ``delta``; the run
-reports the soundness bound r^(d+1)·P[A(x)=L(x)] + (2d+1)δ with it. Trained estimators are kept
-per (decomposition, A) so that every debate of a run plays the same B.
+reports the soundness bound r^(d+1)·P[A(x)=L(x)] + (2d+1)δ with it. A trained estimator is kept
+with its instance, per A, so that every debate of a run plays the same B.
 """
 
 from __future__ import annotations
@@ -84,19 +84,12 @@ class _RoundTests(CallableTests):
         return self._values(points, h)[f]
 
 
-_TRAINED: dict[tuple[int, str], Indistinguishable] = {}
-"""The estimators built in this process, by (decomposition, A): every debate of a run plays the
-one built for its first debate (the construction is deterministic given that debate's seed)."""
-
-
 def estimator(seat: Seat) -> Indistinguishable:
-    """The trained B for this seat's instance and committed A, built on first use."""
-    key = (id(decomposition_of(seat.instance)), seat.opponent.name if seat.opponent else "")
-    if key not in _TRAINED:
-        if len(_TRAINED) >= 8:
-            _TRAINED.pop(next(iter(_TRAINED)))
-        _TRAINED[key] = Indistinguishable(seat)
-    return _TRAINED[key]
+    """The trained B for this seat's instance and committed A, built on first use and kept with
+    the instance: every debate of a run plays the one built for its first debate (the
+    construction is deterministic given that debate's seed)."""
+    name = seat.opponent.name if seat.opponent else ""
+    return seat.instance.memo(("indistinguishable estimator", name), lambda: Indistinguishable(seat))
 
 
 class Indistinguishable:
