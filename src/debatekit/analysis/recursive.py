@@ -31,7 +31,7 @@ from debatekit.machine.decomposition import LeafOracle
 from debatekit.oracle import Asker
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance
-from debatekit.protocols import naive_recursive, prover_estimator
+from debatekit.protocols import naive_recursive
 from debatekit.protocols.prover_estimator import (
     Debate,
     Record,
@@ -189,11 +189,3 @@ def simulate(
         "width": decomposition.width,
     }
     return Tally(verdicts, queries, bits, np.zeros(trials, dtype=np.int64), forfeits, reasons, payoffs, extra)
-
-
-def exact_payoff(protocol: str, instance: Instance, alice: Any, bob: Any) -> float:
-    """A's expected payoff exactly, for players that are functions of their arguments."""
-    decomposition = decomposition_of(instance)
-    if protocol == "prover-estimator":
-        return float(prover_estimator.expected_rewards(decomposition, alice, bob, rules_for(instance)).sum())
-    return naive_recursive.win_probability(decomposition, alice, bob)

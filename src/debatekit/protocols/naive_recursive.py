@@ -110,7 +110,6 @@ class NaiveDebate:
             j = as_index(sent, q)
             if j is None:
                 return self.lose(Malformed(Role.BOB, f"challenge {sent!r} is not in [0, {q})"))
-            self.record.path.append(subqueries[j])
             return self.round(level - 1, subqueries[j], bits[j])
 
         return self.chance.mixed(Role.BOB, move, chosen)

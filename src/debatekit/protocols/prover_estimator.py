@@ -160,7 +160,6 @@ class Record:
     forfeit: Role | None = None
     reason: str = ""
     claim: int | None = None
-    path: list[Query] = field(default_factory=list)
 
 
 def as_probability(value: Any) -> float | None:
@@ -332,7 +331,6 @@ class Debate:
                 return reward + self.forfeit(
                     Malformed(Role.ALICE, f"recursion index {sent!r} is not in [0, {self.q})"), s.level - 1
                 )
-            self.record.path.append(ys[j])
             return reward + self.round(Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root))
 
         return self.chance.mixed(Role.ALICE, move, chosen)
