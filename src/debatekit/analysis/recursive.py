@@ -30,6 +30,7 @@ from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import LeafOracle
 from debatekit.oracle import Asker
 from debatekit.players.base import Seat, Strategy
+from debatekit.players.estimator import Indistinguishable
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
 from debatekit.protocols.prover_estimator import (
@@ -143,7 +144,8 @@ def simulate(
             rewards[t] = Debate(
                 decomposition, players[Role.ALICE], players[Role.BOB], rules, Sampled(rngs), ledger, record
             ).value()
-            delta = getattr(players[Role.BOB], "delta", delta)
+            if isinstance(players[Role.BOB], Indistinguishable):  # a δ we computed, not one a player claims
+                delta = players[Role.BOB].delta
         else:
             rewards[t, 0] = naive_recursive.NaiveDebate(
                 decomposition, players[Role.ALICE], players[Role.BOB], Sampled(rngs), ledger, record
