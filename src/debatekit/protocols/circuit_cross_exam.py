@@ -23,7 +23,7 @@ does a pointer that is neither ``ACCEPT`` nor a gate index.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -73,20 +73,37 @@ def speaker(bit: int) -> Role:
     return Role.ALICE if bit % 2 == 0 else Role.BOB
 
 
+def original_rounds(count: int, finish: Callable[[tuple[int, ...]], Node]) -> Node:
+    """The rounds of the original debate: ``count`` bits α_1, β_1, α_2, … from alternating
+    speakers (``player.move(history)``), then ``finish(transcript)``. A bit that is not 0 or 1
+    loses for its sender."""
+
+    def after(history: tuple[int, ...]) -> Node:
+        if len(history) == count:
+            return finish(history)
+        role = speaker(len(history))
+        return Move(
+            role,
+            ask=lambda player: player.move(history),
+            then=lambda sent: after((*history, transcript_bit(sent, role))),
+            options=lambda: (0, 1, 2),  # 2 stands for any malformed bit
+        )
+
+    return after(())
+
+
+def read_variable(x: Any, transcript: tuple[int, ...], var: int, reader: Reader) -> int:
+    """Variable ``var`` of C(x, transcript): a bit of x (a query of the model) or a round's bit."""
+    n = len(x)
+    return reader.query_input(x, var) if var < n else reader.bit(transcript, var - n, speaker(var - n))
+
+
 def debate(instance: Instance, reader: Reader) -> Node:
     """Lemma 8's game tree over the circuit verifier of ``instance`` (Theorem 6 without rounds)."""
     circuit = circuit_of(instance)
-    rounds, size = circuit.n_witness, circuit.length
+    size = circuit.length
 
-    def after(history: tuple[int, ...]) -> Node:
-        if len(history) < rounds:
-            role = speaker(len(history))
-            return Move(
-                role,
-                ask=lambda player: player.move(history),
-                then=lambda sent: after((*history, transcript_bit(sent, role))),
-                options=lambda: (0, 1, 2),  # 2 stands for any malformed bit
-            )
+    def cross_examination(history: tuple[int, ...]) -> Node:
         return Move(
             Role.ALICE,
             ask=lambda alice: alice.gates(history),
@@ -102,7 +119,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
             options=lambda: [ACCEPT, *range(size), size],  # `size` stands for any malformed word
         )
 
-    return after(())
+    return original_rounds(circuit.n_witness, cross_examination)
 
 
 def transcript_bit(sent: Any, role: Role) -> int:
@@ -133,12 +150,9 @@ def verify(instance: Instance, transcript: tuple[int, ...], gates: Any, pointer:
 def _read_address(instance: Instance, transcript: tuple[int, ...], gates: Any, address: int, reader: Reader) -> int:
     """One input of a gate: a bit of x, a transcript bit, or an earlier gate's claimed value."""
     circuit = circuit_of(instance)
-    n, rounds = circuit.n_inputs, circuit.n_witness
-    if address < n:
-        return reader.query_input(instance.x, address)
-    if address < n + rounds:
-        return reader.bit(transcript, address - n, speaker(address - n))
-    return reader.bit(gates, address - n - rounds, Role.ALICE)
+    if address < circuit.offset:
+        return read_variable(instance.x, transcript, address, reader)
+    return reader.bit(gates, address - circuit.offset, Role.ALICE)
 
 
 def bits_bound(circuit: Circuit) -> int:

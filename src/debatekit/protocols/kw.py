@@ -30,7 +30,7 @@ from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.circuit_cross_exam import OptimalRounds, speaker, transcript_bit
+from debatekit.protocols.circuit_cross_exam import OptimalRounds, original_rounds, read_variable
 from debatekit.reader import Reader, as_bit
 
 MALFORMED = 2
@@ -63,18 +63,6 @@ def rounds_of(instance: Instance) -> int:
 def debate(instance: Instance, reader: Reader) -> Node:
     """The game tree: one Move per round, then one per gate on the path."""
     circuit = levelled_of(instance)
-    rounds = rounds_of(instance)
-
-    def after(history: tuple[int, ...]) -> Node:
-        if len(history) < rounds:
-            role = speaker(len(history))
-            return Move(
-                role,
-                ask=lambda player: player.move(history),
-                then=lambda sent: after((*history, transcript_bit(sent, role))),
-                options=lambda: (0, 1, MALFORMED),
-            )
-        return at(history, circuit.depth - 1, 0)
 
     def at(transcript: tuple[int, ...], level: int, gate: int) -> Node:
         role = Role.ALICE if circuit.is_and(level) else Role.BOB
@@ -96,7 +84,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
             key=("kw", transcript, level, gate),
         )
 
-    return after(())
+    return original_rounds(rounds_of(instance), lambda transcript: at(transcript, circuit.depth - 1, 0))
 
 
 def literal(
@@ -104,8 +92,7 @@ def literal(
 ) -> int:
     """The walk's end: read the one bit literal ``index`` names (of x, or of the transcript);
     output the literal's value."""
-    var, n = int(circuit.literal_var[index]), len(instance.x)
-    bit = reader.query_input(instance.x, var) if var < n else reader.bit(transcript, var - n, speaker(var - n))
+    bit = read_variable(instance.x, transcript, int(circuit.literal_var[index]), reader)
     return bit ^ int(circuit.literal_neg[index])
 
 
