@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from debatekit.machine.decomposition import Automaton, Decomposition, Query
+from debatekit.machine.decomposition import Automaton, Decomposition, Query, check_stability_parameters
 
 MAX_ENUMERATED_WIDTH = 12
 """Widths up to this are enumerated (2^q answer vectors); beyond, the decomposition's automaton."""
@@ -125,10 +125,10 @@ class Survey:
 
 def validate(epsilon: float, rho: float) -> None:
     """Definition 5.3 takes 0 < ε < 1/2 and 0 < ρ < 1."""
-    if not 0 < epsilon < 0.5:
-        raise StabilityError(f"epsilon must satisfy 0 < epsilon < 1/2 (Definition 5.3), got {epsilon}")
-    if not 0 < rho < 1:
-        raise StabilityError(f"rho must satisfy 0 < rho < 1 (Definition 5.3), got {rho}")
+    try:
+        check_stability_parameters(epsilon, rho)
+    except ValueError as err:
+        raise StabilityError(str(err)) from None
 
 
 def sup_change(

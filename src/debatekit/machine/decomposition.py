@@ -31,6 +31,14 @@ from debatekit.oracle import KnownOracle, Oracle
 Query = Hashable
 
 
+def check_stability_parameters(epsilon: float, rho: float) -> None:
+    """Definition 5.3 takes 0 < ε < 1/2 and 0 < ρ < 1 (ValueError otherwise, NaN included)."""
+    if not 0 < epsilon < 0.5:
+        raise ValueError(f"epsilon must satisfy 0 < epsilon < 1/2 (Definition 5.3), got {epsilon}")
+    if not 0 < rho < 1:
+        raise ValueError(f"rho must satisfy 0 < rho < 1 (Definition 5.3), got {rho}")
+
+
 @dataclass(frozen=True)
 class Automaton:
     """M_D(x, y, ·) read left to right: ``step(state, i, z_i)`` after each answer, ``output(state)``

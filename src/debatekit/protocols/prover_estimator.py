@@ -35,7 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from debatekit.ledger import Ledger, Malformed, Role
-from debatekit.machine.decomposition import Decomposition, Query
+from debatekit.machine.decomposition import Decomposition, Query, check_stability_parameters
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
 from debatekit.reader import as_bit, as_index, word_width
@@ -52,8 +52,7 @@ class Rules:
     rho: float = 0.5
 
     def __post_init__(self) -> None:
-        if not (0 < self.epsilon < 0.5 and 0 < self.rho < 1):
-            raise ValueError("prover-estimator debate needs 0 < epsilon < 1/2 and 0 < rho < 1")
+        check_stability_parameters(self.epsilon, self.rho)
 
     @property
     def r(self) -> float:
