@@ -35,13 +35,13 @@ def test_every_round_is_delta_indistinguishable(problem, size, truth, alice):
     assert b.estimates, "no round was trained"
     for level, estimate in b.estimates.items():
         keys, mu, g = b.training[level]
-        assert np.allclose(g, [b.D.answer_distribution(b.points[i].situation.query, level) for i in keys])
+        assert np.allclose(g, [b.truth.answer_distribution(b.points[i].situation.query, level) for i in keys])
         values = estimate.tests.values(keys, estimate.h)
         assert np.all(np.abs(values) <= 1)
         advantages = np.einsum("fxz,x,xz->f", values, mu, g - estimate.h)
-        assert np.max(np.abs(advantages)) < est.DELTA
-        assert np.max(np.abs(advantages)) == pytest.approx(estimate.advantage)
-    assert 0 <= b.delta < est.DELTA
+        assert np.max(np.abs(advantages)) < b.rules.delta
+        assert np.max(np.abs(advantages)) == pytest.approx(estimate.advantage, abs=1e-15)
+    assert 0 <= b.delta < b.rules.delta
 
 
 def test_estimates_are_probabilities_and_replay_matches_training():

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import typer
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -91,6 +91,86 @@ def estimate_off_probability(n: int, p_true: float, c: Fraction) -> float:
     return reject_probability(n, p_true, Fraction(p_true), c)
 
 
+def lean_params_fields(p: Params) -> dict[str, bool]:
+    """Lean's ``Params w d k t`` fields in exact arithmetic, w = 2/3 and d the targets as typed."""
+    k, v, c, s, b, q = (Fraction(x) for x in (p.k, p.v, p.c, p.s, p.b, p.q))
+    w, t = Fraction(2, 3), p.T
+    d_c, d_s = Fraction(repr(p.completeness)), Fraction(repr(p.soundness))
+    return {
+        "k0 c0 q0 v0": k > 0 and c > 0 and q > 0 and v > 0,
+        "cs sb": c < s < b,
+        "q1 v1 qv": q <= 1 and v <= 1 and q <= v,
+        "bw": k * b <= w,
+        "complete": d_c <= (1 - v) * (w - k * c - q * t),
+        "sound": d_s <= (1 - v) * (1 - q * t) * (w - k * b),
+    }
+
+
+def two_sided_sup(n: int, e: float) -> tuple[float, float]:
+    """(lower, upper) with lower <= sup_{p in [0,1]} P_p[|X/n - p| >= e] <= upper, X ~ Bin(n, p): the
+    hypothesis Lean's ``alice_pr_le`` states for n samples. Independent of the planner's ``tail``.
+
+    With x = n p and E = n e the event is X <= x - E or X >= x + E. Both thresholds are constant between
+    the jumps x = j + f and x = j - f (f = frac(E), j integer), so [0, n] splits into intervals on which
+    the probability is at most F(k; lo) + P[X >= m; hi] (F falls and the upper tail rises with p); a run
+    of intervals is at most F(last k; first lo) + P[X >= first m; last hi]. Runs of 4^6 intervals are
+    split by 4 while their bound reaches the lower bound found so far; upper is the largest single-interval
+    bound left. lower is the largest one-sided limit of the probability at an interval's end, which the
+    supremum is at least (up to float rounding of p). Probabilities p are rounded outward by 1e-15.
+    """
+    E = n * Fraction(e)
+    f = E - math.floor(E)
+    assert (2 * f).denominator != 1, "2ne is an integer: both tails jump together (not handled)"
+    a, b = min(f, 1 - f), max(f, 1 - f)
+    j = np.arange(-1, n)
+    # intervals [j+a, j+b] (midpoint j + 1/2) and [j+b, j+1+a] (midpoint j + 1), in increasing order; those
+    # meeting [0, n] are the second for j = -1 and both for j = 0 .. n-1 (however narrow as floats)
+    lo = np.clip(np.stack([j + float(a), j + float(b)], axis=1).ravel()[1:], 0, n)
+    hi = np.clip(np.stack([j + float(b), j + 1 + float(a)], axis=1).ravel()[1:], 0, n)
+    k = np.stack([j + math.floor(Fraction(1, 2) - E), j + math.floor(1 - E)], axis=1).ravel()[1:]
+    m = np.stack([j + math.ceil(Fraction(1, 2) + E), j + math.ceil(1 + E)], axis=1).ravel()[1:]
+    p_lo, p_hi = lo / n, hi / n
+    down, up = p_lo * (1 - 1e-15), np.minimum(p_hi * (1 + 1e-15), 1.0)
+
+    def limits(i: np.ndarray) -> np.ndarray:
+        def at(p: np.ndarray) -> np.ndarray:
+            return stats.binom.cdf(k[i], n, p) + stats.binom.sf(m[i] - 1, n, p)
+
+        return np.maximum(at(p_lo[i]), at(p_hi[i]))
+
+    middle = int(np.searchsorted(p_lo, 0.5))
+    lower = float(limits(np.arange(max(0, middle - 64), min(k.size, middle + 64))).max())
+    size, starts = 4**6, np.arange(0, k.size, 4**6)
+    while True:
+        ends = np.minimum(starts + size, k.size) - 1
+        bound = stats.binom.cdf(k[ends], n, down[starts]) + stats.binom.sf(m[starts] - 1, n, up[ends])
+        if size == 1:
+            best = starts[np.argsort(bound)[-256:]]
+            return max(lower, float(limits(best).max())), float(bound.max())
+        starts, size = starts[bound >= lower], size // 4
+        starts = (starts[:, None] + size * np.arange(4)).ravel()
+        starts = starts[starts < k.size]
+
+
+def lean_route(plan: Plan) -> dict[str, tuple[float, float, float]]:
+    """Lean's route for a plan: per honest party, (lower, upper, allowance) for the two-sided miss of its
+    own estimate (``alice_pr_le`` for Alice's c, and for ``bob'``'s estimate at (b-s)/2 and (s-c)/2)."""
+    p = params_of(plan)
+    return {
+        "Alice": (*two_sided_sup(p.alice_samples, p.c), p.q),
+        "Bob": (*two_sided_sup(p.bob_samples, (p.b - p.s) / 2), p.q),
+        "Vera": (*two_sided_sup(p.vera_samples, (p.s - p.c) / 2), p.v),
+    }
+
+
+def lean_route_verdict(plan: Plan) -> tuple[bool, set[str]]:
+    """(accepted, parties proven to fail): accepted when every Params field holds exactly and every
+    party's upper bound is within its allowance; a party fails when its lower bound exceeds it."""
+    route = lean_route(plan)
+    accepted = all(lean_params_fields(params_of(plan)).values()) and all(u <= a for _, u, a in route.values())
+    return accepted, {name for name, (low, _, a) in route.items() if low > a}
+
+
 # ---------------------------------------------------------------------------------------------
 # Plans, computed once
 # ---------------------------------------------------------------------------------------------
@@ -111,6 +191,20 @@ def default_plan(frontier: list[Plan]) -> Plan:
 def ten_times(frontier: list[Plan]) -> Plan:
     assert frontier[2].prover_budget == (10 * LEAN_ALICE, 10 * LEAN_BOB)
     return frontier[2]
+
+
+@pytest.fixture(scope="module")
+def lean_frontier() -> list[Plan]:
+    return planner.frontier(K, T, proof="lean")
+
+
+@pytest.fixture(scope="module")
+def other_setting() -> dict[str, Plan]:
+    """K = 2, T = 50, targets 0.55 and 0.62, 200,000 queries per step for each prover, both proofs."""
+    return {
+        proof: planner.plan(2, 50, completeness=0.55, soundness=0.62, prover_budget=200_000, proof=proof)
+        for proof in planner.PROOFS
+    }
 
 
 def params_of(p: Plan) -> Params:
@@ -234,14 +328,10 @@ def test_every_lean_inequality_holds_exactly(frontier: list[Plan], index: int) -
     """Params w d k t's fields, re-derived here in exact arithmetic with w = 2/3 and d = 3/5."""
     plan = frontier[index]
     p = params_of(plan)
-    k, v, c, s, b, q = (Fraction(x) for x in (p.k, p.v, p.c, p.s, p.b, p.q))
-    w, d, t = Fraction(2, 3), Fraction(3, 5), p.T
-    assert k > 0 and c > 0 and q > 0 and v > 0  # k0, c0, q0, v0
-    assert c < s < b  # cs, sb
-    assert q <= 1 and v <= 1 and q <= v  # q1, v1, qv
-    assert k * b <= w  # bw
-    assert d <= (1 - v) * (w - k * c - q * t)  # complete
-    assert d <= (1 - v) * (1 - q * t) * (w - k * b)  # sound
+    assert (p.completeness, p.soundness) == (0.6, 0.6)
+    assert lean_params_fields(p) == dict.fromkeys(lean_params_fields(p), True)
+    k, v, c, b, q = (Fraction(x) for x in (p.k, p.v, p.c, p.b, p.q))
+    w, t = Fraction(2, 3), p.T
     assert plan.completeness == pytest.approx(float((1 - v) * (w - k * c - q * t)), rel=1e-12)
     assert plan.soundness == pytest.approx(float((1 - v) * (1 - q * t) * (w - k * b)), rel=1e-12)
     assert (plan.verifier_queries, plan.alice_queries_per_step, plan.bob_queries_per_step) == (
@@ -366,9 +456,10 @@ def test_lean_and_paper_constants() -> None:
     assert (paper.completeness, paper.soundness) == (3 / 5, 3 / 5)
 
 
-def test_other_targets_and_single_budget() -> None:
-    p = planner.plan(2, 50, completeness=0.55, soundness=0.62, prover_budget=200_000)
-    assert planner.certifies(p)
+@pytest.mark.parametrize("proof", planner.PROOFS)
+def test_other_targets_and_single_budget(other_setting: dict[str, Plan], proof: str) -> None:
+    p = other_setting[proof]
+    assert p.proof == proof and planner.certifies(p)
     assert p.completeness >= 0.55 and p.soundness >= 0.62
     assert p.prover_budget == (200_000, 200_000)
     assert max(p.alice_queries_per_step, p.bob_queries_per_step) <= 200_000
@@ -386,11 +477,99 @@ def test_other_targets_and_single_budget() -> None:
         {"k": 1, "T": 10, "completeness": 0.7},
         {"k": 1, "T": 10, "prover_budget": 0},
         {"k": 1, "T": 1000, "prover_budget": 10},
+        {"k": 1, "T": 10, "proof": "hoeffding"},
     ],
 )
 def test_plan_rejects_bad_requests(kwargs: dict) -> None:
     with pytest.raises(planner.PlanError):
         planner.plan(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lean's route: --proof lean, and an independent checker that follows alice_pr_le
+# ---------------------------------------------------------------------------------------------
+
+
+def _two_sided_exact(n: int, e: Fraction, p: Fraction) -> Fraction:
+    """P_p[|X/n - p| >= e] in exact rational arithmetic."""
+    return sum(
+        (math.comb(n, x) * p**x * (1 - p) ** (n - x) for x in range(n + 1) if abs(Fraction(x, n) - p) >= e),
+        Fraction(0),
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 30), e=st.floats(1e-3, 0.7, allow_nan=False))
+@example(n=6, e=1 / 3)  # n e just below an integer: intervals narrower than a float's spacing
+@example(n=7, e=2 / 7 + 1e-15)
+def test_two_sided_checker_brackets_the_exact_supremum(n: int, e: float) -> None:
+    """The checker against exact fractions at every jump (and 1e-12 either side) and on a grid of p."""
+    ef = Fraction(e)
+    assume((2 * n * ef).denominator != 1)
+    points = [Fraction(i, 97) for i in range(98)]
+    for j in range(-1, n + 2):
+        for jump in (Fraction(j, n) + ef, Fraction(j, n) - ef):
+            points += [jump - Fraction(1, 10**12), jump, jump + Fraction(1, 10**12)]
+    exact = max(_two_sided_exact(n, ef, p) for p in points if 0 <= p <= 1)
+    lower, upper = two_sided_sup(n, e)
+    assert float(exact) <= upper * (1 + 1e-12) + 1e-300
+    assert lower <= float(exact) + n * 1e-11  # limits are reached within 1e-12 of the jump
+    assert upper <= 2 * planner.tail(n, e)  # each tail at most its supremum
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_lean_route_checker_accepts_every_lean_plan(lean_frontier: list[Plan], index: int) -> None:
+    plan = lean_frontier[index]
+    assert plan.proof == "lean" and planner.certifies(plan)
+    accepted, failing = lean_route_verdict(plan)
+    assert accepted and failing == set()
+    route = lean_route(plan)
+    certified = {"Alice": plan.alice_failure, "Bob": plan.bob_estimate_failure, "Vera": plan.vera_estimate_failure}
+    for name, (lower, upper, _) in route.items():
+        assert certified[name] is not None
+        assert lower <= upper <= certified[name] * (1 + 1e-12)  # the planner's 2 tail is above the truth
+    # Vera's count is the least the two-sided certificate accepts
+    p = params_of(plan)
+    assert planner.bob_estimate_failure(p.vera_samples - 1, p.c, p.s) > p.v
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_lean_route_checker_rejects_every_direct_plan(frontier: list[Plan], index: int) -> None:
+    """The direct plans prove bob_complete and bob_sound's conclusions but not alice_pr_le's for Bob's
+    and Vera's estimates: the true two-sided miss exceeds q and v (Alice's is the same in both proofs)."""
+    plan = frontier[index]
+    assert plan.proof == "direct" and planner.certifies(plan)
+    assert not planner.certifies(plan, "lean")
+    assert lean_route_verdict(plan) == (False, {"Bob", "Vera"})
+
+
+def test_lean_route_other_setting_and_lean_defaults(other_setting: dict[str, Plan]) -> None:
+    lean, direct = other_setting["lean"], other_setting["direct"]
+    assert lean.completeness >= 0.55 and lean.soundness >= 0.62
+    assert lean_route_verdict(lean) == (True, set())
+    assert lean_route_verdict(direct) == (False, {"Bob", "Vera"})
+    defaults = planner.lean_plan(K, T)  # Hoeffding's counts: Lean proves them as stated, with room
+    assert defaults.proof == "lean" and planner.certifies(defaults)
+    assert lean_route_verdict(defaults) == (True, set())
+
+
+def test_lean_plans_also_prove_the_direct_conclusions(
+    lean_frontier: list[Plan], other_setting: dict[str, Plan]
+) -> None:
+    for plan in [*lean_frontier, other_setting["lean"]]:
+        assert planner.certifies(plan, "direct")
+
+
+def test_lean_route_costs_and_targets(frontier: list[Plan], lean_frontier: list[Plan]) -> None:
+    """Lean's route needs more verifier queries than the direct proof, far fewer than Hoeffding's."""
+    hoeffding = planner.lean_plan(K, T).verifier_queries
+    for direct, lean in zip(frontier, lean_frontier, strict=True):
+        assert lean.prover_budget == direct.prover_budget
+        assert direct.verifier_queries < lean.verifier_queries < 1.5 * direct.verifier_queries
+        p = params_of(lean)
+        assert lean.verifier_queries < samples((p.s - p.c) / 2, p.v)  # Hoeffding at the same thresholds
+    assert lean_frontier[0].verifier_queries <= 15_000 < hoeffding / 7
+    assert lean_frontier[2].verifier_queries <= 3_000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,6 +597,7 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
 
 PLAN_FIELDS = {
     "constants": str,
+    "proof": str,
     "k": float,
     "T": int,
     "params": dict,
@@ -431,6 +611,8 @@ PLAN_FIELDS = {
     "bob_sound_failure": float,
     "vera_complete_failure": float,
     "vera_sound_failure": float,
+    "bob_estimate_failure": float,
+    "vera_estimate_failure": float,
     "prover_budget": list,
 }
 
@@ -442,7 +624,7 @@ def test_cli_json_default_plan(cli, default_plan: Plan) -> None:
     data = json.loads(out)
     for name, kind in PLAN_FIELDS.items():
         assert isinstance(data[name], kind), name
-    assert data["constants"] == "planned"
+    assert (data["constants"], data["proof"]) == ("planned", "direct")
     assert data["verifier_queries"] == default_plan.verifier_queries <= 20_000
     assert data["prover_budget"] == [LEAN_ALICE, LEAN_BOB]
     assert {"v", "c", "s", "b", "q", "alice_samples", "bob_samples", "vera_samples"} <= set(data["params"])
@@ -461,15 +643,29 @@ def test_cli_text_and_constants(cli) -> None:
     assert data["verifier_queries"] == PaperConstants(1, 1000).verifier_samples
 
 
-def test_cli_frontier(cli, frontier: list[Plan]) -> None:
+def test_cli_proof_lean(cli, lean_frontier: list[Plan]) -> None:
+    code, out, err = cli("--K", "1", "--T", "1000", "--proof", "lean", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["constants"], data["proof"]) == ("planned", "lean")
+    assert data["verifier_queries"] == lean_frontier[0].verifier_queries
+    assert data["vera_estimate_failure"] <= data["params"]["v"] < 2 * data["vera_estimate_failure"]
+    code, out, _ = cli("--K", "1", "--T", "1000", "--proof", "lean")
+    assert code == 0 and "vera estimate failure bound" in out and "proof                         lean:" in out
+
+
+def test_cli_frontier(cli, frontier: list[Plan], lean_frontier: list[Plan]) -> None:
     code, out, err = cli("--K", "1", "--T", "1000", "--frontier", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert [row["multiplier"] for row in data["frontier"]] == [1, 3, 10, 30, 100]
-    assert [row["verifier_queries"] for row in data["frontier"]] == [p.verifier_queries for p in frontier]
+    assert [row["direct"]["verifier_queries"] for row in data["frontier"]] == [p.verifier_queries for p in frontier]
+    assert [row["lean"]["verifier_queries"] for row in data["frontier"]] == [p.verifier_queries for p in lean_frontier]
+    assert {row["direct"]["proof"] for row in data["frontier"]} == {"direct"}
+    assert {row["lean"]["proof"] for row in data["frontier"]} == {"lean"}
     assert data["lean"]["constants"] == "lean" and data["paper"]["constants"] == "paper"
     code, out, _ = cli("--K", "1", "--T", "1000", "--frontier")
-    assert code == 0 and "100x Lean's" in out and "verifier_queries" in out
+    assert code == 0 and "100x Lean's" in out and "direct: verifier" in out and "lean: verifier" in out
 
 
 @pytest.mark.parametrize(
@@ -486,6 +682,9 @@ def test_cli_frontier(cli, frontier: list[Plan]) -> None:
         ["--K", "1", "--T", "10", "--constants", "lean", "--prover-budget", "5"],
         ["--K", "1", "--T", "10", "--frontier", "--prover-budget", "5"],
         ["--K", "1", "--T", "10", "--constants", "bogus"],
+        ["--K", "1", "--T", "10", "--proof", "foo"],
+        ["--K", "1", "--T", "10", "--frontier", "--proof", "lean"],
+        ["--K", "1", "--T", "10", "--constants", "lean", "--proof", "direct"],
         ["--K", "20", "--T", "10", "--frontier"],
         ["--K", "1", "--T", "10", "--prover-budget", str(10**10)],
     ],

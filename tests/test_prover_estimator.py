@@ -95,14 +95,15 @@ def test_completeness_on_a_stable_decomposition(leaves):
 
 @pytest.mark.parametrize("leaves", TREES)
 def test_soundness_against_the_truthful_estimator(leaves):
-    """Lemma A.4 with δ = 0 (h = g): every A's exact payoff is at most r^(d+1)·1(A(x) = L(x))."""
+    """Lemma A.4 with δ = 0 (h = g on A's proof ũ): every A's exact payoff is at most
+    r^(d+1)·1(A(x) = M_D(ũ))."""
     D = MajorityTree(leaves)
     inst = instance_of(D)
-    bob = pe.TruthfulBob(D)
     unit = RULES.r ** (D.depth + 1)
     for name, alice in players("prover-estimator", Role.ALICE, inst).items():
-        right = alice.claim() == inst.answer if name != "malformed" else True
-        value = pe.expected_rewards(D, alice, bob, RULES).sum()
+        truth = pe.ProofTruth(D, None if pe.gives_implicit_proof(alice, D) else alice.proof)
+        right = alice.claim() == truth.truth(D.root(), D.depth) if name != "malformed" else True
+        value = pe.expected_rewards(D, alice, pe.TruthfulBob(truth), RULES).sum()
         assert value <= unit * right + 1e-15, name
 
 
@@ -200,7 +201,7 @@ def test_fuzzed_messages_lose_for_their_sender(junk, slot):
     """Whatever one message holds, the verifier finishes, and a message it refuses costs its sender:
     A's payoff never exceeds honest play's when she sends junk, and B's junk never hurts A."""
     D = MajorityTree(TREES[0])
-    alice, bob = pe.HonestAlice(D, RULES), pe.TruthfulBob(D)
+    alice, bob = pe.HonestAlice(D, RULES), pe.TruthfulBob(pe.ProofTruth(D, None))
     honest_value = pe.expected_rewards(D, alice, bob, RULES).sum()
     ledger, record = Ledger(), pe.Record()
     rngs = {role: np.random.default_rng(1) for role in Role}
@@ -215,10 +216,14 @@ def test_fuzzed_messages_lose_for_their_sender(junk, slot):
 
 
 def test_rules_validate():
-    for epsilon, rho in [(0.0, 0.5), (0.5, 0.5), (0.1, 1.0), (float("nan"), 0.5)]:
+    for epsilon, rho, delta in [
+        (0.0, 0.5, 0.1), (0.5, 0.5, 0.1), (0.1, 1.0, 0.1), (float("nan"), 0.5, 0.1),
+        (0.1, 0.5, 0.0), (0.1, 0.5, 2.5), (0.1, 0.5, float("nan")),
+    ]:  # fmt: skip
         with pytest.raises(ValueError):
-            pe.Rules(epsilon, rho)
+            pe.Rules(epsilon, rho, delta)
     assert pe.Rules(0.1, 0.5).r == pytest.approx(0.0125)
+    assert pe.Rules(0.1, 0.5, 0.25).delta == 0.25
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> dict:

@@ -56,12 +56,13 @@ def primality_case(b: int, truth: bool, seed: int) -> tuple[int, FactorIntervals
     return n, decomposition
 
 
-def levels(decomposition, root=None):
-    """Every query of the decomposition tree, by level (the root's level first)."""
+def levels(decomposition, root=None, first=None):
+    """Every query of the decomposition tree, by level (the root's level first); with ``first``,
+    only the first that many of each level (in order)."""
     frontier = [decomposition.root() if root is None else root]
     by_level = {decomposition.depth: frontier}
     for level in range(decomposition.depth, 0, -1):
-        frontier = [sub for query in frontier for sub in decomposition.split(query, level)]
+        frontier = [sub for query in frontier[:first] for sub in decomposition.split(query, level)][:first]
         by_level[level - 1] = frontier
     return by_level
 
@@ -174,7 +175,7 @@ def test_a_leaf_judge_needs_every_claim_and_every_division() -> None:
         decomposition.judge(clean, (1,) * (size + 1))
 
 
-@pytest.mark.parametrize("b", [6, 8, 12, 16])
+@pytest.mark.parametrize("b", [6, 8, 12, 16, PRIMALITY.default_size])
 @pytest.mark.parametrize("truth", [True, False])
 def test_bounded_truth_is_miller_rabin_at_the_root_and_trial_division_near_the_leaves(b: int, truth: bool) -> None:
     """What a prover with DIVISION_BUDGET divisions knows is always right; for composite N the
@@ -184,8 +185,8 @@ def test_bounded_truth_is_miller_rabin_at_the_root_and_trial_division_near_the_l
     reach = DIVISION_BUDGET // WIDTH
     for decomposition in small_shapes(instance_decomposition) if b <= 8 else [instance_decomposition]:
         unknown = 0
-        for level, queries in levels(decomposition).items():
-            for query in queries[:4096]:
+        for level, queries in levels(decomposition, first=4096).items():
+            for query in queries:
                 known = decomposition.bounded_truth(query, level)
                 candidates = min(query[1], decomposition.sqrt_n + 1) - max(query[0], 2)
                 if truth or level == decomposition.depth or candidates <= decomposition.budget // decomposition.width:
@@ -195,7 +196,7 @@ def test_bounded_truth_is_miller_rabin_at_the_root_and_trial_division_near_the_l
                     unknown += 1
         if not truth and decomposition is instance_decomposition:
             assert (unknown > 0) == (LEAF * WIDTH ** (decomposition.depth - 1) > reach)
-    if b == 16 and not truth:
+    if b == PRIMALITY.default_size and not truth:
         assert unknown > 0  # at the default size some claims are out of reach
 
 

@@ -391,6 +391,25 @@ def test_cli_constant_probability_and_sampling(capsys: pytest.CaptureFixture[str
     assert data["sampled"] is True and data["nodes_checked"] == 10 and data["nodes_total"] == 63
 
 
+def test_a_sampled_survey_states_only_what_the_sample_shows() -> None:
+    """Sampled nodes that are all stable do not make the decomposition stable (the verdict is
+    None, 'no unstable node in the sample'), and each sampled level's stable fraction comes with a
+    Wilson interval that contains the true fraction; an unstable node found is a fact."""
+    tree = Tree(5, 3)  # level k's nodes: the even-path ones are stable
+    full = survey(tree, 0.1, 0.5, 2000, np.random.default_rng(0))
+    assert all(level.stable_ci[0] == level.stable_ci[1] for level in full.levels)  # exact
+    for seed in range(6):
+        sampled = survey(Tree(5, 3), 0.1, 0.5, 40, np.random.default_rng(seed))
+        assert sampled.stable is (None if sampled.stable_fraction == 1.0 else False)
+        for level, truth in zip(sampled.levels, full.levels, strict=True):
+            low, high = level.stable_ci
+            assert low <= truth.stable_ci[0] <= high
+            if level.sampled:
+                assert level.max_sup_change <= truth.max_sup_change  # a lower bound on the level's max
+    only_stable = survey(Tree(1, 3), 0.1, 0.5, 1, np.random.default_rng(0))
+    assert only_stable.stable is True and not only_stable.sampled
+
+
 def register(monkeypatch: pytest.MonkeyPatch, name: str, make: Callable[[int], Instance]) -> None:
     """A throwaway problem in the registry, for this test only."""
     problem = Problem(name, "test only", (), 8, 1, 64, lambda n, truth, rng: make(n))

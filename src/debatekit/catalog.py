@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from debatekit.analysis import recursive
+from debatekit.params import param
 from debatekit.players import bisection as bisection_players
 from debatekit.players import circuit_cross_exam as circuit_cross_exam_players
 from debatekit.players import cross_exam as cross_exam_players
@@ -26,7 +28,7 @@ def _cross_exam_guarantee(instance: Instance) -> Guarantee:
         0.0,
         1,
         cross_exam.bits_bound(machine),
-        "Thm 5.3/7.1: c=1, s=0, <=1 oracle query, (l+1)*ceil(log2 T)+2 bits",
+        "Thm 5.3/7.1: c=1, s=0, <=1 oracle query, (l+1)*ceil(log2(T+1))+2 bits",
     )
 
 
@@ -169,14 +171,50 @@ def _recursive_description(instance: Instance) -> dict:
     return {"depth": D.depth, "width": D.width}
 
 
-def _recursive_spec(name: str, theorem: str, summary: str, strategies) -> ProtocolSpec:
+_RULES = prover_estimator.Rules()
+"""The default rules (``rules_for`` gives these ε and ρ for both built-in problems)."""
+
+
+@dataclass(frozen=True)
+class ProverEstimatorParams:
+    """Figure 2's parameters: the stability parameters (ε, ρ) of Definition 5.3, which fix the
+    reward ratio r = ε(1-ρ)/4, and the δ to which Algorithm 1 makes the estimator B
+    indistinguishable from the truth (Lemma A.4). The defaults are what the debate plays:
+    ε = 0.1 (evidence-majority's decomposition is built (0.1, 1/2)-stable), ρ = 1/2 as in
+    Theorem 6.1, δ = :data:`~debatekit.protocols.prover_estimator.DEFAULT_DELTA`."""
+
+    eps: float = param(
+        _RULES.epsilon,
+        "ε of (ε, ρ)-stability (Def 5.3); reward ratio r = ε(1-ρ)/4",
+        low=0,
+        high=0.5,
+        open_low=True,
+        open_high=True,
+    )
+    rho: float = param(
+        _RULES.rho, "ρ of (ε, ρ)-stability (Def 5.3); r = ε(1-ρ)/4", low=0, high=1, open_low=True, open_high=True
+    )
+    delta: float = param(
+        _RULES.delta, "δ: Algorithm 1 makes the estimator δ-indistinguishable (Lemma A.4)", low=0, high=2, open_low=True
+    )
+
+
+def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
+    """Prover-estimator debate playing ``params``."""
+    rules = prover_estimator.Rules(params.eps, params.rho, params.delta)
     return ProtocolSpec(
-        name, theorem, summary, None, _recursive_guarantee(name),
+        "prover-estimator",
+        "Theorem 6.1 (Figure 2) of the prover-estimator debate paper",
+        "A decomposes, B estimates every subclaim's probability, rewards grow by 1/r a round, V queries one leaf",
+        None,
+        _recursive_guarantee("prover-estimator"),
         _leaves,
-        strategies,
-        simulate=functools.partial(recursive.simulate, name),
+        prover_estimator_players.STRATEGIES,
+        simulate=functools.partial(recursive.simulate, "prover-estimator", rules=rules),
         describe=_recursive_description,
-    )  # fmt: skip
+        params=params,
+        configure=_prover_estimator_spec,
+    )
 
 
 PROTOCOLS: dict[str, ProtocolSpec] = {
@@ -222,16 +260,16 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         describe=_kw_description,
         alice_argues=0,
     ),
-    "prover-estimator": _recursive_spec(
-        "prover-estimator",
-        "Theorem 6.1 (Figure 2) of the prover-estimator debate paper",
-        "A decomposes, B estimates every subclaim's probability, rewards grow by 1/r a round, V queries one leaf",
-        prover_estimator_players.STRATEGIES,
-    ),
-    "naive-recursive": _recursive_spec(
+    "prover-estimator": _prover_estimator_spec(ProverEstimatorParams()),
+    "naive-recursive": ProtocolSpec(
         "naive-recursive",
         "Section 7 of the prover-estimator debate paper (the baseline obfuscation breaks)",
         "A decomposes and answers every subclaim, B picks one to recurse on, V checks the leaf",
+        None,
+        _recursive_guarantee("naive-recursive"),
+        _leaves,
         naive_recursive_players.STRATEGIES,
+        simulate=functools.partial(recursive.simulate, "naive-recursive"),
+        describe=_recursive_description,
     ),
 }

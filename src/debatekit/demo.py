@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from debatekit.analysis import obfuscation
 from debatekit.analysis.exact import Solution, solve
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.analysis.obfuscation import GapPoint, PayoffRow
+from debatekit.analysis.obfuscation import ChallengerRate, GapPoint, PayoffRow
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
+from debatekit.params import DEFAULTS, Settings
 from debatekit.problems import PROBLEMS
 from debatekit.problems.stochastic import JUDGE_YES
 from debatekit.protocols.spec import ProtocolSpec, honest_role
@@ -69,6 +70,7 @@ class DemoResult:
     xor: list[LipschitzPoint]
     payoffs: list[PayoffRow]
     gap: list[GapPoint]
+    challengers: list[ChallengerRate]
 
     @property
     def holds(self) -> bool:
@@ -122,7 +124,12 @@ def plan(quick: bool) -> int:
         len(sizes[0 if quick else 1]) * sum(len(PROTOCOLS[p].strategies[r]) for r in (Role.ALICE, Role.BOB))
         for (p, _), sizes in SCALING.items()
     )
-    return rows + scale * _scale_trials(quick) + obfuscation.planned(quick)
+    return rows + scale * _scale_trials(quick) + obfuscation.planned(quick) + _challenger_debates(quick)
+
+
+def _challenger_debates(quick: bool) -> int:
+    sizes = obfuscation.CHALLENGER_SIZES[0 if quick else 1]
+    return len(sizes) * len(obfuscation.BOUNDED_CHALLENGERS) * obfuscation.debates_for(quick)
 
 
 def _trials(quick: bool, spec: ProtocolSpec) -> int:
@@ -136,7 +143,12 @@ def _scale_trials(quick: bool) -> int:
     return 10 if quick else 20
 
 
-def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: None) -> DemoResult:
+def run_demo(
+    quick: bool, seed: int, tick: Callable[[int], None] = lambda k: None, settings: Settings = DEFAULTS
+) -> DemoResult:
+    """Every part of the demo; ``settings`` (``-P``) reach the prover-estimator paper's Monte Carlo
+    experiments (:func:`~debatekit.analysis.obfuscation.payoff_rows`), the only ones whose problems
+    and protocols declare parameters; the exact reward-gap sweep keeps its own (q, ε) families."""
     scale_trials = _scale_trials(quick)
     done = 0
 
@@ -198,8 +210,12 @@ def run_demo(quick: bool, seed: int, tick: Callable[[int], None] = lambda k: Non
         solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
         for name, problem, size, truth in EXACT
     ]
-    payoffs = obfuscation.payoff_rows(quick, seed, count)
-    return DemoResult(rows, scaling, exact, [_xor_point(n) for n in XOR_SIZES], payoffs, obfuscation.gap_points(seed))
+    payoffs = obfuscation.payoff_rows(quick, seed, count, settings)
+    done += obfuscation.planned(quick)
+    sizes = obfuscation.CHALLENGER_SIZES[0 if quick else 1]
+    challengers = obfuscation.challenger_rates(sizes, obfuscation.debates_for(quick), seed, count, settings)
+    xor = [_xor_point(n) for n in XOR_SIZES]
+    return DemoResult(rows, scaling, exact, xor, payoffs, obfuscation.gap_points(seed), challengers)
 
 
 XOR_SIZES = (1, 5, 9, 13, 17, 21, 25)

@@ -12,7 +12,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from debatekit.analysis import obfuscation
 from debatekit.demo import DemoResult
+from debatekit.protocols.prover_estimator import Rules
 
 
 def write_report(result: DemoResult, folder: Path) -> Path:
@@ -57,23 +59,41 @@ def _plot(result: DemoResult, path: Path) -> None:
 
 
 def _plot_gap(result: DemoResult, path: Path) -> None:
+    """Both gaps against d on a log scale, one panel per (q, ε): the regime with no crossing beside
+    the one with it, the crossings marked."""
     families = sorted({(g.width, g.epsilon) for g in result.gap})
-    fig, axes = plt.subplots(1, len(families), figsize=(5.5 * len(families), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(families), figsize=(6.5 * len(families), 5), squeeze=False)
     for ax, (width, epsilon) in zip(axes[0], families, strict=True):
-        points = [g for g in result.gap if (g.width, g.epsilon) == (width, epsilon)]
-        n = [g.leaves for g in points]
-        ax.plot(n, [g.pe_gap for g in points], "o-", label="prover-estimator (exact)")
-        ax.plot(n, [g.pe_gap_bound for g in points], "--", label="(1-eps) r^(d+1), Lemma A.5")
-        ax.plot(n, [g.naive_gap for g in points], "s-", label="naive recursion (exact)")
-        ax.set_xscale("log")
+        points = sorted((g for g in result.gap if (g.width, g.epsilon) == (width, epsilon)), key=lambda g: g.depth)
+        d = [g.depth for g in points]
+        r = _reward_ratio(epsilon)
+        ax.plot(d, [g.pe_gap for g in points], "o-", color="C0", label="prover-estimator (truthful B): r^(d+1)")
+        ax.plot(d, [g.naive_gap for g in points], "s-", color="C1", label="naive, bounded honest challenger")
+        ax.plot(d, [g.naive_random_gap for g in points], "^--", color="C2", label="naive, random challenger: q^-d")
+        crossings = 0
+        for who, color, style in (("bounded", "C1", "-"), ("random", "C2", "--")):
+            found = obfuscation.crossing(points, who == "random")
+            if found is not None:
+                crossings += 1
+                ax.axvline(found - 0.5, color=color, linestyle=style, linewidth=1, alpha=0.7,
+                           label=f"prover-estimator ahead of naive ({who}) from d = {found}")  # fmt: skip
+        relation = ">" if r > 1 / width else "<"
+        ax.set_title(f"q = {width}, eps = {epsilon}: r = {r:.3g} {relation} 1/q = {1 / width:.3g}")
+        if not crossings:
+            ax.text(0.97, 0.97, f"no crossing up to d = {d[-1]}", transform=ax.transAxes, ha="right", va="top")
         ax.set_yscale("log")
-        ax.set_xlabel("n = q^d (leaves of the argument)")
-        ax.set_ylabel("reward gap Delta")
-        ax.set_title(f"obfuscated primality, q = {width}, eps = {epsilon}")
-        ax.legend()
+        ax.set_xticks(d)
+        ax.set_xlabel("d (rounds; n = q^d leaves)")
+        ax.set_ylabel("reward gap Delta (exact)")
+        ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _reward_ratio(epsilon: float) -> float:
+    """r = ε(1-ρ)/4 at ρ = 1/2, the reward ratio of the gap families."""
+    return Rules(epsilon, 0.5).r
 
 
 def _payoff_lines(result: DemoResult) -> list[str]:
@@ -98,25 +118,89 @@ def _payoff_lines(result: DemoResult) -> list[str]:
             f"| {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} | {p.bound_kind} {p.payoff_bound:.3g} "
             f"| {p.honest_win_rate:.3f} | {verdict} | {p.promise} |"
         )
+    return lines + _challenger_lines(result) + _gap_lines(result)
+
+
+def _challenger_lines(result: DemoResult) -> list[str]:
+    sizes = sorted({c.size for c in result.challengers})
+    names = list(dict.fromkeys(c.challenger for c in result.challengers))
+    rates = {(c.size, c.challenger): c for c in result.challengers}
+    lines = [
+        "",
+        "## Obfuscation against every bounded challenger (naive recursion)",
+        "",
+        "The obfuscating prover's win rate in naive recursion on obfuscated-primality (N has 2b bits), one debate",
+        "per fresh instance, with Wilson 95% intervals. Every challenger may spend 2^10 operations per debate (one",
+        "division with remainder or one multiplication modulo N): `honest` on trial division near the leaves,",
+        "`pollard-rho` on Pollard's rho (Brent's variant) at the root. Obfuscation wins where the interval's lower",
+        f"end is at least {obfuscation.OBFUSCATION_WINS} against every challenger, and loses where some challenger",
+        f"holds her below it (the upper end under {obfuscation.OBFUSCATION_WINS}); too few debates may resolve",
+        "neither. The problem's default size was chosen from 1000 debates per cell (README): the least b at which",
+        "obfuscation wins.",
+        "",
+        "| b | d | " + " | ".join(names) + " | obfuscation wins |",
+        "|---|---|" + "---|" * len(names) + "---|",
+    ]
+    for b in sizes:
+        row = [rates[(b, name)] for name in names]
+        cells = [f"{c.win_rate:.3f} [{c.win_ci[0]:.3f}, {c.win_ci[1]:.3f}]" for c in row]
+        lines.append(f"| {b} | {row[0].depth} | " + " | ".join(cells) + f" | {_verdict(row)} |")
+    return lines
+
+
+def _verdict(row: list[obfuscation.ChallengerRate]) -> str:
+    if all(c.obfuscation_wins for c in row):
+        return "yes"
+    if any(c.win_ci[1] < obfuscation.OBFUSCATION_WINS for c in row):
+        return "no"
+    return "not resolved"
+
+
+def _gap_lines(result: DemoResult) -> list[str]:
+    lines = [
+        "",
+        "## The reward gap against d",
+        "",
+        "Delta = E[honest A's payoff on a prime] - E[obfuscating A's payoff on N = p·p'], exactly. Prover-estimator",
+        "debate, against the truthful estimator: Delta = r^(d+1) (the honest A's initial reward; the obfuscator earns",
+        "0 in expectation). Naive recursion, where the honest A always wins: Delta is the probability that the",
+        "challenger walks to the false leaf, for the bounded honest challenger and for the uniformly random one",
+        "(q^-d).",
+        "",
+        "![reward gap against d](reward_gap.png)",
+        "",
+        "Prover-estimator's gap falls by r per level; naive recursion's by the challenger's per-level catch",
+        "probability: 1/q for the random challenger, and for the bounded one 1 in the rounds it decides by trial",
+        "division, else 1/(subclaims it cannot decide). So prover-estimator's gap can overtake naive recursion's only",
+        "when r > 1/q.",
+        "",
+    ]
+    for width, epsilon in sorted({(g.width, g.epsilon) for g in result.gap}):
+        points = sorted((g for g in result.gap if g.width == width and g.epsilon == epsilon), key=lambda g: g.depth)
+        r = _reward_ratio(epsilon)
+        bounded, random = obfuscation.crossing(points), obfuscation.crossing(points, random=True)
+        found = [f"from d = {d} against the {who} challenger" for who, d in (("bounded", bounded), ("random", random))
+                 if d is not None]  # fmt: skip
+        verdict = "it does " + " and ".join(found) if found else f"it does not, up to d = {points[-1].depth}"
+        relation = ">" if r > 1 / width else "<"
+        lines.append(f"At q = {width}, eps = {epsilon} (r = {r:.4g} {relation} 1/q = {1 / width:.4g}) {verdict}.")
     lines += [
         "",
-        "## The reward gap as n grows",
-        "",
-        "Delta = E[honest A's payoff on a prime] - E[obfuscating A's payoff on a product of two primes], exactly by",
-        "enumeration. Prover-estimator debate: against the truthful estimator. Naive recursion: against the bounded",
-        "honest challenger (it decides claims about at most budget/q candidates, otherwise picks uniformly).",
-        "",
-        "![reward gap against n](reward_gap.png)",
-        "",
-        "| q | eps | d | n = q^d | PE honest | PE obfuscator | PE Delta | (1-eps) r^(d+1) | naive Delta |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| q | eps | d | n = q^d | root subclaims with candidates | PE honest | PE obfuscator | PE Delta "
+        "| (1-eps) r^(d+1) | naive Delta (bounded) | naive Delta (random) | PE ahead (bounded / random) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
         *[
-            f"| {g.width} | {g.epsilon} | {g.depth} | {g.leaves} | {g.pe_honest:.3g} | {g.pe_obfuscator:.3g} "
-            f"| {g.pe_gap:.3g} | {g.pe_gap_bound:.3g} | {g.naive_gap:.3g} |"
+            f"| {g.width} | {g.epsilon} | {g.depth} | {g.leaves} | {g.top_subclaims} | {g.pe_honest:.4g} "
+            f"| {g.pe_obfuscator:.4g} | {g.pe_gap:.4g} | {g.pe_gap_bound:.4g} | {g.naive_gap:.4g} "
+            f"| {g.naive_random_gap:.4g} | {_yes(g.pe_gap > g.naive_gap)} / {_yes(g.pe_gap > g.naive_random_gap)} |"
             for g in result.gap
         ],
     ]
     return lines
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
 
 
 def _markdown(result: DemoResult) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -30,8 +31,9 @@ def seeds(seed: int, trials: int) -> tuple[np.random.Generator, list[np.random.S
     return np.random.default_rng(instance_seq), trials_seq.spawn(trials)
 
 
-def make_instance(problem: Problem, size: int, truth: bool, seed: int) -> Instance:
-    return problem.instance(size, truth, seeds(seed, 0)[0])
+def make_instance(problem: Problem, size: int, truth: bool, seed: int, params: Any = None) -> Instance:
+    """The instance of ``seed``, with the problem's parameter values (None: its defaults)."""
+    return problem.instance(size, truth, seeds(seed, 0)[0], params)
 
 
 @dataclass(frozen=True)

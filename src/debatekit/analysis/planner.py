@@ -6,10 +6,13 @@ The Lean proof (Debate/Details.lean) uses the honest parties' sampling only thro
 ``bob' s b q`` and Vera is ``bob' c s v``. Keeping those tests but choosing the sample counts so
 that the three conclusions hold for every true probability, with exact binomial tails instead of
 Hoeffding, keeps ``completeness_p`` and ``soundness_p`` true for the same :class:`Params`.
-docs/planner.md gives the argument; this module computes it:
+Two certificates (:data:`Proof`): ``direct`` proves the three conclusions itself; ``lean`` proves only
+``alice_pr_le``'s, for every party's own estimate, and Lean proves ``bob_complete``/``bob_sound`` from it.
+docs/planner.md gives the argument (section 1a: what each leaves to Lean); this module computes it:
 
 * :func:`tail` is a certified upper bound on sup_p P_p[Bin(n, p) <= n(p - e)] (= the upper tail);
-* :func:`alice_failure`, :func:`bob_failures` bound the three lemmas' failure probabilities;
+* :func:`alice_failure`, :func:`bob_failures` bound the three lemmas' failure probabilities, and
+  :func:`bob_estimate_failure` the two-sided miss of ``bob'``'s estimate (Lean's route);
 * :func:`plan` picks (v, c, s, b, q) and the sample counts to minimise Vera's queries under a cap
   on each honest prover's queries per step; :func:`lean_plan`, :func:`paper_plan` and
   :func:`frontier` report the alternatives.
@@ -46,6 +49,11 @@ MAX_BUDGET = 10**9
 
 _DOWN = 1 - 2.0**-50  # (k/n + e) * _DOWN, rounded, never exceeds the exact k/n + e
 Constants = Literal["planned", "lean", "paper"]
+Proof = Literal["direct", "lean"]
+"""How a plan's sample counts are certified (docs/planner.md, "Two proofs"): ``direct`` proves the
+conclusions of Lean's ``bob_complete`` and ``bob_sound`` from one-sided tails; ``lean`` proves only
+``alice_pr_le``'s conclusion (two-sided) for every party's own estimate, and Lean does the rest."""
+PROOFS: tuple[Proof, ...] = ("direct", "lean")
 
 
 class PlanError(ValueError):
@@ -284,6 +292,21 @@ def bob_failures(n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int
     return bob_complete_failure(n, c, s, tail_fn, splits), bob_sound_failure(n, c, s, tail_fn)
 
 
+def bob_estimate_failure(n: int, c: float, s: float, tail_fn: TailFn = tail) -> float:
+    """``bob' c s``'s own estimate (``alice' ((s-c)/2)``, here with n samples) misses by >= (s-c)/2 with
+    probability <= this, for every p: ``alice_pr_le``'s conclusion at e = (s-c)/2, from which Lean
+    proves both ``bob_complete`` and ``bob_sound``."""
+    return alice_failure(n, _float_down((Fraction(s) - Fraction(c)) / 2), tail_fn)
+
+
+def bob_prime_failure(proof: Proof, n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int = 16) -> float:
+    """The failure of ``bob' c s`` with n samples that ``proof`` certifies against its allowance: the
+    larger of the two direct bounds, or the two-sided miss of its estimate (Lean's route)."""
+    if proof == "lean":
+        return bob_estimate_failure(n, c, s, tail_fn)
+    return max(bob_failures(n, c, s, tail_fn, splits))
+
+
 # ---------------------------------------------------------------------------------------------
 # Plans
 # ---------------------------------------------------------------------------------------------
@@ -298,11 +321,16 @@ class Plan:
     fields are certified bounds, for every true probability, on: Alice's estimate off by >= c
     (``alice_pr_le``, <= q); honest Bob rejecting a claim off by <= s (``bob_complete``, <= q) or
     accepting one off by >= b (``bob_sound``, <= q); Vera rejecting a claim off by <= c or accepting
-    one off by >= s (<= v). For the paper's constants (Theorem 6.2, not Lean's proof) ``params``
-    and the failures are None. ``prover_budget`` is the (Alice, Bob) cap per step a planned plan obeys.
+    one off by >= s (<= v); Bob's and Vera's own estimates missing by >= (b-s)/2 and (s-c)/2
+    (``alice_pr_le`` for ``bob'``'s estimate; <= q and v). ``proof`` names the certificate the counts
+    were chosen for (:func:`failures_within`); every field is computed for every plan, so a plan can be
+    checked under the other proof too. For the paper's constants (Theorem 6.2, not Lean's proof)
+    ``params``, ``proof`` and the failures are None. ``prover_budget`` is the (Alice, Bob) cap per step
+    a planned plan obeys.
     """
 
     constants: Constants
+    proof: Proof | None
     k: float
     T: int
     params: Params | None
@@ -316,6 +344,8 @@ class Plan:
     bob_sound_failure: float | None = None
     vera_complete_failure: float | None = None
     vera_sound_failure: float | None = None
+    bob_estimate_failure: float | None = None
+    vera_estimate_failure: float | None = None
     prover_budget: tuple[int, int] | None = None
 
     @property
@@ -343,14 +373,16 @@ def lean_budget(k: float, T: int) -> tuple[int, int]:
 
 
 def lean_plan(k: float, T: int) -> Plan:
-    """Lean's ``Params.defaults`` with Hoeffding's ``samples``; its failures bounded by exact tails too
-    (left None when a count exceeds MAX_BUDGET)."""
+    """Lean's ``Params.defaults`` with Hoeffding's ``samples``, which Lean's theorems cover as stated
+    (``proof="lean"``, no substitution); its failures bounded by exact tails too (left None when a count
+    exceeds MAX_BUDGET)."""
     _check_kT(k, T)
     params = Params.defaults(k, T)
     if max(params.alice_samples, params.bob_samples, params.vera_samples) <= MAX_BUDGET:
-        return _certified("lean", params, None)
+        return _certified("lean", params, None, "lean")
     return Plan(
         constants="lean",
+        proof="lean",
         k=k,
         T=T,
         params=params,
@@ -369,6 +401,7 @@ def paper_plan(K: float, T: int) -> Plan:
     paper = PaperConstants(K, T)
     return Plan(
         constants="paper",
+        proof=None,
         k=K,
         T=T,
         params=None,
@@ -387,12 +420,13 @@ def _check_kT(k: float, T: int) -> None:
         raise PlanError(f"T must be a positive integer, got {T!r}")
 
 
-def _certified(constants: Constants, params: Params, budget: tuple[int, int] | None) -> Plan:
-    """Certify the three lemmas for ``params``' sample counts and package the plan."""
+def _certified(constants: Constants, params: Params, budget: tuple[int, int] | None, proof: Proof) -> Plan:
+    """Bound every failure of both proofs for ``params``' sample counts and package the plan."""
     bob_c, bob_s = bob_failures(params.bob_samples, params.s, params.b)
     vera_c, vera_s = bob_failures(params.vera_samples, params.c, params.s)
     return Plan(
         constants=constants,
+        proof=proof,
         k=params.k,
         T=params.T,
         params=params,
@@ -406,30 +440,44 @@ def _certified(constants: Constants, params: Params, budget: tuple[int, int] | N
         bob_sound_failure=bob_s,
         vera_complete_failure=vera_c,
         vera_sound_failure=vera_s,
+        bob_estimate_failure=bob_estimate_failure(params.bob_samples, params.s, params.b),
+        vera_estimate_failure=bob_estimate_failure(params.vera_samples, params.c, params.s),
         prover_budget=budget,
     )
 
 
-def failures_within(plan: Plan) -> dict[str, bool]:
-    """Each certified failure against its allowance: q for Alice and Bob, v for Vera."""
+def failures_within(plan: Plan, proof: Proof | None = None) -> dict[str, bool]:
+    """Each failure ``proof`` (default: the plan's own) needs, against its allowance (q for Alice and
+    Bob, v for Vera): ``direct``, the conclusions of ``alice_pr_le``, ``bob_complete`` and ``bob_sound``;
+    ``lean``, ``alice_pr_le``'s for each party's own estimate."""
     p = plan.params
     if p is None:
         return {}
+
+    def within(value: float | None, allowance: float) -> bool:
+        return value is not None and value <= allowance
+
+    if (proof or plan.proof) == "lean":
+        return {
+            "alice_pr_le (Alice)": within(plan.alice_failure, p.q),
+            "alice_pr_le (Bob's estimate)": within(plan.bob_estimate_failure, p.q),
+            "alice_pr_le (Vera's estimate)": within(plan.vera_estimate_failure, p.v),
+        }
     return {
-        "alice_pr_le": plan.alice_failure is not None and plan.alice_failure <= p.q,
-        "bob_complete (Bob)": plan.bob_complete_failure is not None and plan.bob_complete_failure <= p.q,
-        "bob_sound (Bob)": plan.bob_sound_failure is not None and plan.bob_sound_failure <= p.q,
-        "bob_complete (Vera)": plan.vera_complete_failure is not None and plan.vera_complete_failure <= p.v,
-        "bob_sound (Vera)": plan.vera_sound_failure is not None and plan.vera_sound_failure <= p.v,
+        "alice_pr_le": within(plan.alice_failure, p.q),
+        "bob_complete (Bob)": within(plan.bob_complete_failure, p.q),
+        "bob_sound (Bob)": within(plan.bob_sound_failure, p.q),
+        "bob_complete (Vera)": within(plan.vera_complete_failure, p.v),
+        "bob_sound (Vera)": within(plan.vera_sound_failure, p.v),
     }
 
 
-def certifies(plan: Plan) -> bool:
-    """The plan's certificate holds: every failure within its allowance and every Lean inequality
-    true in exact rational arithmetic (:func:`exact_inequalities`)."""
+def certifies(plan: Plan, proof: Proof | None = None) -> bool:
+    """The certificate of ``proof`` (default: the plan's own) holds: every failure it needs within its
+    allowance and every Lean inequality true in exact rational arithmetic (:func:`exact_inequalities`)."""
     if plan.params is None:
         return False
-    return all(failures_within(plan).values()) and all(exact_inequalities(plan.params).values())
+    return all(failures_within(plan, proof).values()) and all(exact_inequalities(plan.params).values())
 
 
 def _decimal(x: float) -> Fraction:
@@ -474,6 +522,12 @@ class _Problem:
     d_s: float
     n_a: int
     n_b: int
+    proof: Proof
+
+    @property
+    def share(self) -> float:
+        """The part of an allowance one tail may use: all (direct's dominant term) or half (two-sided)."""
+        return 0.5 if self.proof == "lean" else 1.0
 
     def b_max(self, v: float, q: float) -> float:
         """Largest b with d_s <= (1-v)(1-qT)(w - k b), less a relative slack."""
@@ -570,8 +624,9 @@ class _Search:
 
     def bob_half_width(self, q: float) -> float:
         if q not in self._bob:
-            n, target = self.pb.n_b, q * (1 - 1e-3)  # leaves room for bob_complete's second term
-            self._bob[q] = _least_e(lambda e: _tail_fast(n, e), target, float(_approx_e(n, q)))
+            # direct leaves room for bob_complete's second term; lean needs both tails within q
+            n, target = self.pb.n_b, q * self.pb.share * (1 - 1e-3)
+            self._bob[q] = _least_e(lambda e: _tail_fast(n, e), target, float(_approx_e(n, q * self.pb.share)))
         return self._bob[q]
 
     def design(self, v: float, q: float, gamma: float = 1.0) -> _Design | None:
@@ -590,20 +645,22 @@ class _Search:
         s = b - 2 * half
         if not (math.isfinite(half) and c < s < b):
             return None
-        if max(bob_failures(pb.n_b, s, b, _tail_fast, splits=2)) > q * (1 - _SEARCH_MARGIN):
+        if bob_prime_failure(pb.proof, pb.n_b, s, b, _tail_fast, splits=2) > q * (1 - _SEARCH_MARGIN):
             return None
         target = v * (1 - _SEARCH_MARGIN)
         e_v = (s - c) / 2
-        approx = float(_approx_n(np.array(e_v), np.array(v)))
-        n_v = _least_n(lambda n: _vera_search_failure(n, c, s) <= target, min(approx * self._ratio, 1e13))
+        approx = float(_approx_n(np.array(e_v), np.array(v * pb.share)))
+        n_v = _least_n(lambda n: _vera_search_failure(pb.proof, n, c, s) <= target, min(approx * self._ratio, 1e13))
         self._ratio = n_v / approx  # the next guess starts from this design's correction
         return _Design(v, q, c, s, b, n_v, gamma)
 
 
-def _vera_search_failure(n: int, c: float, s: float) -> float:
-    """Vera's larger failure in the search, fast tails: bob_complete's bound at delta = c,
-    tail((s-c)/2) + tail((3c+s)/2), which the certified interval bound approaches (and bob_sound's
-    tail((s-c)/2) is below it)."""
+def _vera_search_failure(proof: Proof, n: int, c: float, s: float) -> float:
+    """Vera's failure in the search, fast tails. Lean's route: 2 tail((s-c)/2). Direct: bob_complete's
+    bound at delta = c, tail((s-c)/2) + tail((3c+s)/2), which the certified interval bound approaches
+    (and bob_sound's tail((s-c)/2) is below it)."""
+    if proof == "lean":
+        return bob_estimate_failure(n, c, s, _tail_fast)
     cf, sf = Fraction(c), Fraction(s)
     main = _tail_fast(n, _float_down((sf - cf) / 2))
     return main + _small(_tail_fast, n, _float_down((3 * cf + sf) / 2), main)
@@ -615,12 +672,12 @@ def _approx_candidates(pb: _Problem, size: int = 200) -> list[tuple[float, float
     v = v_max * np.logspace(-5, 0, size, endpoint=False)[:, None]
     q = (np.logspace(-8, 0, size, endpoint=False) / pb.T)[None, :]
     c = _approx_e(pb.n_a, q / 2)
-    e_b = _approx_e(pb.n_b, q)
+    e_b = _approx_e(pb.n_b, q * pb.share)
     with np.errstate(divide="ignore", invalid="ignore"):
         b = (W - pb.d_s / ((1 - v) * (1 - q * pb.T))) / pb.k
         s = b - 2 * e_b
         ok = (q <= v) & (b > 0) & (c < s) & ((1 - v) * (W - pb.k * c - q * pb.T) >= pb.d_c)
-        n = np.where(ok, _approx_n((s - c) / 2, np.broadcast_to(v, ok.shape)), np.inf)
+        n = np.where(ok, _approx_n((s - c) / 2, np.broadcast_to(v * pb.share, ok.shape)), np.inf)
     vs, qs = np.broadcast_arrays(v, q)
     order = np.argsort(n, axis=None, kind="stable")
     return [(float(vs.flat[i]), float(qs.flat[i])) for i in order if np.isfinite(n.flat[i])]
@@ -693,8 +750,8 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
     n_a, n_b, b = pb.n_a, pb.n_b, d.b
     c = _settle(lambda e: alice_failure(n_a, e), lambda e: alice_failure(n_a, e, _tail_fast), d.q, d.c)
     half = _settle(
-        lambda h: max(bob_failures(n_b, b - 2 * h, b)),
-        lambda h: max(bob_failures(n_b, b - 2 * h, b, _tail_fast, splits=2)),
+        lambda h: bob_prime_failure(pb.proof, n_b, b - 2 * h, b),
+        lambda h: bob_prime_failure(pb.proof, n_b, b - 2 * h, b, _tail_fast, splits=2),
         d.q,
         (b - d.s) / 2,
     )
@@ -703,8 +760,8 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
         raise PlanError("internal error: the certified provers' accuracy breaks Lean's inequalities")
     # Where c or the half-width has room (gamma > 1), fewer prover samples do; never more than the cap.
     n_a = _fewest(lambda n, tail_fn: alice_failure(n, c, tail_fn), d.q, n_a)
-    n_b = _fewest(lambda n, tail_fn: max(bob_failures(n, s, b, tail_fn)), d.q, n_b)
-    n_v = _fewest(lambda n, tail_fn: max(bob_failures(n, c, s, tail_fn)), d.v, None, d.n_v)
+    n_b = _fewest(lambda n, tail_fn: bob_prime_failure(pb.proof, n, s, b, tail_fn), d.q, n_b)
+    n_v = _fewest(lambda n, tail_fn: bob_prime_failure(pb.proof, n, c, s, tail_fn), d.v, None, d.n_v)
     try:
         params = Params(
             k=pb.k, T=pb.T, v=d.v, c=c, s=s, b=b, q=d.q, completeness=pb.d_c, soundness=pb.d_s,
@@ -712,7 +769,7 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
         )  # fmt: skip
     except ParamsError as err:
         raise PlanError(f"internal error: the optimiser's parameters are invalid: {err}") from err
-    result = _certified("planned", params, (pb.n_a, pb.n_b))
+    result = _certified("planned", params, (pb.n_a, pb.n_b), pb.proof)
     if not certifies(result):
         failed = [name for name, ok in {**failures_within(result), **exact_inequalities(params)}.items() if not ok]
         raise PlanError(f"internal error: could not certify the optimiser's choice ({', '.join(failed)})")
@@ -755,19 +812,22 @@ def plan(
     soundness: float = 3 / 5,
     prover_budget: int | tuple[int, int] | None = None,
     advance: Callable[[int], None] | None = None,
+    proof: Proof = "direct",
 ) -> Plan:
     """The certified plan with the fewest verifier queries (``constants="planned"``).
 
     Subject to Lean's ``Params`` inequalities (w = 2/3, d = the targets) and to honest Alice and Bob
     making at most ``prover_budget`` queries per step (an int caps both; a pair is (Alice, Bob); by
     default Lean's own counts for ``Params.defaults k t``). The parties keep Lean's tests; only the
-    sample counts change, certified by exact binomial tails (docs/planner.md). ``advance(i)`` is
-    called after the search (i = 1) and the certificate (i = 2).
+    sample counts change, certified by exact binomial tails under ``proof`` (:data:`Proof`;
+    docs/planner.md). ``advance(i)`` is called after the search (i = 1) and the certificate (i = 2).
     """
     _check_kT(k, T)
+    if proof not in PROOFS:
+        raise PlanError(f"proof must be one of {', '.join(PROOFS)}, got {proof!r}")
     d_c, d_s = _check_target(completeness, "completeness"), _check_target(soundness, "soundness")
     n_a, n_b = _budget(k, T, prover_budget)
-    pb = _Problem(float(k), T, d_c, d_s, n_a, n_b)
+    pb = _Problem(float(k), T, d_c, d_s, n_a, n_b, proof)
     design = _optimise(pb)
     if advance is not None:
         advance(1)
@@ -784,8 +844,9 @@ def frontier(
     soundness: float = 3 / 5,
     multipliers: Sequence[int] = FRONTIER_MULTIPLIERS,
     advance: Callable[[int], None] | None = None,
+    proof: Proof = "direct",
 ) -> list[Plan]:
-    """Planned plans when both provers may spend m times Lean's per-step counts, for each m."""
+    """Planned plans under ``proof`` when both provers may spend m times Lean's per-step counts, for each m."""
     _check_kT(k, T)
     n_a, n_b = lean_budget(k, T)
     if max(multipliers) * max(n_a, n_b) > MAX_BUDGET:
@@ -795,7 +856,7 @@ def frontier(
         )
     out = []
     for i, m in enumerate(multipliers):
-        out.append(plan(k, T, completeness, soundness, (m * n_a, m * n_b)))
+        out.append(plan(k, T, completeness, soundness, (m * n_a, m * n_b), proof=proof))
         if advance is not None:
             advance(i + 1)
     return out

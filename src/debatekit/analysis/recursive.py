@@ -11,7 +11,13 @@ may be mixed). How a payoff becomes a verdict, for ``accept_rate`` and ``honest_
   positive, and the verdict is then her claim, else its negation. (An honest A facing an honest
   B earns exactly r^(d+1) > 0; a lying A facing the truthful estimator earns 0.) The theorem
   speaks of the mean payoff, reported as ``payoff_mean`` with ``payoff_ci``, against
-  ``payoff_bound``.
+  ``payoff_bound``, also in units of r^(d+1) (``payoff_bound_units``). A soundness bound at or
+  above the honest prover's guarantee (1-ε)·r^(d+1) separates nothing: ``payoff_bound_vacuous``
+  says so, and ``payoff_bound_note`` in words.
+
+Each debate's proof bits are asked of fresh copies of A's strategy (Figure 2, step 3b): seats
+built from her factory with a generator from the debate's own seed, the same for every bit, so
+that her bits are one proof per debate whatever path the debate took.
 
 Verdicts of debates A forfeits before claiming count as the truth (B, the side left standing,
 is taken to be right); the reason is reported with the forfeits.
@@ -30,7 +36,7 @@ from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import LeafOracle
 from debatekit.oracle import Asker
 from debatekit.players.base import Seat, Strategy
-from debatekit.players.estimator import Indistinguishable
+from debatekit.players.estimator import Indistinguishable, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
 from debatekit.protocols.prover_estimator import (
@@ -59,9 +65,16 @@ class Bound:
 def pe_bound(instance: Instance, rules: Rules, alice: str, bob: str, p_right: float, delta: float | None) -> Bound:
     """Lemma A.5 for the honest A: E[payoff] ≥ (1-ε)·r^(d+1), against every B (if the
     decomposition is A-provable and (ε, ρ)-stable here). Lemma A.4 for any other A:
-    E[payoff] < r^(d+1)·P[A(x) = L(x)] + (2d+1)·δ against an estimator δ-indistinguishable from
-    the truth: the truthful estimator (δ = 0) or Algorithm 1's (its δ). With d = log n/log(8/ε) - 1
-    and ρ = 1/2, r^(d+1) = 1/n and these are Theorem 6.1's (1-ε)/n and P[A(x)=L(x)]/n + η."""
+    E[payoff] < r^(d+1)·P[A(x) = M_D(ũ)] + (2d+1)·δ against an estimator δ-indistinguishable from
+    the truth of her proof ũ: the truthful estimator (δ = 0) or Algorithm 1's (its achieved δ).
+    With d = log n/log(8/ε) - 1 and ρ = 1/2, r^(d+1) = 1/n and these are Theorem 6.1's (1-ε)/n and
+    P[A(x)=L(x)]/n + η.
+
+    Departure: the lemma writes P[A(x) = L(x)]; its proof bounds P[A(x) = M_D(ũ)], the answer her
+    own proof gives (``p_right`` here), because g must be the truth of ũ for eq. 10. The two agree
+    when her proof is the implicit one, and whenever L(x) = 0 (no proof makes M_D say 1 then,
+    Definition 5.1); a prover who denies a true claim and backs it with a broken proof earns
+    r^(d+1) against every estimator, which P[A(x) = L(x)] = 0 would deny."""
     d = decomposition_of(instance).depth
     unit = rules.r ** (d + 1)
     if alice == "honest":
@@ -75,7 +88,7 @@ def pe_bound(instance: Instance, rules: Rules, alice: str, bob: str, p_right: fl
     return Bound(
         unit * p_right + slack,
         "soundness",
-        f"Lemma A.4: E[payoff] < r^(d+1) P[A(x)=L(x)] + (2d+1) delta, delta = {delta or 0.0:g}",
+        f"Lemma A.4: E[payoff] < r^(d+1) P[A(x)=M_D(her proof)] + (2d+1) delta, delta = {delta or 0.0:g}",
         delta is not None,
     )
 
@@ -91,13 +104,20 @@ def naive_bound(alice: str, bob: str) -> Bound:
 
 
 def _seats(instance: Instance, alice: Strategy, bob: Strategy, seed: np.random.SeedSequence, ledger: Ledger, rules):
-    rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, seed.spawn(3)), strict=True))
+    """Each party's seat, and a maker of fresh copies of A for her proof bits (module docstring)."""
+    *children, proof_seed = seed.spawn(4)
+    rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, children), strict=True))
     oracle = LeafOracle(decomposition_of(instance))
     seats = {
         role: Seat(instance, role, rngs[role], Asker(oracle, role, ledger, rngs[role]), rules, opponent)
         for role, opponent in ((Role.ALICE, bob), (Role.BOB, alice))
     }
-    return rngs, seats
+
+    def prover() -> Any:
+        rng = np.random.default_rng(proof_seed)
+        return alice.factory(Seat(instance, Role.ALICE, rng, Asker(oracle, Role.ALICE, ledger, rng), rules, bob))
+
+    return rngs, seats, prover
 
 
 def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Role, Any] | Malformed:
@@ -118,11 +138,15 @@ def simulate(
     trials: int,
     seed: np.random.SeedSequence,
     progress: Callable[[int], None] | None = None,
+    *,
+    rules: Rules | None = None,
 ) -> Tally:
     """``trials`` debates of ``protocol`` ("prover-estimator" or "naive-recursive"), each with its
-    own generators spawned from ``seed``."""
+    own generators spawned from ``seed``; prover-estimator debate plays ``rules`` (default
+    :func:`~debatekit.protocols.prover_estimator.rules_for` the instance)."""
     decomposition = decomposition_of(instance)
-    rules = rules_for(instance) if protocol == "prover-estimator" else None
+    if protocol == "prover-estimator":
+        rules = rules or rules_for(instance)
     verdicts, payoffs, claims = np.zeros(trials, dtype=int), np.zeros(trials), np.full(trials, -1)
     rewards = np.zeros((trials, decomposition.depth + 2))
     queries = {role: np.zeros(trials, dtype=np.int64) for role in Role}
@@ -132,7 +156,7 @@ def simulate(
     delta: float | None = 0.0 if bob.name == "omniscient" else None
     for t, child in enumerate(seed.spawn(trials)):
         ledger, record = Ledger(), Record()
-        rngs, seats = _seats(instance, alice, bob, child, ledger, rules)
+        rngs, seats, prover = _seats(instance, alice, bob, child, ledger, rules)
         players = _players(seats, alice, bob)
         if isinstance(players, Malformed):
             record.forfeit, record.reason = players.sender, players.reason
@@ -142,13 +166,13 @@ def simulate(
                 rewards[t, 0] = float(players.sender is Role.BOB)
         elif protocol == "prover-estimator":
             rewards[t] = Debate(
-                decomposition, players[Role.ALICE], players[Role.BOB], rules, Sampled(rngs), ledger, record
-            ).value()
+                decomposition, players[Role.ALICE], players[Role.BOB], rules, Sampled(rngs), ledger, record, prover
+            ).value()  # type: ignore[arg-type]
             if isinstance(players[Role.BOB], Indistinguishable):  # a δ we computed, not one a player claims
                 delta = players[Role.BOB].delta
         else:
             rewards[t, 0] = naive_recursive.NaiveDebate(
-                decomposition, players[Role.ALICE], players[Role.BOB], Sampled(rngs), ledger, record
+                decomposition, players[Role.ALICE], players[Role.BOB], Sampled(rngs), ledger, record, prover
             ).value()
         payoffs[t] = rewards[t].sum()
         claims[t] = -1 if record.claim is None else record.claim
@@ -163,19 +187,29 @@ def simulate(
         if progress:
             progress(t + 1)
     p_right = float(np.mean(claims == instance.answer))
+    extra: dict[str, Any]
     if protocol == "prover-estimator":
-        bound = pe_bound(instance, rules, alice.name, bob.name, p_right, delta)  # type: ignore[arg-type]
+        assert rules is not None
+        p_proof = _p_claim_matches_proof(instance, alice, claims, rules)
+        bound = pe_bound(instance, rules, alice.name, bob.name, p_proof, delta)
+        unit = rules.r ** (decomposition.depth + 1)
+        vacuous = bound.kind == "soundness" and bound.value >= (1 - rules.epsilon) * unit
         extra = {
-            "epsilon": rules.epsilon,  # type: ignore[union-attr]
-            "rho": rules.rho,  # type: ignore[union-attr]
-            "reward_ratio": rules.r,  # type: ignore[union-attr]
-            "reward_unit": rules.r ** (decomposition.depth + 1),  # type: ignore[union-attr]
+            "epsilon": rules.epsilon,
+            "rho": rules.rho,
+            "delta": rules.delta,
+            "reward_ratio": rules.r,
+            "reward_unit": unit,
             "rewards_mean": {"initial": float(rewards[:, 0].mean())}
             | {
                 f"round_{decomposition.depth - i}": float(rewards[:, 1 + i].mean())
                 for i in range(decomposition.depth + 1)
             },
             "estimator_delta": delta,
+            "p_claim_matches_proof": p_proof,
+            "payoff_bound_units": bound.value / unit,
+            "payoff_bound_vacuous": vacuous,
+            "payoff_bound_note": _note(bound, unit, rules, vacuous),
         }
     else:
         bound = naive_bound(alice.name, bob.name)
@@ -191,3 +225,24 @@ def simulate(
         "width": decomposition.width,
     }
     return Tally(verdicts, queries, bits, np.zeros(trials, dtype=np.int64), forfeits, reasons, payoffs, extra)
+
+
+def _p_claim_matches_proof(instance: Instance, alice: Strategy, claims: np.ndarray, rules: Rules) -> float:
+    """P[A(x) = M_D(ũ)] over the debates, ũ her proof as fresh copies of her strategy give it
+    (:func:`~debatekit.players.estimator.proof_truth`); a debate without a claim counts as wrong."""
+    D = decomposition_of(instance)
+    seat = Seat(instance, Role.BOB, np.random.default_rng(0), None, rules, alice)
+    t = proof_truth(seat).truth(D.root(), D.depth)
+    return float(np.mean(np.where(claims == 1, t, np.where(claims == 0, 1 - t, 0.0))))
+
+
+def _note(bound: Bound, unit: float, rules: Rules, vacuous: bool) -> str:
+    """The bound in words, saying plainly when it separates nothing."""
+    if bound.kind == "completeness":
+        return f"the honest prover is promised at least {bound.value:.3g} = {bound.value / unit:.3g} r^(d+1)"
+    if vacuous:
+        return (
+            f"the soundness bound {bound.value:.3g} = {bound.value / unit:.3g} r^(d+1) is vacuous: it is not below "
+            f"the honest prover's guarantee (1-eps) r^(d+1) = {(1 - rules.epsilon) * unit:.3g}; lower delta"
+        )
+    return f"a dishonest prover earns at most {bound.value:.3g} = {bound.value / unit:.3g} r^(d+1)"

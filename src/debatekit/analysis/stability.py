@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from debatekit.analysis.stats import wilson
 from debatekit.machine.decomposition import Automaton, Decomposition, Query, check_stability_parameters
 
 MAX_ENUMERATED_WIDTH = 12
@@ -89,8 +90,13 @@ class LevelSummary:
     """Queries at this level of the decomposition tree (q^(d − level))."""
     checked: int
     max_sup_change: float
+    """The largest sup|change| over the checked nodes: the level's maximum when every node is
+    checked, a lower bound on it when they are sampled."""
     min_margin: float
     unstable: int
+    stable_ci: tuple[float, float]
+    """95% Wilson interval for the level's fraction of stable nodes ([f, f] when every node is
+    checked: then it is exact)."""
 
     @property
     def sampled(self) -> bool:
@@ -99,8 +105,13 @@ class LevelSummary:
 
 @dataclass(frozen=True)
 class Survey:
-    """Definition 5.3 over a whole decomposition: per-level summaries and the overall verdict
-    (over the checked nodes only when ``sampled``)."""
+    """Definition 5.3 over a whole decomposition: per-level summaries and the overall verdict.
+
+    ``stable`` is a fact only when it can be: True when every node was checked and is stable,
+    False when some checked node is unstable (then the decomposition is not stable, sampled or
+    not), and None when nodes were sampled and none of them is unstable (the sample cannot show
+    that the rest are stable; each level's ``stable_ci`` bounds its fraction). ``stable_fraction``
+    is over the checked nodes."""
 
     epsilon: float
     rho: float
@@ -112,7 +123,7 @@ class Survey:
     nodes_total: int
     nodes_checked: int
     sampled: bool
-    stable: bool
+    stable: bool | None
     stable_fraction: float
     worst: NodeStability | None
     """The checked node of smallest margin."""
@@ -121,6 +132,14 @@ class Survey:
         data = asdict(self)
         data["levels"] = [asdict(level) | {"sampled": level.sampled} for level in self.levels]
         return data
+
+
+def _fraction_ci(stable: int, checked: int, nodes: int) -> tuple[float, float]:
+    """The level's stable fraction: exact when every node was checked, else a 95% Wilson interval
+    (a uniform sample without replacement; Wilson's with-replacement interval is conservative)."""
+    if checked == nodes:
+        return (stable / nodes, stable / nodes) if nodes else (1.0, 1.0)
+    return wilson(stable, checked)
 
 
 def validate(epsilon: float, rho: float) -> None:
@@ -199,11 +218,13 @@ def survey(
             max((r.sup_change for r in found), default=float("nan")),
             min((r.margin for r in found), default=float("nan")),
             sum(not r.stable for r in found),
+            _fraction_ci(sum(r.stable for r in found), len(found), counts[k]),
         )
         for k, found in results.items()
     )
     checked = [r for found in results.values() for r in found]
     stable_count = sum(r.stable for r in checked)
+    every = stable_count == len(checked)
     return Survey(
         epsilon=epsilon,
         rho=rho,
@@ -215,7 +236,7 @@ def survey(
         nodes_total=total,
         nodes_checked=len(checked),
         sampled=sampled,
-        stable=stable_count == len(checked),
+        stable=None if every and sampled else every,
         stable_fraction=stable_count / len(checked) if checked else 1.0,
         worst=min(checked, key=lambda r: r.margin) if checked else None,
     )

@@ -6,13 +6,23 @@ from typing import Annotated
 
 import typer
 
+from debatekit.catalog import PROTOCOLS
 from debatekit.cli.common import emit_json, protocol
 from debatekit.ledger import Role
+from debatekit.params import Param, declared
 from debatekit.problems import PROBLEMS
 
 
-def problems(json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
+def problems(
+    params: Annotated[
+        bool, typer.Option("--params", help="List every problem's and protocol's parameters (for -P NAME=VALUE).")
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
     """List the built-in problems: name, description, protocols."""
+    if params:
+        list_params(json_out)
+        return
     if json_out:
         emit_json(
             {
@@ -22,6 +32,7 @@ def problems(json_out: Annotated[bool, typer.Option("--json", help="One JSON obj
                         "description": p.description,
                         "protocols": list(p.protocols),
                         "default_size": p.default_size,
+                        "params": [_param_json(q) for q in declared(p.params)],
                     }
                     for p in PROBLEMS.values()
                 ]
@@ -51,3 +62,37 @@ def players(
     width = max(len(s.name) for s in rows)
     for s in rows:
         print(f"{s.role.value:<5} {s.name:<{width}}  {s.description}")
+
+
+def list_params(json_out: bool) -> None:
+    """``problems --params``: each problem's and protocol's parameters (name, type, default, range,
+    description); a run takes those of its problem and its protocol."""
+    owners = [("problem", p.name, declared(p.params)) for p in PROBLEMS.values()]
+    owners += [("protocol", s.name, declared(type(s.params))) for s in PROTOCOLS.values()]
+    owners = [owner for owner in owners if owner[2]]
+    if json_out:
+        emit_json({"params": [{"kind": k, "name": n, "params": [_param_json(q) for q in ps]} for k, n, ps in owners]})
+        return
+    listed = [
+        (f"{kind} {name}:", [((q.name, q.kind.__name__, str(q.default), str(q.bounds)), q.description) for q in ps])
+        for kind, name, ps in owners
+    ]
+    widths = [max(len(cells[i]) for _, rows in listed for cells, _ in rows) for i in range(4)]
+    for heading, rows in listed:
+        print(heading)
+        for cells, description in rows:
+            print("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + "  " + description)
+    print("set with -P NAME=VALUE on run, solve and demo; the rest take none")
+
+
+def _param_json(q: Param) -> dict:
+    return {
+        "name": q.name,
+        "type": q.kind.__name__,
+        "default": q.default,
+        "low": q.bounds.low,
+        "high": q.bounds.high,
+        "open_low": q.bounds.open_low,
+        "open_high": q.bounds.open_high,
+        "description": q.description,
+    }

@@ -8,13 +8,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum, StrEnum
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
+from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec
@@ -62,11 +64,38 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
     return found
 
 
-def instance(found: Problem, size: int | None, truth: Truth, seed: int) -> Instance:
+ParamOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-P",
+        "--param",
+        metavar="NAME=VALUE",
+        help="Set a problem's or protocol's parameter; repeatable (see `debatekit problems --params`).",
+    ),
+]
+
+
+def configure(spec: ProtocolSpec, found: Problem, assignments: list[str] | None) -> tuple[ProtocolSpec, Any]:
+    """The protocol playing, and the problem's parameter values, with the ``-P`` assignments."""
+    try:
+        problem_values, protocol_values = bind(
+            assignments or (), (found.params, type(spec.params)), f"{found.name} with {spec.name}"
+        )
+        return spec.with_params(protocol_values), problem_values
+    except ParamError as err:
+        raise UserError(str(err)) from err
+
+
+def params_json(spec: ProtocolSpec, problem_values: Any) -> dict[str, Any]:
+    """The parameters in effect, by name (the problem's, then the protocol's)."""
+    return as_dict(problem_values) | as_dict(spec.params)
+
+
+def instance(found: Problem, size: int | None, truth: Truth, seed: int, params: Any = None) -> Instance:
     from debatekit.analysis.montecarlo import make_instance
 
     try:
-        return make_instance(found, found.default_size if size is None else size, truth is Truth.yes, seed)
+        return make_instance(found, found.default_size if size is None else size, truth is Truth.yes, seed, params)
     except InstanceError as err:
         raise UserError(str(err)) from err
 

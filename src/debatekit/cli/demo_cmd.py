@@ -8,25 +8,33 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from debatekit.cli.common import UserError, emit_json, progress, stdout
+from debatekit.catalog import PROTOCOLS
+from debatekit.cli.common import ParamOption, UserError, emit_json, progress, stdout
 from debatekit.demo import DemoResult, plan, run_demo
+from debatekit.params import ParamError, Settings, bind_everywhere
+from debatekit.problems import PROBLEMS
 
 
 def demo(
     quick: Annotated[bool, typer.Option("--quick", help="Smaller sizes and fewer trials.")] = False,
     out: Annotated[Path, typer.Option("--out", help="Report folder.")] = Path("debatekit-report"),
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for every instance and debate (>= 0).")] = 0,
+    param: ParamOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> int:
-    """Every protocol on built-in problems against every adversary, checked against its theorem."""
+    """Every protocol on built-in problems against every adversary, checked against its theorem.
+    Each -P NAME=VALUE applies to every problem and protocol that declares NAME, in the
+    prover-estimator paper's Monte Carlo experiments (the rest declare none; the exact reward-gap
+    sweep keeps its own q and eps)."""
     from debatekit.report import to_json, write_report  # deferred: matplotlib is slow to import
 
+    chosen = settings(param)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UserError(f"cannot create the report folder {out}: {err.strerror or err}") from err
     with progress(plan(quick), "demo debates") as advance:
-        result = run_demo(quick, seed, advance)
+        result = run_demo(quick, seed, advance, chosen)
     folder = write_report(result, out)
     if json_out:
         emit_json({"report": str(folder), **to_json(result)})
@@ -34,6 +42,18 @@ def demo(
         stdout.print(table(result))
         print(f"report written to {folder}/ (report.md, bits_read.png, reward_gap.png, results.json)")
     return 0 if result.holds else 1
+
+
+def settings(assignments: list[str] | None) -> Settings:
+    """The ``-P`` values for every built-in problem and protocol."""
+    try:
+        return bind_everywhere(
+            assignments or (),
+            {p.name: p.params for p in PROBLEMS.values()},
+            {s.name: type(s.params) for s in PROTOCOLS.values()},
+        )
+    except ParamError as err:
+        raise UserError(str(err)) from err
 
 
 def table(result: DemoResult) -> Table:

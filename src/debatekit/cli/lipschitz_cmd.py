@@ -43,8 +43,13 @@ def lipschitz(
     if json_out:
         emit_json({k: (None if isinstance(v, float) and v != v else v) for k, v in asdict(bounds).items()})
         return
-    lower = "n/a" if bounds.lower != bounds.lower else f"{bounds.lower:.4g}"
+    if bounds.lower != bounds.lower:  # nothing computed: only the problem's declared closed form
+        print(
+            f"{problem} (size {case.size}, T = {steps}): K declared {case.lipschitz:.4g} (closed form, not "
+            f"computed: enumeration needs T <= {MAX_ENUMERATED_STEPS})"
+        )
+        return
     print(
         f"{problem} (size {case.size}, T = {steps}): K declared {case.lipschitz:.4g}; "
-        f"exact bounds {lower} <= K <= {bounds.upper:.4g} ({bounds.method})"
+        f"exact bounds {bounds.lower:.4g} <= K <= {bounds.upper:.4g} ({bounds.method})"
     )

@@ -12,10 +12,13 @@ from debatekit.analysis.montecarlo import RunResult
 from debatekit.analysis.montecarlo import run as run_trials
 from debatekit.cli.common import (
     Constants,
+    ParamOption,
     Truth,
     UserError,
+    configure,
     emit_json,
     instance,
+    params_json,
     positive,
     problem_for,
     progress,
@@ -37,6 +40,7 @@ def run(
     problem: Annotated[str, typer.Option("--problem", help="A problem name (see `debatekit problems`).")],
     size: SizeOption = None,
     truth: TruthOption = Truth.yes,
+    param: ParamOption = None,
     alice: Annotated[str, typer.Option("--alice", help="Built-in name or module:attr.")] = "honest",
     bob: Annotated[str, typer.Option("--bob", help="Built-in name or module:attr.")] = "honest",
     trials: Annotated[int, typer.Option("--trials", help="Number of debates.")] = 200,
@@ -49,8 +53,9 @@ def run(
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
+    spec, problem_values = configure(spec, found, param)
     positive(trials, "--trials")
-    case = instance(found, size, truth, seed)
+    case = instance(found, size, truth, seed, problem_values)
     players = strategy(spec, Role.ALICE, alice), strategy(spec, Role.BOB, bob)
     for chosen in players:
         if chosen.refuses is not None and (why := chosen.refuses(case)):
@@ -59,13 +64,14 @@ def run(
         result = run_trials(spec, case, *players, trials, seed, advance)
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
+    params = params_json(spec, problem_values)
     if json_out:
-        emit_json(result.to_json())
+        emit_json(result.to_json() | {"params": params})
     else:
-        stdout.print(table(result))
+        stdout.print(table(result, params))
 
 
-def table(result: RunResult) -> Table:
+def table(result: RunResult, params: dict[str, float]) -> Table:
     g = result.guarantee
     out = Table(
         title=f"{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
@@ -82,5 +88,7 @@ def table(result: RunResult) -> Table:
     out.add_row("bits read (max)", str(result.verifier_bits_read_max), f"<= {g.bits_read}")
     out.add_row("alice queries (mean)", f"{result.alice_queries_mean:g}", "")
     out.add_row("bob queries (mean)", f"{result.bob_queries_mean:g}", "")
-    out.caption = g.statement
+    settings = ", ".join(f"{name}={value:g}" for name, value in params.items())
+    note = result.extra.get("payoff_bound_note")
+    out.caption = g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
     return out

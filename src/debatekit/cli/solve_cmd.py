@@ -11,10 +11,13 @@ from debatekit.analysis.exact import ExactError, solve_every_input
 from debatekit.analysis.exact import solve as solve_exactly
 from debatekit.cli.common import (
     Constants,
+    ParamOption,
     Truth,
     UserError,
+    configure,
     emit_json,
     instance,
+    params_json,
     positive,
     problem_for,
     progress,
@@ -31,6 +34,7 @@ def solve(
     problem: Annotated[str, typer.Option("--problem", help="A problem name (see `debatekit problems`).")],
     size: SizeOption = None,
     truth: TruthOption = Truth.yes,
+    param: ParamOption = None,
     seed: SeedOption = 0,
     budget: Annotated[int, typer.Option("--budget", help="Most positions to search.")] = 5_000_000,
     constants: Annotated[
@@ -45,17 +49,20 @@ def solve(
     """Search every adversary move on a small instance; report the honest side's win probability."""
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
+    spec, problem_values = configure(spec, found, param)
     if all_inputs:
+        if problem_values != found.params():
+            raise UserError("--all-inputs takes the problem's default parameters; drop its -P settings")
         every_input(spec, found, found.default_size if size is None else size, budget, json_out)
         return
-    case = instance(found, size, truth, seed)
+    case = instance(found, size, truth, seed, problem_values)
     try:
         with progress(positive(budget, "--budget"), "positions searched (of the budget)") as advance:
             solution = solve_exactly(spec, case, budget, advance)
     except ExactError as err:
         raise UserError(str(err)) from err
     if json_out:
-        emit_json(asdict(solution))
+        emit_json(asdict(solution) | {"params": params_json(spec, problem_values)})
         return
     print(
         f"{spec.name} on {found.name} (size {case.size}, truth {solution.truth}): honest "
@@ -73,7 +80,8 @@ def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int, json
             results = solve_every_input(spec, found, size, budget, advance)
     except ExactError as err:
         raise UserError(str(err)) from err
-    worst = min(solution.value for _, solution in results)
+    worst_case = min((solution for _, solution in results), key=lambda solution: solution.value)
+    worst = worst_case.value
     holds = all(solution.value >= solution.guarantee for _, solution in results)
     positions = sum(solution.positions for _, solution in results)
     if json_out:
@@ -95,6 +103,6 @@ def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int, json
         return
     print(
         f"{spec.name} on {found.name} (size {size}): on all {len(results)} inputs the honest side wins with "
-        f"probability >= {worst:g} against the best adversary ({positions} positions searched; "
+        f"probability >= {worst_case.exact} against the best adversary ({positions} positions searched; "
         f"theorem holds on every input: {'yes' if holds else 'NO'})"
     )

@@ -114,9 +114,10 @@ def table(data: dict[str, Any]) -> Table:
         title=f"(eps, rho)-stability of {data['problem']} (size {data['size']}, truth {data['truth']}): "
         f"{data['decomposition']} decomposition, depth {data['depth']}, width {data['width']}"
     )
-    for name in ("level", "nodes", "checked", "max sup|change|", "min margin", "unstable"):
+    for name in ("level", "nodes", "checked", "max sup|change| (checked)", "min margin", "unstable", "stable fraction"):
         out.add_column(name, justify="right")
     for level in data["levels"]:
+        low, high = level["stable_ci"]
         out.add_row(
             str(level["level"]),
             str(level["nodes"]),
@@ -124,12 +125,13 @@ def table(data: dict[str, Any]) -> Table:
             f"{level['max_sup_change']:.4g}",
             f"{level['min_margin']:+.4g}",
             str(level["unstable"]),
+            f"[{low:.3f}, {high:.3f}] (95% Wilson)" if level["sampled"] else f"{low:.3f} (exact)",
         )
     at = "the correct answers" if data["probabilities"] == "correct" else f"p_i = {data['probabilities']:g}"
     checked = f"{data['nodes_checked']} of {data['nodes_total']} nodes"
     if data["sampled"]:
         checked = f"sampled {checked} (seed {data['seed']})"
-    verdict = "stable" if data["stable"] else "NOT stable"
+    verdict = {True: "stable", False: "NOT stable", None: "no unstable node in the sample"}[data["stable"]]
     lines = [
         f"eps = {data['epsilon']:g}, rho = {data['rho']:g}: a node is stable iff sup|change| < rho*eps = "
         f"{data['bound']:.4g} (Definition 5.3)",

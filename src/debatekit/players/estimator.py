@@ -7,10 +7,20 @@ and Z = {0,1}^q. On each, Algorithm 1 (:func:`~debatekit.players.indistinguishab
 makes h_k δ-indistinguishable from the correct answers g_k under tests built from A, and B plays
 B^k_i = P_{z~h_k}[z_i = 1 | z_<i].
 
-Here μ_k is the empirical distribution of the situations reached in TRAINING_DEBATES debates
-played with A and the rounds already built (one instance: the input distribution is its point
-mass). The truth g_k is used only to build h_k, as in the paper, where the construction cannot
-be run but its result is a small circuit querying A. The tests, each in [-1, 1], query A:
+The correct answers are those of A's own committed proof ũ (:func:`proof_truth`,
+:class:`~debatekit.protocols.prover_estimator.ProofTruth`): the proof of Lemma A.4 (eq. 10)
+needs g_0 = O(ũ_S), the leaf answers on the context-free proof the verifier will read, and the
+g_k above it consistent with them. The truth is used only to build h_k, as in the paper, where
+the construction cannot be run but its result is a small circuit querying A.
+
+The input distribution is the point mass at the instance, and μ_k is computed exactly: the
+situations of round k with their probabilities, enumerated from A's moves (mixed ones with their
+weights), B's rows h_(k+1) and the trusted coins (every answer vector z with h(z) > 0). On a point
+mass the correct answers on a deterministic proof are vertices of the simplex, and Algorithm 1's
+projections land on them exactly after a few steps, so a δ of 1e-9 costs seconds. Departure:
+Algorithm 1 is stopped after STEP_BUDGET steps (far below T_max = 18|Z|/δ² at small δ); B then
+plays the estimate reached, and ``delta`` reports its achieved advantage, which is what the
+soundness bound uses. The tests, each in [-1, 1], query A:
 
 * z_i, and (2a_i - 1)(2z_i - 1) with a_i = A's answer to y_i (calibration against her claims);
 * A^k·(M_D(x, y^k, z) - p_k), the round's reward over r^k, and M_D(x, y^k, z) itself;
@@ -18,14 +28,18 @@ be run but its result is a small circuit querying A. The tests, each in [-1, 1],
   h implies at z (a test that depends on h). Its cost is one call of A per answer vector, so it
   is kept while |X|·2^q ≤ SELECTION_LIMIT.
 
-At play time a situation not met in training is evaluated by replaying Algorithm 1's steps (Lemma
-A.3's circuit). The achieved δ (the largest final advantage over the rounds) is ``delta``; the run
-reports the soundness bound r^(d+1)·P[A(x)=L(x)] + (2d+1)δ with it. A trained estimator is kept
-with its instance, per A, so that every debate of a run plays the same B.
+Everything A says is parsed as the verifier parses it; a message the verifier refuses is one
+she forfeits on, so it leads to no situation below and is a test value of 0: her garbage never
+breaks B's construction. At play time a situation not met in training is evaluated by replaying
+Algorithm 1's steps (Lemma A.3's circuit). The achieved δ (the largest final advantage over the
+rounds) is ``delta``; the run reports the soundness bound r^(d+1)·P[A(x) = M_D(ũ)] + (2d+1)δ with
+it. A trained estimator is kept with its instance, per A and rules, so that every debate of a run
+plays the same B.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,16 +48,67 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat
-from debatekit.players.indistinguishable import CallableTests, Estimate, conditional, indistinguishable
+from debatekit.players.indistinguishable import (
+    CallableTests,
+    Estimate,
+    StepBoundExceeded,
+    conditional,
+    indistinguishable,
+)
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import Situation, as_direction, decomposition_of, rules_of
+from debatekit.protocols.prover_estimator import (
+    ProofTruth,
+    Situation,
+    as_direction,
+    decomposition_of,
+    gives_implicit_proof,
+    rules_of,
+)
+from debatekit.reader import as_bit, as_index
 
 MAX_WIDTH = 10
 """Algorithm 1 represents a distribution over all 2^q answer vectors (Lemma A.3's |Z|)."""
-DELTA = 0.05
-"""δ, the indistinguishability asked of Algorithm 1 in every round."""
-TRAINING_DEBATES = 200
+STEP_BUDGET = 20_000
+"""Algorithm 1's steps per round before B settles for the estimate reached (module docstring)."""
+SITUATION_LIMIT = 4096
+"""The most situations μ_k may hold."""
 SELECTION_LIMIT = 4096
+PROOF_SEED = 0
+"""The seed of the fresh copies of A from which B reads her proof."""
+
+
+def proof_truth(seat: Seat) -> ProofTruth:
+    """The truth of A's committed proof ũ as B reads it: the bits of fresh copies of her strategy
+    (``seat.opponent``), each built with the generator seeded PROOF_SEED and asked one bit, as the
+    verifier asks them (Figure 2, step 3b). A strategy whose bits depend on its generator commits
+    to a random proof, which Lemma A.4's fixed A does not cover. Without a committed A (no
+    opponent in the seat) B reads the implicit proof u. Kept with the instance per A and rules:
+    every debate of a run reads one proof."""
+    D = decomposition_of(seat.instance)
+    opponent = seat.opponent
+    if opponent is None:
+        return ProofTruth(D, None)
+
+    def fresh() -> Any:
+        return opponent.factory(Seat(seat.instance, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules))
+
+    def read() -> ProofTruth:
+        try:
+            probe = fresh()
+        except Exception:  # she cannot sit down: she forfeits every debate, whatever B says
+            return ProofTruth(D, lambda j: None)
+        if gives_implicit_proof(probe, D):
+            return ProofTruth(D, None)
+
+        def bit(j: int) -> Any:
+            try:
+                return fresh().proof(j)
+            except Exception:  # garbage: she forfeits at that leaf
+                return None
+
+        return ProofTruth(D, bit)
+
+    return seat.instance.memo(("proof truth", opponent.name, rules_of(seat)), read)
 
 
 def _expected(move: Any, default: float = 0.0) -> float:
@@ -52,6 +117,12 @@ def _expected(move: Any, default: float = 0.0) -> float:
         return float(sum(float(w) * _expected(m, default) for m, w in move.items()))
     value = as_direction(move)
     return default if value is None else float(value)
+
+
+def _weighted(move: Any, parse: Any) -> list[tuple[float, Any]]:
+    """A (possibly mixed) message as (weight, parsed value) pairs, garbage dropped (she forfeits)."""
+    pairs = move.items() if isinstance(move, Dist) else [(move, 1.0)]
+    return [(float(w), v) for w, v in ((w, parse(m)) for m, w in pairs) if v is not None]
 
 
 @dataclass
@@ -85,11 +156,11 @@ class _RoundTests(CallableTests):
 
 
 def estimator(seat: Seat) -> Indistinguishable:
-    """The trained B for this seat's instance and committed A, built on first use and kept with
-    the instance: every debate of a run plays the one built for its first debate (the
+    """The trained B for this seat's instance, committed A and rules, built on first use and kept
+    with the instance: every debate of a run plays the one built for its first debate (the
     construction is deterministic given that debate's seed)."""
     name = seat.opponent.name if seat.opponent else ""
-    return seat.instance.memo(("indistinguishable estimator", name), lambda: Indistinguishable(seat))
+    return seat.instance.memo(("indistinguishable estimator", name, rules_of(seat)), lambda: Indistinguishable(seat))
 
 
 class Indistinguishable:
@@ -102,9 +173,12 @@ class Indistinguishable:
         if self.D.width > MAX_WIDTH:
             raise ValueError(f"Algorithm 1 needs 2^q answer vectors; q = {self.D.width} > {MAX_WIDTH}")
         self.rules = rules_of(seat)
-        self.rng = seat.rng
+        self.truth = proof_truth(seat)
         a_seat = Seat(seat.instance, Role.ALICE, np.random.default_rng(seat.rng.integers(2**63)), None, seat.rules)
-        self.A = seat.opponent.factory(a_seat)
+        try:
+            self.A: Any = seat.opponent.factory(a_seat)
+        except Exception:  # A cannot sit down: she forfeits every debate, and every test of her is 0
+            self.A = None
         self.points: list[_Point] = []
         self.index: dict[tuple[Situation, tuple[Query, ...]], int] = {}
         self.rows: dict[int, np.ndarray] = {}
@@ -113,6 +187,21 @@ class Indistinguishable:
         """Round k's training points, their weights μ_k and the correct answers g_k."""
         self.delta = 0.0
         self._train()
+
+    # -- A's messages, parsed -----------------------------------------------------------------
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self.A, method)(*args)
+        except Exception:  # A's garbage is a test value of 0 (she forfeits on it)
+            return None
+
+    def _split(self, s: Situation) -> tuple[Query, ...] | None:
+        ys = self._call("queries", s)
+        return ys if self.D.valid_split(s.query, s.level, ys) else None
+
+    def _choices(self, s: Situation, ys: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]):
+        return _weighted(self._call("recurse", s, ys, estimates, z), lambda j: as_index(j, self.D.width))
 
     # -- features -------------------------------------------------------------------------------
 
@@ -131,91 +220,81 @@ class Indistinguishable:
             self.points.append(_Point(s, ys, np.clip(static, -1, 1)))
         return self.index[key]
 
-    def _call(self, method: str, *args: Any) -> Any:
-        try:
-            return getattr(self.A, method)(*args)
-        except Exception:  # A's garbage is a test value of 0
-            return None
-
     def selection(self, point: _Point, row: np.ndarray) -> np.ndarray:
-        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z, j being A's choice at the estimates h gives."""
+        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z, j being A's choice at the estimates h gives
+        (her most likely choice when she mixes)."""
         q, s = self.D.width, point.situation
         out = np.zeros(2**q)
+        every = _all_conditionals(row)
         for index in range(2**q):
             z = tuple(int(b) for b in np.binary_repr(index, q))
-            estimates = tuple(_safe_conditional(row, i, z[:i]) for i in range(q))
-            j = self._call("recurse", s, point.subqueries, estimates, z)
-            if isinstance(j, Dist):
-                j = max(j.items(), key=lambda item: item[1])[0]
-            if not isinstance(j, int | np.integer) or not 0 <= j < q:
+            estimates = tuple(float(b) for b in every[index])
+            choices = self._choices(s, point.subqueries, estimates, z)
+            if not choices:
                 continue
+            j = max(choices, key=lambda c: c[0])[1]
             below = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
             out[index] = _expected(self._call("direction", below)) * (z[j] - estimates[j])
         return np.clip(out, -1, 1)
 
-    # -- training (top down) --------------------------------------------------------------------
+    # -- training (top down, μ_k exact) ---------------------------------------------------------
 
     def _train(self) -> None:
         D = self.D
-        truth = D.truth(D.root(), D.depth)
-        claim_one = float(self._claim_probability())
+        truth = self.truth.truth(D.root(), D.depth)
+        claims = _weighted(self._call("claim"), as_bit)
+        claim_one = sum(w for w, c in claims if c == 1)
         tests = CallableTests(lambda pts, h: np.array([[[1 - claim_one, claim_one]], [[0.0, 1.0]]]), 2)
-        init = indistinguishable([0], np.ones(1), np.array([[1 - truth, truth]]), tests, DELTA)
+        init = self._algorithm1([0], np.ones(1), np.array([[1 - truth, truth]]), tests)
         self.p_root = float(init.h[0, 1])
         self.delta = init.advantage
+        frontier: dict[Situation, float] = defaultdict(float)
+        for w, c in claims:
+            frontier[Situation(D.depth, D.root(), self.p_root, c, self.p_root)] += w
         for level in range(D.depth, 0, -1):
-            reached = self._situations(level)
-            if not reached:
+            weights: dict[int, float] = defaultdict(float)
+            for s, w in frontier.items():
+                ys = self._split(s)
+                if ys is not None:  # else A forfeits here: nothing below to estimate
+                    weights[self._register(s, ys)] += w
+            if not weights:
                 break
-            keys, counts = np.unique(np.array(reached), return_counts=True)
-            mu = counts / counts.sum()
-            g = np.stack([D.answer_distribution(self.points[i].situation.query, level) for i in keys])
+            keys = np.array(sorted(weights))
+            mu = np.array([weights[int(i)] for i in keys])
+            mu /= mu.sum()
+            g = np.stack([self.truth.answer_distribution(self.points[i].situation.query, level) for i in keys])
             selection = len(keys) * 2**D.width <= SELECTION_LIMIT
-            estimate = indistinguishable(keys, mu, g, _RoundTests(self, level, selection), DELTA)
+            estimate = self._algorithm1(keys, mu, g, _RoundTests(self, level, selection))
             self.estimates[level] = estimate
             self.training[level] = (keys, mu, g)
             for i, row in zip(keys, estimate.h, strict=True):
                 self.rows[int(i)] = row
             self.delta = max(self.delta, estimate.advantage)
+            if level > 1:
+                frontier = self._below(keys, mu)
 
-    def _claim_probability(self) -> float:
-        claim = self._call("claim")
-        if isinstance(claim, Dist):
-            return float(claim.prob(lambda c: c == 1))
-        return float(claim == 1)
+    def _algorithm1(self, points: Any, mu: np.ndarray, g: np.ndarray, tests: CallableTests) -> Estimate:
+        try:
+            return indistinguishable(points, mu, g, tests, self.rules.delta, max_steps=STEP_BUDGET)
+        except StepBoundExceeded as reached:
+            return Estimate(reached.h, reached.steps, reached.advantage, STEP_BUDGET, tests)
 
-    def _situations(self, level: int) -> list[int]:
-        """The situations of round ``level`` reached in TRAINING_DEBATES debates with A and the
-        rounds built so far (registered; their indices)."""
-        D, found = self.D, []
-        for _ in range(TRAINING_DEBATES):
-            claim = self._call("claim")
-            claim = claim.sample(self.rng) if isinstance(claim, Dist) else claim
-            s = Situation(D.depth, D.root(), self.p_root, claim, self.p_root)
-            while s is not None and s.level > level:
-                s = self._descend(s)
-            if s is not None:
-                ys = self._call("queries", s)
-                if D.valid_split(s.query, s.level, ys):
-                    found.append(self._register(s, ys))
-        return found
-
-    def _descend(self, s: Situation) -> Situation | None:
-        ys = self._call("queries", s)
-        if not self.D.valid_split(s.query, s.level, ys):
-            return None  # A forfeits this debate: nothing below to estimate
-        row = self.row(s, ys)
-        z: list[int] = []
-        estimates = []
-        for i in range(self.D.width):
-            b = _safe_conditional(row, i, tuple(z))
-            estimates.append(b)
-            z.append(int(self.rng.random() < b))
-        j = self._call("recurse", s, ys, tuple(estimates), tuple(z))
-        j = j.sample(self.rng) if isinstance(j, Dist) else j
-        if not isinstance(j, int | np.integer) or not 0 <= j < self.D.width:
-            return None
-        return Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root)
+    def _below(self, keys: np.ndarray, mu: np.ndarray) -> dict[Situation, float]:
+        """μ_(k-1): every answer vector z with h_k(z) > 0, B's estimates at it and A's choice j."""
+        q, below = self.D.width, defaultdict(float)
+        for i, weight in zip(keys, mu, strict=True):
+            point, row = self.points[int(i)], self.rows[int(i)]
+            s = point.situation
+            every = _all_conditionals(row)
+            for index in np.flatnonzero(row > 0):
+                z = tuple(int(b) for b in np.binary_repr(int(index), q))
+                estimates = tuple(float(b) for b in every[index])
+                for w, j in self._choices(s, point.subqueries, estimates, z):
+                    child = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
+                    below[child] += weight * row[index] * w
+        if len(below) > SITUATION_LIMIT:
+            raise ValueError(f"μ_k holds {len(below)} situations > {SITUATION_LIMIT}: too many to train on")
+        return below
 
     def row(self, s: Situation, ys: tuple[Query, ...]) -> np.ndarray:
         """h_k at a situation: from training, or by replaying Algorithm 1's steps (Lemma A.3)."""
@@ -244,3 +323,18 @@ def _safe_conditional(row: np.ndarray, i: int, prefix: tuple[int, ...]) -> float
         return float(conditional(row, i + 1, prefix))
     except ValueError:
         return 0.5
+
+
+def _all_conditionals(row: np.ndarray) -> np.ndarray:
+    """B's estimates at every answer vector: entry [z, i] is P[z_i = 1 | z_<i] under ``row``
+    (1/2 after a prefix of probability 0), as :func:`_safe_conditional` gives one at a time."""
+    size = row.shape[0]
+    q = size.bit_length() - 1
+    out = np.empty((size, q))
+    z = np.arange(size)
+    for i in range(q):
+        pairs = row.reshape(2**i, 2, 2 ** (q - i - 1)).sum(axis=2)  # (prefix, z_i)
+        total = pairs.sum(axis=1)
+        p1 = np.divide(pairs[:, 1], total, out=np.full(2**i, 0.5), where=total > 0)
+        out[:, i] = p1[z >> (q - i)]
+    return out

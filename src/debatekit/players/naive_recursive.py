@@ -11,8 +11,9 @@ one it cannot decide), ``omniscient`` (unbounded: knows which subclaim is wrong)
 (uniform), ``spot-check``
 (bounded: descends to SPOT random leaves under each subclaim claimed true and asks the oracle
 about them, counted as his queries; challenges one that failed, else picks at random; made for
-AND-type decompositions, where a false subclaim claimed true has a failing leaf), ``first`` and
-``malformed``.
+AND-type decompositions, where a false subclaim claimed true has a failing leaf), ``pollard-rho``
+(bounded like ``honest``, but spends the budget factoring N with Pollard's rho instead of trial
+division; obfuscated-primality only), ``first`` and ``malformed``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from debatekit.ledger import Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
+from debatekit.problems.recursive import FactorIntervals, pollard_rho
+from debatekit.problems.registry import Instance
 from debatekit.protocols.naive_recursive import HonestAlice, HonestBob, Omniscient
 from debatekit.protocols.prover_estimator import decomposition_of
 
@@ -139,6 +142,55 @@ class SpotCheck:
         return int(self.rng.integers(len(subqueries)))
 
 
+class PollardRho:
+    """The ``honest`` challenger's knowledge with the budget spent on Pollard's rho instead of
+    trial division: at its first challenge it runs :func:`~debatekit.problems.recursive.pollard_rho`
+    on N with the decomposition's budget (the same operations ``honest`` spends on divisions). A
+    factor g found gives the one divisor min(g, N/g) of N = p·p' below √N, which settles every claim
+    "no factor in [a, c)". It challenges the first subclaim it knows is wrong (claims about no
+    candidate, and every claim once Miller-Rabin says N is prime, are true), else a uniformly random
+    one it cannot decide."""
+
+    def __init__(self, seat: Seat):
+        self.D, self.rng = decomposition_of(seat.instance), seat.rng
+        self.divisor: int | None = None
+        self.factored = False
+
+    def _known(self, D: FactorIntervals, query: Query) -> float | None:
+        candidates = D.candidates(query)
+        if D.miller_rabin or not candidates:
+            return 1.0
+        return None if self.divisor is None else float(self.divisor not in candidates)
+
+    def challenge(
+        self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: Any
+    ) -> int | Dist:
+        D = self.D
+        if not isinstance(D, FactorIntervals):
+            raise ValueError(_no_integer(D))
+        if not self.factored and not D.miller_rabin:
+            found = pollard_rho(D.n, self.rng, D.budget).factor
+            self.divisor = None if found is None else min(found, D.n // found)
+        self.factored = True
+        unknown = []
+        for j, (y, a) in enumerate(zip(subqueries, answers, strict=True)):
+            known = self._known(D, y)
+            if known is None:
+                unknown.append(j)
+            elif int(known) != a:
+                return j
+        return Dist.uniform(unknown) if unknown else 0
+
+
+def _no_integer(decomposition: Decomposition) -> str:
+    return f"pollard-rho factors obfuscated-primality's N; a {type(decomposition).__name__} has no integer to factor"
+
+
+def _refuses_without_integer(instance: Instance) -> str | None:
+    D = decomposition_of(instance)
+    return None if isinstance(D, FactorIntervals) else _no_integer(D)
+
+
 class First:
     """Always the first subclaim."""
 
@@ -195,6 +247,13 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         ),
         Strategy("random", Role.BOB, "a uniformly random subclaim", RandomBob),
         Strategy("spot-check", Role.BOB, f"ask the oracle about {SPOT} random leaves per subclaim", SpotCheck),
+        Strategy(
+            "pollard-rho",
+            Role.BOB,
+            "spend the budget on Pollard's rho for N's factor; a wrong subclaim if found, else a random one",
+            PollardRho,
+            _refuses_without_integer,
+        ),
         Strategy("first", Role.BOB, "always the first subclaim", First),
         Strategy("malformed", Role.BOB, "indices that do not parse", MalformedBob),
     ),

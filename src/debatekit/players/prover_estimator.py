@@ -10,13 +10,18 @@ Alice's adversaries:
   (for the built-in problems each costs her one division or one step).
 * ``wrong-answer``: the wrong claim A(x), then honest play.
 * ``random-direction``: honest claim and split, A^k and j uniformly at random (mixed moves).
+* ``bad-proof``: the wrong claim, silent (A^k = 0) until round 0, recursion to the subclaim B
+  believes most, every proof bit flipped and A^0 = -1: the leaf she reaches is false on her own
+  proof, so an estimator of the implicit proof u pays her A^0·(O(ũ_S) - p_0) = 1.
 * ``malformed``: garbage in every message.
 
 Bob's estimators: ``honest`` (Algorithm 1 against the committed A, the estimator of Lemma A.4:
-see :mod:`debatekit.players.estimator`), ``omniscient`` (the correct conditional probabilities:
-unbounded), ``sampling`` (the mean of R samples of the correct answer), and the adversaries
-``constant`` (1/2 everywhere), ``inverted`` (1 - the truth), ``shifted`` (the truth moved ε
-towards 1/2, where rule (13) says nothing) and ``malformed``.
+see :mod:`debatekit.players.estimator`), ``omniscient`` (the truthful estimator: the correct
+conditional probabilities on A's committed proof ũ, :class:`ProofTruth`; unbounded), ``sampling``
+(the mean of R samples of them), and the adversaries ``constant`` (1/2 everywhere), ``inverted``
+(1 - the truth), ``shifted`` (the truth moved ε towards 1/2, where rule (13) says nothing) and
+``malformed``.
+B reads A's proof from fresh copies of her strategy (:func:`~debatekit.players.estimator.proof_truth`).
 """
 
 from __future__ import annotations
@@ -26,10 +31,16 @@ from typing import Any
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat, Strategy, by_name
-from debatekit.players.estimator import MAX_WIDTH, estimator
+from debatekit.players.estimator import MAX_WIDTH, estimator, proof_truth
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.prover_estimator import HonestAlice, Situation, TruthfulBob, decomposition_of, rules_of
+from debatekit.protocols.prover_estimator import (
+    HonestAlice,
+    Situation,
+    TruthfulBob,
+    decomposition_of,
+    rules_of,
+)
 
 SAMPLES = 16
 """R, the samples behind each estimate of the ``sampling`` estimator."""
@@ -92,6 +103,22 @@ class RandomDirection(HonestAlice):
 GARBAGE: tuple[Any, ...] = (2, None, float("nan"), "1", -7, (), 1.5)
 
 
+class BadProof(Obfuscator):
+    """The wrong claim, A^k = 0 until round 0 and A^0 = -1 there, recursion to the subclaim with
+    the highest estimate, and the complement of the implicit proof as her proof bits."""
+
+    def direction(self, s: Situation) -> int:
+        return -1 if s.level == 0 else 0
+
+    def recurse(
+        self, s: Situation, subqueries: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]
+    ) -> int:
+        return max(range(len(estimates)), key=lambda i: estimates[i])
+
+    def proof(self, j: int) -> int:
+        return 1 - self.D.proof(j)
+
+
 class MalformedAlice:
     """Garbage in every message, chosen by position (no hidden coins)."""
 
@@ -122,14 +149,14 @@ class MalformedAlice:
 
 
 def truthful_bob(seat: Seat) -> TruthfulBob:
-    return TruthfulBob(decomposition_of(seat.instance))
+    return TruthfulBob(proof_truth(seat))
 
 
 class Sampling(TruthfulBob):
     """The mean of R = SAMPLES draws of the correct answer (B with sampled access to the truth)."""
 
     def __init__(self, seat: Seat):
-        super().__init__(decomposition_of(seat.instance))
+        super().__init__(proof_truth(seat))
         self.rng = seat.rng
 
     def _mean(self, p: float) -> float:
@@ -159,7 +186,7 @@ class Inverted(TruthfulBob):
     """1 - the correct probability, everywhere."""
 
     def __init__(self, seat: Seat):
-        super().__init__(decomposition_of(seat.instance))
+        super().__init__(proof_truth(seat))
 
     def initial(self) -> float:
         return 1 - super().initial()
@@ -173,7 +200,7 @@ class Shifted(TruthfulBob):
     silent (|g - p| > ε is needed for A^k ≠ 0)."""
 
     def __init__(self, seat: Seat):
-        super().__init__(decomposition_of(seat.instance))
+        super().__init__(proof_truth(seat))
         self.epsilon = rules_of(seat).epsilon
 
     def _shift(self, p: float) -> float:
@@ -218,13 +245,14 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy("obfuscate", Role.ALICE, "Section 7: the wrong claim, every subclaim answered alike", Obfuscator),
         Strategy("wrong-answer", Role.ALICE, "claim 1 - L(x), then honest play", WrongAnswer),
         Strategy("random-direction", Role.ALICE, "honest claim; A^k and j uniformly at random", RandomDirection),
+        Strategy("bad-proof", Role.ALICE, "the wrong claim, flipped proof bits, A^0 = -1 at a leaf B trusts", BadProof),
         Strategy("malformed", Role.ALICE, "garbage messages", MalformedAlice),
     ),
     Role.BOB: by_name(
         Strategy(
             "honest", Role.BOB, "Algorithm 1 against the committed A (Lemma A.4's estimator)", estimator, _too_wide
         ),
-        Strategy("omniscient", Role.BOB, "the correct conditional probabilities (unbounded)", truthful_bob),
+        Strategy("omniscient", Role.BOB, "the true conditionals on A's proof (unbounded)", truthful_bob),
         Strategy("sampling", Role.BOB, f"the mean of {SAMPLES} samples of the correct answer", Sampling),
         Strategy("constant", Role.BOB, "1/2 everywhere", Constant),
         Strategy("inverted", Role.BOB, "1 - the correct probability", Inverted),

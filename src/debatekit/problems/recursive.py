@@ -6,16 +6,30 @@ recursive decomposition M_D (Definition 5.1).
 intervals of candidate divisors, recursively, down to leaves of LEAF candidates that a human
 checks by doing the divisions (:class:`FactorIntervals`). For N = p·p' every interval but the
 one holding p is correct, and the debaters are *bounded*: each may spend DIVISION_BUDGET = 2^10
-trial divisions per debate (:func:`trial_divide`; :meth:`FactorIntervals.bounded_truth` is
-what such a debater knows). A b-bit factor lies among ~2^(b-1) candidates, so DIVISION_BUDGET
-uniformly random divisions find it with probability at most 2^10 / 2^(b-1) (≈ 2^-5 at the
-default b = 16), while the Miller-Rabin test
-(:func:`is_probable_prime`, the polynomial-time test both debaters can run) costs O(log N)
-modular multiplications per base. So both debaters know that N is composite but neither can
-say which interval is wrong: the obfuscated argument. Caveat: a debater who restricts itself to
-b-bit *primes* faces only ~2^(b-1) / (b ln 2) candidates, raising the bound to
-2^10 · b ln 2 / 2^(b-1) (≈ 0.35 at b = 16, ≈ 0.002 at b = 24); choose b ≥ 24 when the budget
-must hold against that debater too.
+operations per debate, one operation being one division with remainder or one multiplication
+modulo N, while the Miller-Rabin test (:func:`is_probable_prime`, the polynomial-time test both
+debaters run) costs O(log N) multiplications per base. Spent on trial division
+(:func:`trial_divide`; :meth:`FactorIntervals.bounded_truth` is what such a debater knows), the
+budget is hopeless against a b-bit factor, one of ~2^(b-1) candidates (2^10·b ln 2 / 2^(b-1) if
+only b-bit primes are tried: 0.35 at b = 16, 0.002 at b = 24). Spent on Pollard's rho
+(:func:`pollard_rho`, Brent's variant), which needs about √(πp/2) ≈ 2^(b/2) steps, it factors N
+at small b. So the default size is the least b (of 16, 18, ..., 30) at which the obfuscator of
+Section 7 wins naive recursion against every built-in bounded challenger in at least 95% of
+debates (the Wilson interval's lower end). Her win rate, 1000 debates per cell, each on a fresh
+instance (:func:`debatekit.analysis.obfuscation.challenger_rates`, seed 0):
+
+    b   d   honest  spot-check  pollard-rho  random  first
+    16   6   0.958     0.996       0.185      1.000   1.000
+    18   7   0.993     0.998       0.557      1.000   1.000
+    20   8   0.999     1.000       0.844      1.000   1.000
+    22   9   1.000     1.000       0.952      1.000   1.000   (pollard-rho: Wilson [0.937, 0.964])
+    24  10   1.000     1.000       0.989      1.000   1.000   (pollard-rho: Wilson [0.980, 0.994])
+    26  11   1.000     1.000       0.999      1.000   1.000
+    28  12   1.000     1.000       0.999      1.000   1.000
+    30  13   1.000     1.000       1.000      1.000   1.000
+
+At the default b = 24 both debaters know that N is composite but neither can say which interval
+is wrong: the obfuscated argument.
 
 **evidence-majority** (Definitions 8.1 and 8.2, Theorem 8.3, Appendix C). The original
 computation is an alternating AND/OR tree of fan-in w = FAN_IN and depth d over n = w^d human
@@ -31,12 +45,14 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
 
 import numpy as np
 
 from debatekit.machine.decomposition import Automaton, Decomposition, Query
+from debatekit.params import param
 from debatekit.problems.registry import Instance, problem
 
 # ---------------------------------------------------------------------------------------------
@@ -47,8 +63,8 @@ WIDTH = 4
 LEAF = 16
 """Candidate divisors per leaf: the human does at most 16 divisions to judge one leaf."""
 DIVISION_BUDGET = 2**10
-"""Trial divisions one bounded prover may spend per debate (module docstring: why a factor is
-out of reach)."""
+"""Operations (a division with remainder or a multiplication modulo N) one bounded debater may
+spend per debate (module docstring: why a factor is out of reach at the default size)."""
 MILLER_RABIN_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
 """The first twelve primes: Miller-Rabin with them is exact below MILLER_RABIN_EXACT_BELOW."""
 MILLER_RABIN_EXACT_BELOW = 318_665_857_834_031_151_167_461
@@ -112,6 +128,85 @@ def trial_divide(n: int, candidates: Iterable[int], budget: int = DIVISION_BUDGE
     return None
 
 
+BRENT_BATCH = 64
+"""m in Brent's variant of Pollard's rho: products of |x - y| accumulated between two gcds. Of
+m = 4..128 this finds a b-bit factor most often within DIVISION_BUDGET at b = 20..24, where the
+default size is decided (m = 32 does slightly better at b = 16, which the default excludes)."""
+
+
+@dataclass(frozen=True)
+class Factoring:
+    """What :func:`pollard_rho` found within its budget."""
+
+    factor: int | None
+    """A factor g of n with 1 < g < n, or None."""
+    operations: int
+    """Operations spent (:func:`pollard_rho` says what one is); never above the budget."""
+
+
+class _Exhausted(Exception):
+    """The operation budget ran out."""
+
+
+def pollard_rho(n: int, rng: np.random.Generator, budget: int = DIVISION_BUDGET) -> Factoring:
+    """Pollard's rho in Brent's variant (Brent 1980, "An improved Monte Carlo factorization
+    algorithm", BIT 20; batch :data:`BRENT_BATCH`) within ``budget`` operations. One operation is
+    one multiplication modulo n (a step x ↦ x² + c, or folding |x - y| into the product) or one
+    division with remainder (a step of Euclid's gcd), so a trial division (:func:`trial_divide`)
+    is one operation too and the two spend the same budget. A cycle that yields only n restarts
+    with a fresh (c, x_0) from ``rng``. A b-bit factor p needs about √(πp/2) steps of x ↦ x² + c,
+    each about two operations: within 2^10 operations likely at b = 16, rarely at b = 24."""
+    n = int(n)
+    spent = 0
+
+    def spend(k: int) -> None:
+        nonlocal spent
+        if spent + k > budget:
+            raise _Exhausted
+        spent += k
+
+    def gcd(a: int, b: int) -> int:
+        while b:
+            spend(1)
+            a, b = b, a % b
+        return a
+
+    try:
+        if n < 4:
+            return Factoring(None, spent)
+        spend(1)
+        if n % 2 == 0:
+            return Factoring(2, spent)
+        while True:
+            c, y = int(rng.integers(1, n - 2)), int(rng.integers(0, n))
+            r, product, g = 1, 1, 1
+            while g == 1:
+                x = y
+                for _ in range(r):
+                    spend(1)
+                    y = (y * y + c) % n
+                k = 0
+                while k < r and g == 1:
+                    saved = y
+                    for _ in range(min(BRENT_BATCH, r - k)):
+                        spend(2)
+                        y = (y * y + c) % n
+                        product = product * abs(x - y) % n
+                    g = gcd(n, product)
+                    k += BRENT_BATCH
+                r *= 2
+            if g == n:  # the batch overshot: step again from its start, one gcd at a time
+                g = 1
+                while g == 1:
+                    spend(1)
+                    saved = (saved * saved + c) % n
+                    g = gcd(n, abs(x - saved))
+            if g != n:
+                return Factoring(g, spent)
+    except _Exhausted:
+        return Factoring(None, spent)
+
+
 def _int_tree(obj: object) -> bool:
     """Whether ``obj`` is an int (not a bool) or a tuple of such trees: what a well-formed query
     is made of (so that 2.0 or True never pass for 2 or 1 in a prover's split)."""
@@ -154,7 +249,7 @@ class FactorIntervals(Decomposition):
 
     ``_factors`` is the prime factorization of N: what an unbounded party knows, and what
     :meth:`truth` reads (never a trial division over the interval). Nothing else exposes it.
-    :meth:`bounded_truth` is what a prover with ``budget`` trial divisions per debate knows:
+    :meth:`bounded_truth` is what a prover spending its ``budget`` on trial divisions knows:
     the root by Miller-Rabin, every claim once Miller-Rabin says N is prime, and for composite N
     a claim about at most budget/q candidates (checking a whole split of such claims costs at
     most the budget, and what it finds settles every claim below); any other claim about a
@@ -213,15 +308,16 @@ class FactorIntervals(Decomposition):
     def automaton(self, query: Query, level: int) -> Automaton:
         return Automaton(1, _and, _identity)
 
-    def _candidates(self, query: Query) -> range:
+    def candidates(self, query: Query) -> range:
+        """The candidate divisors a claim is about: [a, c) ∩ [2, ⌊√N⌋] (empty for padding)."""
         a, c = query  # type: ignore[misc]
         return range(max(a, 2), min(c, self.sqrt_n + 1))
 
     def leaf(self, query: Query) -> tuple[int, ...]:
-        return tuple(j - 2 for j in self._candidates(query))
+        return tuple(j - 2 for j in self.candidates(query))
 
     def judge(self, query: Query, bits: tuple[int, ...]) -> float:
-        candidates = self._candidates(query)
+        candidates = self.candidates(query)
         if len(bits) != len(candidates):
             raise ValueError(f"leaf {query} names {len(candidates)} proof bits, got {len(bits)}")
         claims_hold = all(int(bit) == 1 for bit in bits)
@@ -239,15 +335,16 @@ class FactorIntervals(Decomposition):
         return float(bisect.bisect_left(divisors, hi) == bisect.bisect_left(divisors, a))
 
     @cached_property
-    def _miller_rabin(self) -> bool:
+    def miller_rabin(self) -> bool:
+        """Whether N passes :func:`is_probable_prime`: what every debater knows of the root."""
         return is_probable_prime(self.n)
 
     def bounded_truth(self, query: Query, level: int) -> float | None:
         """The claim's answer as a prover with ``budget`` trial divisions finds it (class
         docstring), or None when it is out of reach."""
-        candidates = self._candidates(query)
-        if self._miller_rabin or (candidates.start <= 2 and candidates.stop > self.sqrt_n):
-            return float(self._miller_rabin)
+        candidates = self.candidates(query)
+        if self.miller_rabin or (candidates.start <= 2 and candidates.stop > self.sqrt_n):
+            return float(self.miller_rabin)
         if len(candidates) <= self.budget // self.width:
             return float(trial_divide(self.n, candidates, self.budget) is None)
         return None
@@ -258,17 +355,30 @@ def _bits(n: int, length: int) -> np.ndarray:
     return np.array([(n >> (length - 1 - i)) & 1 for i in range(length)], dtype=np.uint8)
 
 
+@dataclass(frozen=True)
+class PrimalityParams:
+    """The parameters of :class:`FactorIntervals` (``-P NAME=VALUE``); its depth d follows from
+    them and the size b (the least d with leaf·q^d ≥ ⌊√N⌋ - 1)."""
+
+    q: int = param(WIDTH, "intervals each claim splits into (the decomposition's width)", low=2, high=4096)
+    leaf: int = param(LEAF, "candidate divisors per leaf (the human's divisions)", low=1, high=2**16)
+    budget: int = param(
+        DIVISION_BUDGET, "operations (divisions, multiplications mod N) a bounded debater may spend per debate", low=0
+    )
+
+
 @problem(
     "obfuscated-primality",
     "is N (2b bits, most significant first) prime? Decomposed as 'no factor in [2, √N]' over "
-    f"{WIDTH} intervals per level, {LEAF} candidates per leaf: for N = p·p' both debaters can "
+    f"q = {WIDTH} intervals per level, {LEAF} candidates per leaf (-P q, leaf): for N = p·p' both debaters can "
     "run Miller-Rabin but neither can find the one wrong interval (size = b)",
     ("prover-estimator", "naive-recursive"),
-    default_size=16,
+    default_size=24,
     min_size=6,
     max_size=30,
+    params=PrimalityParams,
 )
-def obfuscated_primality(b: int, truth: bool, rng: np.random.Generator) -> Instance:
+def obfuscated_primality(b: int, truth: bool, rng: np.random.Generator, params: PrimalityParams) -> Instance:
     """Yes: N is a random 2b-bit prime (top bit set). No: N = p·p' for distinct random b-bit
     primes p < p' (top bits set), redrawn until N also has exactly 2b bits, so that x's length
     and leading bit never give the answer away. The factors live only in the decomposition."""
@@ -282,7 +392,7 @@ def obfuscated_primality(b: int, truth: bool, rng: np.random.Generator) -> Insta
                 break
         factors = (min(p, p2), max(p, p2))
         n = p * p2
-    decomposition = FactorIntervals(n, factors)
+    decomposition = FactorIntervals(n, factors, params.q, params.leaf, params.budget)
     return Instance("obfuscated-primality", b, truth, _bits(n, 2 * b), decomposition=decomposition)
 
 

@@ -1,7 +1,9 @@
 """Built-in problems: a plain dict of :class:`Problem` filled by the ``@problem`` decorator.
 
 A problem makes an :class:`Instance` of a given size whose answer is the requested truth,
-reproducibly from a numpy generator. An instance carries each form of the computation that its
+reproducibly from a numpy generator. A problem may declare parameters (a frozen dataclass of
+:func:`~debatekit.params.param` fields, set with ``-P NAME=VALUE``); its maker then takes the
+chosen values as a fourth argument. An instance carries each form of the computation that its
 protocols need: a transcript machine (cross-examination), a Turing machine (bisection), and for
 witness problems the honest prover's witness (Theorem 7.1).
 """
@@ -19,6 +21,7 @@ from debatekit.machine.levelled import LevelledCircuit
 from debatekit.machine.transcript import TranscriptMachine
 from debatekit.machine.turing import TuringMachine
 from debatekit.oracle import NO_ORACLE, Oracle
+from debatekit.params import NoParams
 
 
 class InstanceError(ValueError):
@@ -91,11 +94,20 @@ class Problem:
     min_size: int
     max_size: int
     make: Maker
+    params: type = NoParams
+    """The declaration of the problem's parameters (:mod:`debatekit.params`)."""
 
-    def instance(self, size: int, truth: bool, rng: np.random.Generator) -> Instance:
+    def instance(self, size: int, truth: bool, rng: np.random.Generator, params: Any = None) -> Instance:
+        """An instance of ``size`` with answer ``truth``; ``params`` (an instance of
+        :attr:`params`) reaches the maker of a problem that declares any (None: the defaults)."""
         if not self.min_size <= size <= self.max_size:
             raise InstanceError(f"{self.name} needs {self.min_size} <= --size <= {self.max_size}, got {size}")
-        return self.make(size, truth, rng)
+        if self.params is NoParams:
+            return self.make(size, truth, rng)
+        values = self.params() if params is None else params
+        if type(values) is not self.params:
+            raise TypeError(f"{self.name} takes {self.params.__name__}, got {type(values).__name__}")
+        return self.make(size, truth, rng, values)  # type: ignore[call-arg]
 
 
 PROBLEMS: dict[str, Problem] = {}
@@ -108,12 +120,14 @@ def problem(
     default_size: int,
     min_size: int = 1,
     max_size: int = 2**22,
+    params: type = NoParams,
 ):
-    """Register a maker ``(size, truth, rng) -> Instance`` under ``name``; sizes outside
+    """Register a maker ``(size, truth, rng) -> Instance`` under ``name``, or with ``params`` (a
+    declaration) ``(size, truth, rng, params) -> Instance``; sizes outside
     [min_size, max_size] are refused (the maximum keeps a run within memory and minutes)."""
 
     def register(make: Maker) -> Maker:
-        PROBLEMS[name] = Problem(name, description, protocols, default_size, min_size, max_size, make)
+        PROBLEMS[name] = Problem(name, description, protocols, default_size, min_size, max_size, make, params)
         return make
 
     return register

@@ -121,8 +121,10 @@ def verify(instance: Instance, message: Any, challenge: Any, reader: Reader) -> 
 
 
 def bits_bound(machine: TranscriptMachine) -> int:
-    """Theorem 5.3's O(l log T) read bound made concrete: (l + 1)·ceil(log2 T) + 2 prover bits,
-    l = max |I(t)|. The verifier reads at most ceil(log2(T+1)) + l + 2, which is within it."""
+    """Theorem 5.3's O(l log T) read bound made concrete: (l + 1)·ceil(log2(T+1)) + 2 prover bits,
+    l = max |I(t)|. Bob's word names one of T steps or ``ACCEPT``, T + 1 values, so it is
+    ceil(log2(T+1)) bits (the paper's log T counts locations only; with ceil(log2 T) the bound
+    fails for T = 2, l = 1: 4 < 5); the verifier reads at most ceil(log2(T+1)) + l + 2."""
     log_t = word_width(machine.length + 1)
     return (machine.max_relevant + 1) * log_t + 2
 

@@ -8,7 +8,8 @@ with no context, for the proof bits the leaf names, queries the human-judgement 
 A wins iff the oracle agrees with her claim about the leaf. There are no rewards besides winning:
 A's payoff is 1 when she wins and 0 otherwise.
 
-A split M_D is not defined on, answers that are not q bits, answers inconsistent with her claim or
+Each proof bit is asked of a fresh copy of A's strategy, as in prover-estimator debate. A split
+M_D is not defined on, answers that are not q bits, answers inconsistent with her claim or
 a proof bit that is not a bit lose for A; an index outside [q) loses for B; so does a player that
 raises. Randomness goes through the same :class:`~debatekit.protocols.prover_estimator.Chance`
 as prover-estimator debate, so one implementation plays and computes exact values.
@@ -16,12 +17,13 @@ as prover-estimator debate, so one implementation plays and computes exact value
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import Chance, Exact, Record, ask
+from debatekit.protocols.prover_estimator import Chance, Exact, Record, ask, walk
 from debatekit.reader import as_bit, as_index, word_width
 
 
@@ -33,7 +35,7 @@ class Alice(Protocol):
         """The split of ``query`` and her answer to each subquery."""
 
     def proof(self, j: int) -> int:
-        """ũ_j, asked with no other context."""
+        """ũ_j, asked of a fresh copy with no other context."""
 
 
 class Bob(Protocol):
@@ -45,7 +47,9 @@ class Bob(Protocol):
 
 class NaiveDebate:
     """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
-    whether she won (Sampled)."""
+    whether she won (Sampled). Rounds are walked without recursion
+    (:func:`~debatekit.protocols.prover_estimator.walk`); ``prover`` makes the fresh copies of A
+    that proof bits are asked of, as in :class:`~debatekit.protocols.prover_estimator.Debate`."""
 
     def __init__(
         self,
@@ -55,9 +59,12 @@ class NaiveDebate:
         chance: Chance,
         ledger: Ledger | None = None,
         record: Record | None = None,
+        prover: Callable[[], Alice] | None = None,
     ):
         self.D, self.alice, self.bob, self.chance = decomposition, alice, bob, chance
         self.ledger, self.record = ledger or Ledger(), record or Record()
+        self.prover = prover
+        self.memo: dict[tuple[int, Query, int], float] = {}
 
     def lose(self, bad: Malformed) -> float:
         if self.record.forfeit is None:
@@ -72,21 +79,20 @@ class NaiveDebate:
             move = self.ask(Role.ALICE, "claim")
         except Malformed as bad:
             return self.lose(bad)
-        return float(self.chance.mixed(Role.ALICE, move, self._claimed))
+        return float(sum(w * self._claimed(sent) for w, sent in self.chance.mixed(Role.ALICE, move)))
 
-    def _claimed(self, sent: Any) -> Any:
+    def _claimed(self, sent: Any) -> float:
         self.ledger.count_read(1)
         claim = as_bit(sent)
         if claim is None:
-            return self.lose(Malformed(Role.ALICE, f"the claim A(x) = {sent!r} is not a bit"))
+            return self.lose(Malformed(Role.ALICE, f"the claim A(x) = {sent!r:.80} is not a bit"))
         self.record.claim = claim
-        return self.round(self.D.depth, self.D.root(), claim)
+        root = (self.D.depth, self.D.root(), claim)
+        return walk(root, self.outcomes, self.memo if self.chance.memoise else None, 0.0)
 
-    def round(self, level: int, query: Query, claimed: int) -> Any:
-        key = (level, query, claimed)
-        return self.chance.round(key, lambda: self._round(level, query, claimed))  # type: ignore[arg-type]
-
-    def _round(self, level: int, query: Query, claimed: int) -> Any:
+    def outcomes(self, node: tuple[int, Query, int]) -> list[tuple[float, float, Any]]:
+        """One round: (probability, value if the debate ends here, next round or None)."""
+        level, query, claimed = node
         if level == 0:
             return self._final(query, claimed)
         q = self.D.width
@@ -103,30 +109,42 @@ class NaiveDebate:
                 raise Malformed(Role.ALICE, f"answers {bits} do not give her claim {claimed} about {query!r:.80}")
             move = self.ask(Role.BOB, "challenge", level, query, claimed, subqueries, bits)
         except Malformed as bad:
-            return self.lose(bad)
-
-        def chosen(sent: Any) -> Any:
+            return [(1.0, self.lose(bad), None)]
+        out: list[tuple[float, float, Any]] = []
+        for weight, chosen in self.chance.mixed(Role.BOB, move):
             self.ledger.count_read(word_width(q))
-            j = as_index(sent, q)
+            j = as_index(chosen, q)
             if j is None:
-                return self.lose(Malformed(Role.BOB, f"challenge {sent!r} is not in [0, {q})"))
-            return self.round(level - 1, subqueries[j], bits[j])
+                out.append(
+                    (weight, self.lose(Malformed(Role.BOB, f"challenge {chosen!r:.80} is not in [0, {q})")), None)
+                )
+            else:
+                out.append((weight, 0.0, (level - 1, subqueries[j], bits[j])))
+        return out
 
-        return self.chance.mixed(Role.BOB, move, chosen)
+    def proof_bit(self, j: int) -> Any:
+        """ũ_j from a fresh copy of A's strategy (no context), or from ``alice`` without ``prover``."""
+        if self.prover is None:
+            return self.ask(Role.ALICE, "proof", j)
+        try:
+            fresh = self.prover()
+        except Exception as err:  # her strategy failed to sit down again
+            raise Malformed(Role.ALICE, f"a fresh copy for proof bit {j} raised {type(err).__name__}: {err}") from err
+        return ask(fresh, Role.ALICE, "proof", j)
 
-    def _final(self, query: Query, claimed: int) -> Any:
+    def _final(self, query: Query, claimed: int) -> list[tuple[float, float, Any]]:
         try:
             bits = []
             for j in self.D.leaf(query):
-                bit = as_bit(self.ask(Role.ALICE, "proof", j))
+                bit = as_bit(self.proof_bit(j))
                 self.ledger.count_read(1)
                 if bit is None:
                     raise Malformed(Role.ALICE, f"proof bit {j} is not a bit")
                 bits.append(bit)
         except Malformed as bad:
-            return self.lose(bad)
+            return [(1.0, self.lose(bad), None)]
         self.ledger.count_queries(Role.VERIFIER)
-        return self.chance.coin(self.D.judge(query, tuple(bits)), lambda o: float(o == claimed))
+        return [(w, float(o == claimed), None) for w, o in self.chance.coin(self.D.judge(query, tuple(bits)))]
 
 
 def _pair(sent: Any) -> tuple[Any, Any]:

@@ -9,6 +9,13 @@ subquery j to recurse on: ŷ^(k-1) = y^k_j, p_(k-1) = B^k_j. In round 0 the veri
 no other context, for the proof bits ũ_S the leaf names, queries the human-judgement oracle once
 on them, and A earns A^0·(O(ũ_S) - p_0). A's payoff is the sum; B's is its negative.
 
+"No other context" (step 3b) is enforced: each proof bit is asked of a fresh copy of A's
+strategy (``prover``, a factory the runner builds from her strategy with its own generator), never
+of the player that played the path. So A's bits form one context-free proof ũ, the proof the
+soundness argument needs (proof of Lemma A.4, eq. 10: g_0 is well defined). Its answers, the
+probability that M_D evaluates to 1 with every leaf answered by O(ũ_S), are :class:`ProofTruth`;
+the truthful estimator (:class:`TruthfulBob`) plays them.
+
 The verifier is the security boundary. Every message is parsed before use: a claim that is not
 a bit, a direction outside {-1, 0, 1}, a split M_D is not defined on
 (:meth:`~debatekit.machine.decomposition.Decomposition.valid_split`), an index outside [q) or a
@@ -18,10 +25,12 @@ its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k for B's
 is never better for its sender than any way of playing on.
 
 The same rules serve play and exact analysis: randomness (the trusted coins, mixed moves) goes
-through a :class:`Chance`, which either samples (:class:`Sampled`) or sums over outcomes with
-their probabilities and memoises rounds by their situation (:class:`Exact`; strategies must then
-be functions of their arguments, as Figure 2's are). Values are vectors of per-round rewards
-(index 0 the initial reward, index 1 + d - k round k), so one pass yields the reward ledger.
+through a :class:`Chance` as a list of weighted branches, one sampled branch (:class:`Sampled`)
+or every outcome with its probability (:class:`Exact`, which memoises rounds by their situation;
+strategies must then be functions of their arguments, as Figure 2's are). Rounds are walked with
+an explicit stack, so the depth d and width q are not limited by Python's recursion limit.
+Values are vectors of per-round rewards (index 0 the initial reward, index 1 + d - k round k), so
+one pass yields the reward ledger.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -44,15 +53,26 @@ PROBABILITY_BITS = 64
 """A probability is read as one float64."""
 
 
+DEFAULT_DELTA = 1e-9
+"""δ asked of Algorithm 1 by default. On one instance (the point mass the runs use) the correct
+answers are vertices of the simplex and Algorithm 1's projections reach them exactly, so a tiny δ
+costs a handful of steps and keeps (2d+1)δ below r^(d+1) (see :mod:`debatekit.players.estimator`)."""
+
+
 @dataclass(frozen=True)
 class Rules:
-    """Stability parameters (ε, ρ) of Definition 5.3; the reward ratio follows from them."""
+    """Figure 2's parameters: the stability parameters (ε, ρ) of Definition 5.3, which fix the
+    reward ratio r = ε(1-ρ)/4, and δ, the indistinguishability Lemma A.4's estimator is built to
+    (Algorithm 1's accuracy; the soundness bound carries (2d+1)δ)."""
 
     epsilon: float = 0.1
     rho: float = 0.5
+    delta: float = DEFAULT_DELTA
 
     def __post_init__(self) -> None:
         check_stability_parameters(self.epsilon, self.rho)
+        if not 0 < self.delta <= 2:  # NaN fails too
+            raise ValueError(f"delta must satisfy 0 < delta <= 2 (Algorithm 1's accuracy), got {self.delta}")
 
     @property
     def r(self) -> float:
@@ -73,7 +93,7 @@ class Situation:
 
 
 class Alice(Protocol):
-    def claim(self) -> int:
+    def claim(self) -> int | Dist:
         """A(x) ∈ {0, 1}."""
 
     def answer(self, level: int, query: Query) -> int:
@@ -91,25 +111,30 @@ class Alice(Protocol):
         """j ∈ [q], the subquery to recurse on, having seen B's estimates and the coins z."""
 
     def proof(self, j: int) -> int:
-        """ũ_j, asked with no other context (Figure 2, step 3b)."""
+        """ũ_j, asked of a fresh copy with no other context (Figure 2, step 3b)."""
 
 
 class Bob(Protocol):
-    def initial(self) -> float:
+    def initial(self) -> float | Dist:
         """p_d = B(x), the probability that L(x) = 1."""
 
     def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float | Dist:
         """B^k_i(x, y^k, z_<i): the probability that z_i = 1 (``i`` counts from 0 here)."""
 
 
+Branches = list[tuple[float, Any]]
+"""Outcomes with their probabilities."""
+
+
 class Chance(Protocol):
     """Where the debate's randomness goes: a trusted coin, or a player's mixed move."""
 
-    def coin(self, p: float, then: Callable[[int], np.ndarray]) -> np.ndarray: ...
+    memoise: bool
+    """Whether a round's value may be reused for an equal situation (exact values only)."""
 
-    def mixed(self, role: Role, move: Any, then: Callable[[Any], np.ndarray]) -> np.ndarray: ...
+    def coin(self, p: float) -> Branches: ...
 
-    def round(self, s: Situation, play: Callable[[], np.ndarray]) -> np.ndarray: ...
+    def mixed(self, role: Role, move: Any) -> Branches: ...
 
 
 @dataclass
@@ -117,39 +142,32 @@ class Sampled:
     """One debate: coins from the verifier's generator, mixed moves from the mover's."""
 
     rngs: dict[Role, np.random.Generator]
+    memoise = False
 
-    def coin(self, p: float, then: Callable[[int], np.ndarray]) -> np.ndarray:
-        return then(int(self.rngs[Role.VERIFIER].random() < p))
+    def coin(self, p: float) -> Branches:
+        return [(1.0, int(self.rngs[Role.VERIFIER].random() < p))]
 
-    def mixed(self, role: Role, move: Any, then: Callable[[Any], np.ndarray]) -> np.ndarray:
-        return then(move.sample(self.rngs[role]) if isinstance(move, Dist) else move)
-
-    def round(self, s: Situation, play: Callable[[], np.ndarray]) -> np.ndarray:
-        return play()
+    def mixed(self, role: Role, move: Any) -> Branches:
+        return [(1.0, move.sample(self.rngs[role]) if isinstance(move, Dist) else move)]
 
 
 @dataclass
 class Exact:
     """Expected values: every outcome weighted by its probability; rounds memoised."""
 
-    memo: dict[Hashable, np.ndarray] = field(default_factory=dict)
+    memoise = True
 
-    def coin(self, p: float, then: Callable[[int], np.ndarray]) -> np.ndarray:
+    def coin(self, p: float) -> Branches:
         if p >= 1:
-            return then(1)
+            return [(1.0, 1)]
         if p <= 0:
-            return then(0)
-        return p * then(1) + (1 - p) * then(0)
+            return [(1.0, 0)]
+        return [(p, 1), (1 - p, 0)]
 
-    def mixed(self, role: Role, move: Any, then: Callable[[Any], np.ndarray]) -> np.ndarray:
+    def mixed(self, role: Role, move: Any) -> Branches:
         if not isinstance(move, Dist):
-            return then(move)
-        return sum(float(w) * then(m) for m, w in move.items())  # type: ignore[return-value]
-
-    def round(self, s: Situation, play: Callable[[], np.ndarray]) -> np.ndarray:
-        if s not in self.memo:
-            self.memo[s] = play()
-        return self.memo[s]
+            return [(1.0, move)]
+        return [(float(w), m) for m, w in move.items()]
 
 
 @dataclass
@@ -202,8 +220,45 @@ def forfeit_values(sender: Role, depth: int, rules: Rules, level: int | None) ->
     return values
 
 
+Outcome = tuple[float, np.ndarray, Situation | None]
+"""One way a round can end: its probability, the rewards it pays (a forfeit included) and the
+next round's situation (None when the debate is over)."""
+
+
+def walk(root: Hashable, outcomes: Callable[[Any], list], memo: dict | None, zero: Any) -> Any:
+    """The value of a chain of rounds from ``root``: ``outcomes(node)`` lists (probability, value
+    paid, next node or None). Without a memo the one sampled branch is followed in a loop; with
+    one, the expectation is taken by a post-order walk with an explicit stack, each node's value
+    kept in ``memo``. Either way no Python recursion, so depth is unbounded."""
+    if memo is None:
+        total, node = zero, root
+        while node is not None:
+            ((_, paid, node),) = outcomes(node)
+            total = total + paid
+        return total
+    pending: dict[Any, list] = {}
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if node in memo:
+            stack.pop()
+            continue
+        if node not in pending:
+            pending[node] = outcomes(node)
+        todo = [n for _, _, n in pending[node] if n is not None and n not in memo]
+        if todo:
+            stack.extend(todo)
+            continue
+        memo[node] = sum((w * (paid + (memo[n] if n is not None else 0.0)) for w, paid, n in pending.pop(node)), zero)
+        stack.pop()
+    return memo[root]
+
+
 class Debate:
-    """Figure 2 on one decomposition, between two players, under given rules."""
+    """Figure 2 on one decomposition, between two players, under given rules. ``prover`` makes a
+    fresh copy of A's strategy for each proof bit (step 3b); without it the bits are asked of
+    ``alice``, which is context-free only for strategies that are functions of their arguments
+    (what :class:`Exact` requires anyway)."""
 
     def __init__(
         self,
@@ -214,11 +269,14 @@ class Debate:
         chance: Chance,
         ledger: Ledger | None = None,
         record: Record | None = None,
+        prover: Callable[[], Alice] | None = None,
     ):
         self.d, self.q = decomposition.depth, decomposition.width
         self.D, self.alice, self.bob, self.rules, self.chance = decomposition, alice, bob, rules, chance
         self.ledger, self.record = ledger or Ledger(), record or Record()
+        self.prover = prover
         self.scale = reward_scale(self.d, rules)
+        self.memo: dict[Situation, np.ndarray] = {}
 
     def index(self, level: int) -> int:
         return 1 + self.d - level
@@ -237,49 +295,57 @@ class Debate:
             move = self.ask(Role.ALICE, "claim")
         except Malformed as bad:
             return self.forfeit(bad, None)
-        return self.chance.mixed(Role.ALICE, move, self._claimed)
+        total = np.zeros(self.d + 2)
+        for weight, sent in self.chance.mixed(Role.ALICE, move):
+            total += weight * self._claimed(sent)
+        return total
 
     def _claimed(self, sent: Any) -> np.ndarray:
         """B's p_d, the trusted coin ẑ ~ p_d and the initial reward r^(d+1)·1(ẑ = A(x))."""
         self.ledger.count_read(1)
         claim = as_bit(sent)
         if claim is None:
-            return self.forfeit(Malformed(Role.ALICE, f"the claim A(x) = {sent!r} is not a bit"), None)
+            return self.forfeit(Malformed(Role.ALICE, f"the claim A(x) = {sent!r:.80} is not a bit"), None)
         self.record.claim = claim
         try:
-            p_d = as_probability(self.ask(Role.BOB, "initial"))
-            self.ledger.count_read(PROBABILITY_BITS)
-            if p_d is None:
-                raise Malformed(Role.BOB, "p_d is not a probability in [0, 1]")
+            move = self.ask(Role.BOB, "initial")
         except Malformed as bad:
             return self.forfeit(bad, None)
-        root = Situation(self.d, self.D.root(), p_d, claim, p_d)
+        total = np.zeros(self.d + 2)
+        for weight, sent_p in self.chance.mixed(Role.BOB, move):
+            self.ledger.count_read(PROBABILITY_BITS)
+            p_d = as_probability(sent_p)
+            if p_d is None:
+                total += weight * self.forfeit(Malformed(Role.BOB, "p_d is not a probability in [0, 1]"), None)
+                continue
+            coins = self.chance.coin(p_d)  # ẑ is drawn before the rounds, as in Figure 2
+            values = self.rounds(Situation(self.d, self.D.root(), p_d, claim, p_d))
+            for w_coin, z_hat in coins:
+                total += weight * w_coin * values
+                total[0] += weight * w_coin * self.scale[0] * (z_hat == claim)
+        return total
 
-        def initial(z_hat: int) -> np.ndarray:
-            values = self.round(root).copy()  # memoised rounds are shared: never edit them
-            values[0] += self.scale[0] * (z_hat == claim)
-            return values
+    def rounds(self, root: Situation) -> np.ndarray:
+        """The rewards of rounds d..0 from ``root`` (:func:`walk`)."""
+        return walk(root, self.outcomes, self.memo if self.chance.memoise else None, np.zeros(self.d + 2))
 
-        return self.chance.coin(p_d, initial)
-
-    def round(self, s: Situation) -> np.ndarray:
-        return self.chance.round(s, lambda: self._round(s))
-
-    def _direction(self, s: Situation) -> Any:
-        return self.ask(Role.ALICE, "direction", s)
-
-    def _round(self, s: Situation) -> np.ndarray:
+    def outcomes(self, s: Situation) -> list[Outcome]:
+        """Round ``s.level`` of Figure 2 up to the next situation, every branch weighted."""
         try:
-            move = self._direction(s)
+            move = self.ask(Role.ALICE, "direction", s)
         except Malformed as bad:
-            return self.forfeit(bad, s.level)
-        return self.chance.mixed(Role.ALICE, move, lambda m: self._directed(s, m))
+            return [(1.0, self.forfeit(bad, s.level), None)]
+        out: list[Outcome] = []
+        for weight, sent in self.chance.mixed(Role.ALICE, move):
+            out += [(weight * w, reward, n) for w, reward, n in self._directed(s, sent)]
+        return out
 
-    def _directed(self, s: Situation, move: Any) -> np.ndarray:
+    def _directed(self, s: Situation, move: Any) -> list[Outcome]:
         self.ledger.count_read(2)
         direction = as_direction(move)
         if direction is None:
-            return self.forfeit(Malformed(Role.ALICE, f"direction {move!r} is not -1, 0 or 1"), s.level)
+            bad = Malformed(Role.ALICE, f"direction {move!r:.80} is not -1, 0 or 1")
+            return [(1.0, self.forfeit(bad, s.level), None)]
         if s.level == 0:
             return self._final(s, direction)
         try:
@@ -287,32 +353,45 @@ class Debate:
             if not self.D.valid_split(s.query, s.level, subqueries):
                 raise Malformed(Role.ALICE, f"queries {subqueries!r:.80} are not a split of {s.query!r:.80}")
         except Malformed as bad:
-            return self.forfeit(bad, s.level)
-        return self._answers(s, direction, subqueries, (), ())
+            return [(1.0, self.forfeit(bad, s.level), None)]
+        out: list[Outcome] = []
+        for weight, z, estimates, forfeited in self._answers(s, subqueries):
+            if forfeited is not None:
+                out.append((weight, forfeited, None))
+            else:
+                settled = self._settle(s, direction, subqueries, z, estimates)
+                out += [(weight * w, reward, n) for w, reward, n in settled]
+        return out
 
     def _answers(
-        self, s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
-    ) -> np.ndarray:
-        """Draw z_i from B's conditional probabilities, one at a time (Figure 2, step 4)."""
-        if len(z) == self.q:
-            return self._settle(s, direction, ys, z, estimates)
-        try:
-            move = self.ask(Role.BOB, "conditional", s, ys, len(z), z)
-        except Malformed as bad:
-            return self.forfeit(bad, s.level)
-
-        def estimated(sent: Any) -> np.ndarray:
-            self.ledger.count_read(PROBABILITY_BITS)
-            b = as_probability(sent)
-            if b is None:
-                return self.forfeit(Malformed(Role.BOB, f"B^k_{len(z) + 1} = {sent!r} is not a probability"), s.level)
-            return self.chance.coin(b, lambda zi: self._answers(s, direction, ys, (*z, zi), (*estimates, b)))
-
-        return self.chance.mixed(Role.BOB, move, estimated)
+        self, s: Situation, ys: tuple[Query, ...]
+    ) -> list[tuple[float, tuple[int, ...], tuple[float, ...], np.ndarray | None]]:
+        """Figure 2, step 4: z_i drawn from B's conditional probabilities one at a time. Returns
+        (weight, z, estimates, None) per answer vector, or (weight, ..., B's forfeit)."""
+        partial: list[tuple[float, tuple[int, ...], tuple[float, ...]]] = [(1.0, (), ())]
+        done: list[tuple[float, tuple[int, ...], tuple[float, ...], np.ndarray | None]] = []
+        for i in range(self.q):
+            grown = []
+            for weight, z, estimates in partial:
+                try:
+                    move = self.ask(Role.BOB, "conditional", s, ys, i, z)
+                except Malformed as bad:
+                    done.append((weight, z, estimates, self.forfeit(bad, s.level)))
+                    continue
+                for w_move, sent in self.chance.mixed(Role.BOB, move):
+                    self.ledger.count_read(PROBABILITY_BITS)
+                    b = as_probability(sent)
+                    if b is None:
+                        bad = Malformed(Role.BOB, f"B^k_{i + 1} = {sent!r:.80} is not a probability")
+                        done.append((weight * w_move, z, estimates, self.forfeit(bad, s.level)))
+                        continue
+                    grown += [(weight * w_move * w, (*z, zi), (*estimates, b)) for w, zi in self.chance.coin(b)]
+            partial = grown
+        return done + [(w, z, e, None) for w, z, e in partial]
 
     def _settle(
         self, s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
-    ) -> np.ndarray:
+    ) -> list[Outcome]:
         """Round k's reward r^k·A^k·(M_D - p_k), then A's choice of subquery (steps 5-7)."""
         reward = np.zeros(self.d + 2)
         reward[self.index(s.level)] = (
@@ -321,41 +400,48 @@ class Debate:
         try:
             move = self.ask(Role.ALICE, "recurse", s, ys, estimates, z)
         except Malformed as bad:
-            return reward + self.forfeit(bad, s.level - 1)
-
-        def chosen(sent: Any) -> np.ndarray:
+            return [(1.0, reward + self.forfeit(bad, s.level - 1), None)]
+        out: list[Outcome] = []
+        for weight, sent in self.chance.mixed(Role.ALICE, move):
             self.ledger.count_read(word_width(self.q))
             j = as_index(sent, self.q)
             if j is None:
-                return reward + self.forfeit(
-                    Malformed(Role.ALICE, f"recursion index {sent!r} is not in [0, {self.q})"), s.level - 1
-                )
-            return reward + self.round(Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root))
+                bad = Malformed(Role.ALICE, f"recursion index {sent!r:.80} is not in [0, {self.q})")
+                out.append((weight, reward + self.forfeit(bad, s.level - 1), None))
+            else:
+                out.append((weight, reward, Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root)))
+        return out
 
-        return self.chance.mixed(Role.ALICE, move, chosen)
+    def proof_bit(self, j: int) -> Any:
+        """ũ_j from a fresh copy of A's strategy that has seen nothing of the debate (step 3b)."""
+        if self.prover is None:
+            return self.ask(Role.ALICE, "proof", j)
+        try:
+            fresh = self.prover()
+        except Exception as err:  # her strategy failed to sit down again
+            raise Malformed(Role.ALICE, f"a fresh copy for proof bit {j} raised {type(err).__name__}: {err}") from err
+        return ask(fresh, Role.ALICE, "proof", j)
 
-    def _final(self, s: Situation, direction: int) -> np.ndarray:
+    def _final(self, s: Situation, direction: int) -> list[Outcome]:
         """Round 0: A's proof bits with no context, one oracle query, A^0·(O(ũ_S) - p_0)."""
         try:
             bits = []
             for j in self.D.leaf(s.query):
-                bit = as_bit(self.ask(Role.ALICE, "proof", j))
+                bit = as_bit(self.proof_bit(j))
                 self.ledger.count_read(1)
                 if bit is None:
                     raise Malformed(Role.ALICE, f"proof bit {j} is not a bit")
                 bits.append(bit)
         except Malformed as bad:
-            return self.forfeit(bad, 0)
+            return [(1.0, self.forfeit(bad, 0), None)]
         p_true = self.D.judge(s.query, tuple(bits))
         self.ledger.count_queries(Role.VERIFIER)
-        final = self.index(0)
-
-        def judged(o: int) -> np.ndarray:
+        out: list[Outcome] = []
+        for weight, o in self.chance.coin(p_true):
             reward = np.zeros(self.d + 2)
-            reward[final] = direction * (o - s.p)
-            return reward
-
-        return self.chance.coin(p_true, judged)
+            reward[self.index(0)] = direction * (o - s.p)
+            out.append((weight, reward, None))
+        return out
 
 
 def decomposition_of(instance: Instance) -> Decomposition:
@@ -367,7 +453,7 @@ def decomposition_of(instance: Instance) -> Decomposition:
 
 def rules_for(instance: Instance) -> Rules:
     """ε from the decomposition when it was built for one (Theorem 8.3), else 0.1; ρ = 1/2 as in
-    Theorem 6.1."""
+    Theorem 6.1; δ the default."""
     epsilon = getattr(decomposition_of(instance), "epsilon", None)
     return Rules(epsilon if epsilon is not None else 0.1, 0.5)
 
@@ -377,10 +463,104 @@ def rules_of(seat: Any) -> Rules:
     return seat.rules if isinstance(seat.rules, Rules) else rules_for(seat.instance)
 
 
-def expected_rewards(decomposition: Decomposition, alice: Alice, bob: Bob, rules: Rules) -> np.ndarray:
+def expected_rewards(
+    decomposition: Decomposition, alice: Alice, bob: Bob, rules: Rules, prover: Callable[[], Alice] | None = None
+) -> np.ndarray:
     """A's exact expected reward per round (index 0 initial, 1 + d - k round k), by summing over
-    every trusted coin and mixed move (strategies must be functions of their arguments)."""
-    return Debate(decomposition, alice, bob, rules, Exact()).value()
+    every trusted coin and mixed move (strategies must be functions of their arguments);
+    ``prover`` as in :class:`Debate`."""
+    return Debate(decomposition, alice, bob, rules, Exact(), prover=prover).value()
+
+
+# -- the truth of A's proof ----------------------------------------------------------------------
+
+
+class ProofTruth:
+    """g on A's context-free proof ũ: the probability that a query's M_D evaluates to 1 when every
+    leaf S is answered by the oracle on A's bits, O(ũ_S). This is the g of the proof of Lemma A.4
+    (eq. 10 needs A's own proof, not the implicit proof u the decomposition is built on); on
+    ũ = u it is :meth:`~debatekit.machine.decomposition.Decomposition.truth`.
+
+    ``proof`` gives ũ_j (None: ũ = u, answered by the decomposition itself). A bit that is not a
+    bit reads as 0: A forfeits at that leaf whatever B says. Leaves are independent oracle draws
+    and the split is a tree, so the subclaims of a split are independent given ũ; a query's value
+    is computed from its split's (exactly on bits, through the decomposition's automaton, or by
+    enumerating the uncertain answers), over the whole subtree: the unbounded estimator's cost."""
+
+    def __init__(self, decomposition: Decomposition, proof: Callable[[int], Any] | None):
+        self.D, self.proof = decomposition, proof
+        self.bits: dict[int, int] = {}
+        self.values: dict[tuple[Query, int], float] = {}
+
+    def bit(self, j: int) -> int:
+        if j not in self.bits:
+            self.bits[j] = as_bit(self.proof(j)) or 0  # type: ignore[misc]
+        return self.bits[j]
+
+    def truth(self, query: Query, level: int) -> float:
+        if self.proof is None:
+            return self.D.truth(query, level)
+        stack = [(query, level)]
+        while stack:
+            node = stack[-1]
+            if node in self.values:
+                stack.pop()
+                continue
+            y, k = node
+            if k == 0:
+                self.values[node] = float(self.D.judge(y, tuple(self.bit(j) for j in self.D.leaf(y))))
+                continue
+            children = [(c, k - 1) for c in self.D.split(y, k)]
+            todo = [c for c in children if c not in self.values]
+            if todo:
+                stack.extend(todo)
+                continue
+            self.values[node] = self._combined(y, k, [self.values[c] for c in children])
+        return self.values[(query, level)]
+
+    def _combined(self, query: Query, level: int, p: list[float]) -> float:
+        """P[M_D(query, z) = 1] for independent z_i ~ Bernoulli(p_i)."""
+        uncertain = [i for i, pi in enumerate(p) if 0 < pi < 1]
+        if not uncertain:
+            return float(self.D.combine(query, level, tuple(int(pi >= 1) for pi in p)))
+        machine = self.D.automaton(query, level)
+        if machine is not None:
+            states: dict[Hashable, float] = {machine.start: 1.0}
+            for i, pi in enumerate(p):
+                grown: dict[Hashable, float] = {}
+                for state, w in states.items():
+                    for zi, wz in ((1, pi), (0, 1 - pi)):
+                        if wz > 0:
+                            nxt = machine.step(state, i, zi)
+                            grown[nxt] = grown.get(nxt, 0.0) + w * wz
+                states = grown
+            return sum(w for state, w in states.items() if machine.output(state))
+        total, base = 0.0, [int(pi >= 1) for pi in p]
+        for mask in range(2 ** len(uncertain)):
+            z, w = list(base), 1.0
+            for b, i in enumerate(uncertain):
+                zi = (mask >> b) & 1
+                z[i], w = zi, w * (p[i] if zi else 1 - p[i])
+            total += w * self.D.combine(query, level, tuple(z))
+        return total
+
+    def conditional(self, query: Query, level: int, i: int, prefix: tuple[int, ...]) -> float:
+        """P[z_i = 1 | z_<i] on the split of ``query``: the subclaim's truth (independent answers);
+        the decomposition's own conditional when ũ = u."""
+        if self.proof is None:
+            return self.D.conditional(query, level, i, prefix)
+        return self.truth(self.D.split(query, level)[i], level - 1)
+
+    def answer_distribution(self, query: Query, level: int) -> np.ndarray:
+        """g_k of Lemma A.4 on ũ: the joint distribution of the split's answers over {0,1}^q
+        (z_1 the most significant bit)."""
+        if self.proof is None:
+            return self.D.answer_distribution(query, level)
+        probs = np.ones(1)
+        for y in self.D.split(query, level):
+            p1 = self.truth(y, level - 1)
+            probs = np.stack([probs * (1 - p1), probs * p1], axis=1).reshape(-1)
+        return probs
 
 
 # -- honest A (Lemma A.5) and the truthful estimator ---------------------------------------------
@@ -420,14 +600,22 @@ class HonestAlice:
         return self.D.proof(j)
 
 
-class TruthfulBob:
-    """The unbounded estimator: the correct conditional probabilities g (the g_k of Lemma A.4)."""
+def gives_implicit_proof(player: Any, decomposition: Decomposition) -> bool:
+    """Whether ``player``'s proof bits are the implicit proof u of ``decomposition``: its class keeps
+    :meth:`HonestAlice.proof` and it holds this decomposition. Then ProofTruth(ũ) is the
+    decomposition's own truth, and no bit need be read."""
+    return getattr(type(player), "proof", None) is HonestAlice.proof and getattr(player, "D", None) is decomposition
 
-    def __init__(self, decomposition: Decomposition):
-        self.D = decomposition
+
+class TruthfulBob:
+    """The truthful estimator (δ = 0 in Lemma A.4): the correct conditional probabilities on A's
+    committed proof ũ, the g_k of the proof of Lemma A.4 (:class:`ProofTruth`)."""
+
+    def __init__(self, truth: ProofTruth):
+        self.truth, self.D = truth, truth.D
 
     def initial(self) -> float:
-        return self.D.truth(self.D.root(), self.D.depth)
+        return self.truth.truth(self.D.root(), self.D.depth)
 
     def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
-        return self.D.conditional(s.query, s.level, i, prefix)
+        return self.truth.conditional(s.query, s.level, i, prefix)

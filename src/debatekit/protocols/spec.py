@@ -2,17 +2,20 @@
 
 Analysis reads this record and never special-cases a protocol by name: the game tree comes from
 ``debate``, the promised completeness and soundness and the per-debate bounds from
-``guarantee``, and the strategies for each role from ``strategies``.
+``guarantee``, and the strategies for each role from ``strategies``. A protocol's parameters
+(:mod:`debatekit.params`) are the values in ``params``; ``with_params`` gives the protocol playing
+other values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from debatekit.game import Node
 from debatekit.ledger import Role
+from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Instance
 from debatekit.reader import Reader
@@ -56,10 +59,26 @@ class ProtocolSpec:
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None
+    """Extra facts for reports (stochastic debate: K, constants, parameters)."""
     alice_argues: int = 1
     """The answer Alice argues for: 1 in the doubly-efficient debate papers, 0 in the
     query-complexity paper, where Alice is Prover 0 (its Theorem 6)."""
-    """Extra facts for reports (stochastic debate: K, constants, parameters)."""
+    params: Any = field(default_factory=NoParams)
+    """The parameter values this spec plays (an instance of its declaration, a frozen dataclass)."""
+    configure: Callable[[Any], ProtocolSpec] | None = None
+    """The same protocol playing other parameter values (None: it declares none)."""
+
+    def __post_init__(self) -> None:
+        if self.configure is None and type(self.params) is not NoParams:
+            raise TypeError(f"{self.name} declares parameters, so it needs configure")
+
+    def with_params(self, values: Any) -> ProtocolSpec:
+        """This protocol playing ``values``, an instance of the declaration ``type(self.params)``."""
+        if type(values) is not type(self.params):
+            raise TypeError(f"{self.name} takes {type(self.params).__name__}, got {type(values).__name__}")
+        if values == self.params or self.configure is None:  # every NoParams() is equal
+            return self
+        return self.configure(values)
 
 
 def honest_role(spec: ProtocolSpec, truth: bool) -> Role:
