@@ -8,11 +8,12 @@ Analysis reads this record and never special-cases a protocol by name: the game 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from debatekit.game import Node
+from debatekit.engine.nodes import Node
 from debatekit.ledger import Role
+from debatekit.oracle import Oracle
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Instance
 from debatekit.reader import Reader
@@ -56,10 +57,25 @@ class ProtocolSpec:
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None
+    """Extra facts for reports (stochastic debate: K, constants, parameters)."""
     alice_argues: int = 1
     """The answer Alice argues for: 1 in the doubly-efficient debate papers, 0 in the
     query-complexity paper, where Alice is Prover 0 (its Theorem 6)."""
-    """Extra facts for reports (stochastic debate: K, constants, parameters)."""
+    deterministic_oracle: bool = False
+    """The theorem assumes a deterministic oracle (Theorems 5.1 and 5.3: P[O(z)=1] in {0, 1})."""
+
+
+NO_GUARANTEE = "assumes a deterministic oracle, and this oracle is not known to be one: no guarantee"
+
+
+def guarantee_for(spec: ProtocolSpec, instance: Instance, oracle: Oracle) -> Guarantee:
+    """The theorem's guarantee on ``instance`` when the verifier asks ``oracle``; where the
+    theorem assumes a deterministic oracle and ``oracle`` is not known to be one, the vacuous
+    guarantee (completeness 0, soundness 1), saying why."""
+    guarantee = spec.guarantee(instance)
+    if spec.deterministic_oracle and oracle.deterministic is not True:
+        return replace(guarantee, completeness=0.0, soundness=1.0, statement=f"{spec.theorem} {NO_GUARANTEE}")
+    return guarantee
 
 
 def honest_role(spec: ProtocolSpec, truth: bool) -> Role:
