@@ -30,8 +30,9 @@ class Reader:
 
     def bit(self, message: Any, index: int, sender: Role) -> int:
         """Read bit ``index`` of a committed message (a bit buffer or a tuple of bits); one bit."""
-        self.ledger.count_read(1)
-        self.ledger.note({"read": sender.value, "at": index})
+        self.ledger.bits_read += 1
+        if self.ledger.events is not None:
+            self.ledger.note({"read": sender.value, "at": index})
         bit = int(message[index])
         if bit not in (0, 1):
             raise Malformed(sender, f"position {index} does not hold a bit")
@@ -40,8 +41,9 @@ class Reader:
     def word(self, value: Any, width: int, sender: Role) -> Any:
         """Read a committed ``width``-bit word (an index, a choice, a configuration); a word that
         spells no legal value (:class:`~debatekit.engine.boundary.Invalid`) loses for its sender."""
-        self.ledger.count_read(width)
-        self.ledger.note({"read": sender.value, "bits": width})
+        self.ledger.bits_read += width
+        if self.ledger.events is not None:
+            self.ledger.note({"read": sender.value, "bits": width})
         if type(value) is Invalid:
             raise Malformed(sender, value.reason)
         return value
@@ -49,12 +51,13 @@ class Reader:
     def input_bit(self, x: Any, index: int) -> int:
         """Read bit ``index`` of the common input x (counted apart from prover bits)."""
         self.ledger.input_bits_read += 1
-        self.ledger.note({"read": "x", "at": index})
+        if self.ledger.events is not None:
+            self.ledger.note({"read": "x", "at": index})
         return int(x[index])
 
     def query_input(self, x: Any, index: int) -> int:
         """Read bit ``index`` of x as a query of the query-complexity model (Section 2 of that
         paper), where the verifier pays alike for bits of x, α and β: counted in ``bits_read``
         as well as in ``input_bits_read``."""
-        self.ledger.count_read(1)
+        self.ledger.bits_read += 1
         return self.input_bit(x, index)

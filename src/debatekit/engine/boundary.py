@@ -64,12 +64,16 @@ def plain_int(value: Any) -> int | None:
 
 def as_bit(value: Any) -> int | None:
     """``value`` as 0 or 1, or None when it is anything else (NaN, 2, "1", 1.0, a list...)."""
+    if type(value) is int:  # the common case, first
+        return value if value in (0, 1) else None
     number = plain_int(value)
     return number if number in (0, 1) else None
 
 
 def as_index(value: Any, size: int) -> int | None:
     """``value`` as an integer in ``range(size)`` (bools excluded), or None."""
+    if type(value) is int:  # the common case, first
+        return value if 0 <= value < size else None
     if isinstance(value, bool | np.bool_):
         return None
     number = plain_int(value)

@@ -47,6 +47,7 @@ class Bob(Protocol):
 def debate(instance: Instance, reader: Reader) -> Node:
     """The game tree of Figure 4."""
     tm = machine_of(instance)
+    config_bits = tm.config_bits
 
     def commit_config(message: Any) -> Config | Invalid:
         config = message if type(message) is Invalid else tm.parse(message)
@@ -60,7 +61,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
         first = steps // 2
 
         def on_middle(message: Config) -> Node:
-            middle = reader.word(message, tm.config_bits, Role.ALICE)
+            middle = reader.word(message, config_bits, Role.ALICE)
 
             def on_bit(bit: int) -> Node:
                 half = reader.word(bit, 1, Role.BOB)
@@ -86,7 +87,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
         )
 
     def on_final(message: Config) -> Node:
-        end = reader.word(message, tm.config_bits, Role.ALICE)
+        end = reader.word(message, config_bits, Role.ALICE)
         if not tm.accepts(end):
             return End(0, reason="Alice's final configuration does not accept")
         return claim(tm.initial(instance.x.tolist()), end, 0, tm.time)
