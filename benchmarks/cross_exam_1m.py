@@ -27,6 +27,8 @@ import numpy as np
 
 from debatekit.analysis.montecarlo import play_one
 from debatekit.catalog import PROTOCOLS
+from debatekit.engine.boundary import commit_bits, frozen
+from debatekit.engine.nodes import Judge, judge
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit, parity_circuit
 from debatekit.oracle import Asker
@@ -45,6 +47,10 @@ def python_loop(circuit: Circuit, x: np.ndarray) -> list[int]:
         a, b, op = values[in0[t]], values[in1[t]], ops[t]
         values[offset + t] = (a & b) if op == 0 else (a | b) if op == 1 else (a ^ b) if op == 2 else 1 - a
     return values[offset:]
+
+
+def no_queries(question: object) -> int:
+    raise AssertionError("parity's verifier makes no oracle query")
 
 
 def seat(instance: Instance, role: Role, rng: np.random.Generator) -> Seat:
@@ -78,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     t_eval, values = median_time(lambda: circuit.evaluate(x), args.repeat)
     alice = cross_exam.HonestAlice(seat(instance, Role.ALICE, rng))
     t_alice, message = median_time(alice.transcript, args.repeat)
+    committed = commit_bits(message, T, Role.ALICE)
     assert np.array_equal(message, values) and int(message[-1]) == truth
 
     # (c) the per-gate Python loop, for context
@@ -94,9 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     check_times, bits = [], []
     for challenge in challenges:
         ledger = Ledger()
-        reader = Reader(ledger, Asker(instance.oracle, Role.VERIFIER, ledger, rng))
+        reader = Reader(ledger)
+        judge_node = Judge(lambda c=challenge, r=reader: cross_exam.verify(instance, committed, c, r))
         start = time.perf_counter()
-        verdict = cross_exam.verify(instance, message, challenge, reader)
+        verdict = judge(judge_node, no_queries).verdict
         check_times.append(time.perf_counter() - start)
         assert verdict == truth
         bits.append(ledger.bits_read)
@@ -107,14 +115,11 @@ def main(argv: list[str] | None = None) -> None:
     lie_at = int(rng.integers(T))
     lying = message.copy()
     lying[lie_at] ^= 1
+    lying = frozen(lying)
     bob = cross_exam.HonestBob(seat(instance, Role.BOB, rng))
     t_bob, found = median_time(lambda: bob.challenge(lying), args.repeat)
     assert found == lie_at, (found, lie_at)
-    ledger = Ledger()
-    assert (
-        cross_exam.verify(instance, lying, found, Reader(ledger, Asker(instance.oracle, Role.VERIFIER, ledger, rng)))
-        == 0
-    )
+    assert judge(Judge(lambda: cross_exam.verify(instance, lying, found, Reader(Ledger()))), no_queries).verdict == 0
 
     # (g) one whole debate through the game engine, for context
     spec = PROTOCOLS["cross-exam"]

@@ -16,10 +16,9 @@ from tests.test_cli import assert_usage_error, cli, one_json, run_json
 from debatekit.analysis.exact import accept_probability, solve, solve_every_input
 from debatekit.analysis.montecarlo import play_one
 from debatekit.catalog import PROTOCOLS
-from debatekit.game import End, Move, advance, judge
+from debatekit.engine.nodes import End, Move, advance, judge
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.levelled import levelled, random_circuit
-from debatekit.oracle import NO_ORACLE, Asker
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols.spec import honest_role
@@ -105,16 +104,16 @@ def test_fuzzed_messages_never_crash_the_verifier(n: int, gates: int, seed: int,
     """Any messages, from both sides: the walk ends in a verdict, a bad bit loses for its sender."""
     case = random_instance(n, gates, seed)
     ledger = Ledger()
-    node = KW.debate(case, Reader(ledger, Asker(NO_ORACLE, Role.VERIFIER, ledger, np.random.default_rng(0))))
+    node = KW.debate(case, Reader(ledger))
     sent = iter(itertools.cycle(messages))
     while isinstance(node, Move):
         message, role = next(sent), node.role
-        node = advance(node, message, KW.alice_argues)
+        _, node = advance(node, message, KW.alice_argues)
         if message in (0, 1) and not isinstance(message, float):
             assert not isinstance(node, End) or node.forfeit is None
         elif isinstance(node, End):
             assert node.forfeit is role and node.verdict == (0 if role is Role.BOB else 1)
-    end = node if isinstance(node, End) else judge(node, KW.alice_argues)
+    end = node if isinstance(node, End) else judge(node, lambda question: 0, KW.alice_argues)
     assert end.verdict in (0, 1)
     assert ledger.bits_read <= case.levelled_circuit().depth + 1  # type: ignore[union-attr]
 

@@ -19,11 +19,10 @@ from conftest import bit_arrays, circuit_values, circuits
 from debatekit.analysis.exact import accept_probability, solve
 from debatekit.analysis.montecarlo import make_instance, play_one
 from debatekit.catalog import PROTOCOLS
-from debatekit.game import End, Move, advance
+from debatekit.engine.nodes import End, Move, advance
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit
 from debatekit.machine.levelled import levelled
-from debatekit.oracle import NO_ORACLE, Asker
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols.circuit_cross_exam import speaker
 from debatekit.protocols.kw import bits_bound, rounds_of
@@ -132,14 +131,14 @@ class _Script:
 def test_malformed_round_bits_lose_for_their_sender(n: int, truth: bool, bits: list[Any]) -> None:
     instance = make_instance(PROBLEMS["tqbf"], n, truth, 0)
     ledger = Ledger()
-    node = KW.debate(instance, Reader(ledger, Asker(NO_ORACLE, Role.VERIFIER, ledger, np.random.default_rng(0))))
+    node = KW.debate(instance, Reader(ledger))
     player = _Script(bits)
     for i in itertools.count():
         assert isinstance(node, Move)
         if i == n:
             break
         sent = node.ask(player)
-        node = advance(node, sent, KW.alice_argues)
+        _, node = advance(node, sent, KW.alice_argues)
         if isinstance(node, End):
             assert sent not in (0, 1) or isinstance(sent, float)
             assert node.forfeit is speaker(i) and node.verdict == (0 if speaker(i) is Role.BOB else 1)

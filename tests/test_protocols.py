@@ -26,6 +26,7 @@ from conftest import (
 )
 from debatekit.analysis.montecarlo import make_instance, play_one, run
 from debatekit.catalog import PROTOCOLS
+from debatekit.engine.boundary import as_bit, as_index
 from debatekit.ledger import Role
 from debatekit.machine.circuit import parity_circuit
 from debatekit.machine.transcript import MachineBuilder, StepKind
@@ -35,7 +36,7 @@ from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import bisection, cross_exam
 from debatekit.protocols.spec import honest_role
-from debatekit.reader import as_bit, as_index, word_width
+from debatekit.reader import word_width
 
 CROSS = PROTOCOLS["cross-exam"]
 BISECT = PROTOCOLS["bisection"]

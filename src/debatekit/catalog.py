@@ -226,6 +226,7 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         _cross_exam_guarantee,
         lambda instance: cross_exam.machine_of(instance).length,
         cross_exam_players.STRATEGIES,
+        deterministic_oracle=True,
     ),
     "bisection": ProtocolSpec(
         "bisection",
@@ -235,6 +236,7 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         _bisection_guarantee,
         lambda instance: bisection.machine_of(instance).time,
         bisection_players.STRATEGIES,
+        deterministic_oracle=True,
     ),
     "stochastic": _stochastic_spec("planned"),
     "circuit-cross-exam": ProtocolSpec(

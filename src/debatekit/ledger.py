@@ -45,11 +45,18 @@ def loser_verdict(loser: Role, alice_argues: int = 1) -> int:
 @dataclass
 class Ledger:
     """Counts for one debate. ``bits_read`` are prover-message bits the verifier read;
-    ``input_bits_read`` are bits of the common input x it read (x is not a prover message)."""
+    ``input_bits_read`` are bits of the common input x it read (x is not a prover message).
+    ``events``, when kept, is the debate's record in order: committed moves, oracle queries with
+    their answers, and the verifier's reads (:mod:`debatekit.engine.record`)."""
 
     queries: dict[Role, int] = field(default_factory=lambda: dict.fromkeys(Role, 0))
     bits_read: int = 0
     input_bits_read: int = 0
+    events: list[dict] | None = None
+
+    def note(self, event: dict) -> None:
+        if self.events is not None:
+            self.events.append(event)
 
     def count_queries(self, role: Role, k: int = 1) -> None:
         self.queries[role] += k

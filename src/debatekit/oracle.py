@@ -7,11 +7,14 @@ oracle only through an :class:`Asker` bound to their role, so every query lands 
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Mapping
+from typing import Any
 
 import numpy as np
 
+from debatekit.engine.boundary import safe_repr, to_json
 from debatekit.ledger import Ledger, Role
 
 Query = Hashable
@@ -22,6 +25,12 @@ class Oracle(ABC):
 
     def probability(self, query: Query) -> float | None:
         """P[O(query)=1], or None for a sample-only oracle."""
+        return None
+
+    @property
+    def deterministic(self) -> bool | None:
+        """Whether every answer is certain (P[O(z)=1] in {0, 1}, Theorems 5.1 and 5.3 assume it),
+        or None when that is not known."""
         return None
 
     @abstractmethod
@@ -51,13 +60,18 @@ class KnownOracle(Oracle):
 
 
 class FunctionOracle(KnownOracle):
-    """P[O(z)=1] = fn(z)."""
+    """P[O(z)=1] = fn(z); ``deterministic`` declares that fn only returns 0 or 1."""
 
-    def __init__(self, fn: Callable[[Query], float]):
+    def __init__(self, fn: Callable[[Query], float], deterministic: bool | None = None):
         self._fn = fn
+        self._deterministic = deterministic
 
     def probability(self, query: Query) -> float:
         return float(self._fn(query))
+
+    @property
+    def deterministic(self) -> bool | None:
+        return self._deterministic
 
 
 class TableOracle(KnownOracle):
@@ -70,6 +84,10 @@ class TableOracle(KnownOracle):
     def probability(self, query: Query) -> float:
         return float(self._table.get(query, self._default))
 
+    @property
+    def deterministic(self) -> bool:
+        return all(p in (0.0, 1.0) for p in (*self._table.values(), self._default))
+
 
 class SampleOracle(Oracle):
     """An oracle known only through samples: ``draw(z, rng)`` returns 0 or 1."""
@@ -81,21 +99,51 @@ class SampleOracle(Oracle):
         return int(self._draw(query, rng))
 
 
-NO_ORACLE: Oracle = FunctionOracle(lambda query: 0.0)
+class SampleOnly(Oracle):
+    """The sample-only view of any oracle (``--oracle sample``): its probabilities are hidden,
+    so every party, and the engine, can only draw answers, as from a person or a model."""
+
+    def __init__(self, oracle: Oracle):
+        self._oracle = oracle
+
+    def sample(self, query: Query, rng: np.random.Generator) -> int:
+        return self._oracle.sample(query, rng)
+
+    @property
+    def deterministic(self) -> bool | None:
+        return self._oracle.deterministic
+
+
+NO_ORACLE: Oracle = FunctionOracle(lambda query: 0.0, deterministic=True)
 """The oracle of a computation that never queries one."""
 
 
 class Asker:
-    """One party's access to the oracle; every query is counted in the ledger for that role."""
+    """One party's access to the oracle; every query is counted in the ledger for that role and
+    noted, with its answer, in the debate's record."""
 
     def __init__(self, oracle: Oracle, role: Role, ledger: Ledger, rng: np.random.Generator):
         self.oracle, self.role, self._ledger, self._rng = oracle, role, ledger, rng
 
     def __call__(self, query: Query) -> int:
-        self._ledger.count_queries(self.role)
-        return self.oracle.sample(query, self._rng)
+        return self._counted(query, 1, self.oracle.sample(query, self._rng))
 
     def many(self, query: Query, r: int) -> int:
         """Ones among ``r`` queries on ``query``; counts ``r`` queries."""
+        return self._counted(query, r, self.oracle.sample_count(query, r, self._rng))
+
+    def _counted(self, query: Query, r: int, answer: int) -> int:
         self._ledger.count_queries(self.role, r)
-        return self.oracle.sample_count(query, r, self._rng)
+        if self._ledger.events is not None:
+            self._ledger.note({"query": self.role.value, "question": question_json(query), "n": r, "answer": answer})
+        return answer
+
+
+def question_json(query: Query) -> Any:
+    """A query as JSON data when it is made of plain values, else its bounded repr."""
+    data = to_json(query)
+    try:
+        json.dumps(data)
+    except (TypeError, ValueError):
+        return safe_repr(query)
+    return data

@@ -1,30 +1,20 @@
 """The verifier's only window on a debate: a counting reader (Definition 5.2, cross-examination).
 
-The verifier never touches a prover's message directly. It reads single bits, fixed-width words
-and whole configurations through a :class:`Reader`, which counts every bit into the ledger and
-turns anything unreadable (index out of range, a value that is not a bit, garbage) into
-:class:`~debatekit.ledger.Malformed` against the message's sender. Oracle queries go through the
-reader's oracle access, which counts them for the verifier.
+The verifier reads committed prover messages (:mod:`debatekit.engine.boundary`) single bits,
+fixed-width words and whole configurations at a time through a :class:`Reader`, which counts
+every bit into the ledger (and notes each read in the debate's record) and turns a position that
+does not hold a bit into :class:`~debatekit.ledger.Malformed` against the message's sender. The
+verifier's oracle queries are not made here: its check yields a
+:class:`~debatekit.engine.nodes.Query` and the interpreter answers it.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-from collections.abc import Hashable
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
-
+from debatekit.engine.boundary import Invalid
 from debatekit.ledger import Ledger, Malformed, Role
-
-
-class OracleAccess(Protocol):
-    """What the verifier may do with the oracle: one query, or r queries on the same point."""
-
-    def __call__(self, query: Hashable) -> int: ...
-
-    def many(self, query: Hashable, r: int) -> int: ...
 
 
 def word_width(values: int) -> int:
@@ -32,55 +22,42 @@ def word_width(values: int) -> int:
     return max(1, math.ceil(math.log2(values))) if values > 1 else 0
 
 
-def as_bit(value: Any) -> int | None:
-    """``value`` as 0 or 1, or None when it is anything else (NaN, 2, "1", a list...)."""
-    if isinstance(value, bool | np.bool_):
-        return int(value)
-    if isinstance(value, numbers.Integral) and value in (0, 1):
-        return int(value)
-    return None
-
-
-def as_index(value: Any, size: int) -> int | None:
-    """``value`` as an integer in ``range(size)``, or None."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        return None
-    value = int(value)
-    return value if 0 <= value < size else None
-
-
 class Reader:
-    """Counted reads of prover messages and counted oracle queries, for the verifier."""
+    """Counted reads of committed prover messages and of the common input, for the verifier."""
 
-    def __init__(self, ledger: Ledger, oracle: OracleAccess):
+    def __init__(self, ledger: Ledger):
         self.ledger = ledger
-        self.ask = oracle
 
     def bit(self, message: Any, index: int, sender: Role) -> int:
-        """Read bit ``index`` of ``message``; one bit."""
-        self.ledger.count_read(1)
-        try:
-            value = message[index]
-        except Exception as err:  # any failure to index is the sender's fault
-            raise Malformed(sender, f"no bit at position {index}") from err
-        bit = as_bit(value)
-        if bit is None:
-            raise Malformed(sender, f"position {index} holds {value!r}, not a bit")
+        """Read bit ``index`` of a committed message (a bit buffer or a tuple of bits); one bit."""
+        self.ledger.bits_read += 1
+        if self.ledger.events is not None:
+            self.ledger.note({"read": sender.value, "at": index})
+        bit = int(message[index])
+        if bit not in (0, 1):
+            raise Malformed(sender, f"position {index} does not hold a bit")
         return bit
 
-    def word(self, value: Any, width: int) -> Any:
-        """Read a ``width``-bit word (an index, a choice); the caller validates the value."""
-        self.ledger.count_read(width)
+    def word(self, value: Any, width: int, sender: Role) -> Any:
+        """Read a committed ``width``-bit word (an index, a choice, a configuration); a word that
+        spells no legal value (:class:`~debatekit.engine.boundary.Invalid`) loses for its sender."""
+        self.ledger.bits_read += width
+        if self.ledger.events is not None:
+            self.ledger.note({"read": sender.value, "bits": width})
+        if type(value) is Invalid:
+            raise Malformed(sender, value.reason)
         return value
 
     def input_bit(self, x: Any, index: int) -> int:
         """Read bit ``index`` of the common input x (counted apart from prover bits)."""
         self.ledger.input_bits_read += 1
+        if self.ledger.events is not None:
+            self.ledger.note({"read": "x", "at": index})
         return int(x[index])
 
     def query_input(self, x: Any, index: int) -> int:
         """Read bit ``index`` of x as a query of the query-complexity model (Section 2 of that
         paper), where the verifier pays alike for bits of x, α and β: counted in ``bits_read``
         as well as in ``input_bits_read``."""
-        self.ledger.count_read(1)
+        self.ledger.bits_read += 1
         return self.input_bit(x, index)

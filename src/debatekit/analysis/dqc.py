@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from debatekit.game import End, Judge, Move, Node, advance, judge
+from debatekit.engine.nodes import End, Judge, Move, Node, advance, judge
 from debatekit.ledger import Ledger
 from debatekit.machine.circuit import Circuit
 from debatekit.problems.registry import Instance
@@ -62,7 +62,7 @@ class _Recorder(Reader):
     """A reader that records which positions of x the verifier reads."""
 
     def __init__(self, ledger: Ledger, read: set[int]):
-        super().__init__(ledger, lambda query: 0)
+        super().__init__(ledger)
         self.read = read
 
     def input_bit(self, x: np.ndarray, index: int) -> int:
@@ -105,11 +105,11 @@ def readable_inputs(spec: ProtocolSpec, instance: Instance, budget: int = 2_000_
                 assert node.options is not None, "exploration needs every move space"
                 for message in node.options():
                     before = ledger.bits_read
-                    child = advance(node, message, spec.alice_argues)
+                    _, child = advance(node, message, spec.alice_argues)
                     stack.append((child, spent + ledger.bits_read - before))
             elif isinstance(node, Judge):
                 before = ledger.bits_read
-                judge(node, spec.alice_argues)
+                judge(node, lambda question: 0, spec.alice_argues)
                 most = max(most, spent + ledger.bits_read - before)
             else:
                 assert isinstance(node, End)

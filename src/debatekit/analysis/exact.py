@@ -21,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.game import End, Judge, Move, Node, advance, forfeit, judge
+from debatekit.engine.nodes import End, Judge, Move, Node, advance, forfeit, judge
+from debatekit.engine.play import seat_copies
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit
 from debatekit.oracle import Asker, Oracle
 from debatekit.players.base import Seat, Strategy
 from debatekit.prob import Dist, Weight
 from debatekit.problems.registry import Instance, InstanceError, Problem
-from debatekit.protocols.spec import ProtocolSpec, honest_role
+from debatekit.protocols.spec import ProtocolSpec, guarantee_for, honest_role
 from debatekit.reader import Reader
 
 
@@ -72,13 +73,6 @@ class _Script:
         # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1).
         return self._next(Dist.bernoulli(Fraction(self._p(query))).items())
 
-    def many(self, query: Hashable, r: int) -> int:
-        from scipy.stats import binom  # deferred: scipy.stats takes most of a second to import
-
-        p = self._p(query)
-        pmf = binom.pmf(range(r + 1), r, p)
-        return self._next([(k, float(w)) for k, w in enumerate(pmf) if w > 0])
-
 
 @dataclass
 class _Search:
@@ -111,7 +105,7 @@ class _Search:
         except Exception as err:
             return self.value(forfeit(node.role, str(err), self.alice_argues), memo)
         moves = message.items() if isinstance(message, Dist) else [(message, Fraction(1))]
-        return sum((w * self.value(advance(node, m, self.alice_argues), memo) for m, w in moves), start=Fraction(0))
+        return sum((w * self.value(advance(node, m, self.alice_argues)[1], memo) for m, w in moves), start=Fraction(0))
 
     def worst(self, node: Move, memo: dict[Hashable, Weight]) -> Weight:
         if node.key is not None and node.key in memo:
@@ -120,7 +114,7 @@ class _Search:
             raise ExactError(f"{node.role.value}'s moves cannot be enumerated here")
         best: Weight = Fraction(1)
         for message in node.options():
-            best = min(best, self.value(advance(node, message, self.alice_argues), memo))
+            best = min(best, self.value(advance(node, message, self.alice_argues)[1], memo))
             if best == 0:
                 break
         if node.key is not None:
@@ -134,7 +128,7 @@ class _Search:
             answers, weight = pending.pop()
             self.script.answers, self.script.position = answers, 0
             try:
-                verdict = judge(node, self.alice_argues).verdict
+                verdict = judge(node, self.script, self.alice_argues).verdict
             except _Fork as fork:
                 pending += [([*answers, a], weight * w) for a, w in fork.outcomes]
                 continue
@@ -147,11 +141,12 @@ def _setup(
 ) -> tuple[Node, dict[Role, Any], _Script]:
     ledger = Ledger()
     script = _Script(instance.oracle)
+    copies = seat_copies(instance, tuple(strategies))
     players = {
-        role: s.factory(Seat(instance, role, NoRandom(), Asker(instance.oracle, role, ledger, NoRandom())))  # type: ignore[arg-type]
+        role: s.factory(Seat(copies[role], role, NoRandom(), Asker(instance.oracle, role, ledger, NoRandom())))  # type: ignore[arg-type]
         for role, s in strategies.items()
     }
-    return spec.debate(instance, Reader(ledger, script)), players, script
+    return spec.debate(instance, Reader(ledger)), players, script
 
 
 def accept_probability(
@@ -192,7 +187,7 @@ def solve(
     root, players, script = _setup(spec, instance, {honest: spec.strategies[honest]["honest"]})
     search = _Search(players, adversary, instance.answer, script, budget, tick, spec.alice_argues)
     value = search.value(root, {})
-    guarantee = spec.guarantee(instance)
+    guarantee = guarantee_for(spec, instance, instance.oracle)
     promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness
     return Solution(
         spec.name,

@@ -1,44 +1,75 @@
 """Monte Carlo: many independent debates, every random choice flowing from one seed.
 
-``SeedSequence(seed)`` spawns one child for the instance and one per trial; each trial spawns one
-generator each for Alice, Bob and the verifier, so results do not depend on the machine or on the
-order in which trials run. A protocol that plays its debates in one batch (``spec.simulate``)
-gets a single child for the whole batch: the same seed and number of trials give the same
-results on any machine, but debate i's draws depend on how many debates share the batch.
+Debate i draws from ``SeedSequence(seed, spawn_key=(1, i))`` (child i of the trials child of
+``SeedSequence(seed)``; the instance draws from child 0), and spawns one generator each for Alice,
+Bob and the verifier. So debate i depends only on the seed and i: the first k debates of a run of
+n are the debates of a run of k, on any machine, in any order, with any number of workers.
+Debates stream: each is summarised (:class:`~debatekit.engine.summary.Summary`) and, with
+``record``, written as one JSON line as it ends, so memory does not grow with the trials.
+
+A protocol that plays its debates in one numpy batch (``spec.simulate``: stochastic debate and
+the recursive protocols, not yet on the node engine) gets a single child for the whole batch:
+the same seed and trials give the same results on any machine, but debate i's draws depend on
+how many debates share the batch, and the batch is held in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+import asyncio
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from debatekit.analysis.stats import normal_ci, wilson
-from debatekit.game import End, forfeit, play
-from debatekit.ledger import Ledger, Role, Tally
-from debatekit.oracle import Asker
+from debatekit.analysis.stats import wilson, z_value
+from debatekit.engine.nodes import End, forfeit
+from debatekit.engine.play import DEFAULT_MOVE_TIMEOUT, Seated, play, seat_copies, verifier_answer
+from debatekit.engine.record import RecordWriter, record_of
+from debatekit.engine.summary import Summary
+from debatekit.ledger import Ledger, Role
+from debatekit.oracle import Asker, Oracle
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
-from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
 from debatekit.reader import Reader
 
 
-def seeds(seed: int, trials: int) -> tuple[np.random.Generator, list[np.random.SeedSequence]]:
-    """The instance's generator and one seed sequence per trial."""
-    instance_seq, trials_seq = np.random.SeedSequence(seed).spawn(2)
-    return np.random.default_rng(instance_seq), trials_seq.spawn(trials)
+def debate_seed(seed: int, index: int) -> np.random.SeedSequence:
+    """Debate ``index``'s seed sequence, from the run's seed and the index alone."""
+    return np.random.SeedSequence(seed, spawn_key=(1, index))
+
+
+def batch_seed(seed: int) -> np.random.SeedSequence:
+    """The one seed sequence of a batch played at once (``spec.simulate``)."""
+    return debate_seed(seed, 0)
 
 
 def make_instance(problem: Problem, size: int, truth: bool, seed: int, params: Any = None) -> Instance:
-    """The instance of ``seed``, with the problem's parameter values (None: its defaults)."""
-    return problem.instance(size, truth, seeds(seed, 0)[0], params)
+    """The instance of a run: drawn from child 0 of ``SeedSequence(seed)``, with the problem's
+    parameter values (None: its defaults)."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
+    return problem.instance(size, truth, rng, params)
+
+
+@dataclass(frozen=True)
+class Oracles:
+    """Which oracle each side consults: the provers may query a model of the judge while the
+    verifier asks the judge. Both default to the instance's own."""
+
+    provers: Oracle
+    verifier: Oracle
+
+    @classmethod
+    def of(cls, instance: Instance) -> Oracles:
+        return cls(instance.oracle, instance.oracle)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One debate: the verdict, who forfeited (if anyone) and why, and the ledger."""
+    """One debate: the verdict, who forfeited (if anyone) and why, the ledger, and the events of
+    its record when kept."""
 
     verdict: int
     forfeit: Role | None
@@ -46,24 +77,68 @@ class Outcome:
     ledger: Ledger
 
 
-def play_one(
-    spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: np.random.SeedSequence
-) -> Outcome:
-    """One debate of ``alice`` against ``bob``, with a fresh ledger."""
-    ledger = Ledger()
+@dataclass(frozen=True)
+class Table:
+    """What one run's debates share: the protocol, the verifier's instance, each seat's own copy,
+    the strategies, the oracles and the move time limit."""
+
+    spec: ProtocolSpec
+    instance: Instance
+    seats: dict[Role, Instance]
+    strategies: dict[Role, Strategy]
+    oracles: Oracles
+    timeout: float | None = DEFAULT_MOVE_TIMEOUT
+    params: dict[str, Any] = field(default_factory=dict)
+    """The problem's and protocol's parameters in effect, by name, for the record."""
+
+    @classmethod
+    def set(
+        cls,
+        spec: ProtocolSpec,
+        instance: Instance,
+        alice: Strategy,
+        bob: Strategy,
+        oracles: Oracles | None = None,
+        timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+        params: dict[str, Any] | None = None,
+    ) -> Table:
+        oracles = oracles or Oracles.of(instance)
+        copies = seat_copies(replace(instance, oracle=oracles.provers))
+        return cls(spec, instance, copies, {Role.ALICE: alice, Role.BOB: bob}, oracles, timeout, params or {})
+
+
+async def debate(table: Table, seed: np.random.SeedSequence, keep: bool = False) -> Outcome:
+    """One debate at ``table``, with a fresh ledger (keeping its events when ``keep``)."""
+    spec = table.spec
+    ledger = Ledger(events=[] if keep else None)
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, seed.spawn(3)), strict=True))
-    reader = Reader(ledger, Asker(instance.oracle, Role.VERIFIER, ledger, rngs[Role.VERIFIER]))
-    players: dict[Role, object] = {}
+    seats: dict[Role, Seated] = {}
     end: End | None = None
-    for role, strategy in ((Role.ALICE, alice), (Role.BOB, bob)):
-        seat = Seat(instance, role, rngs[role], Asker(instance.oracle, role, ledger, rngs[role]))
+    for role, strategy in table.strategies.items():
+        seat = Seat(table.seats[role], role, rngs[role], Asker(table.oracles.provers, role, ledger, rngs[role]))
         try:
-            players[role] = strategy.factory(seat)
+            seats[role] = Seated(strategy.factory(seat), rngs[role], strategy.trusted)
         except Exception as err:  # untrusted strategy code failed to sit down
             end = end or forfeit(role, f"{type(err).__name__}: {err}", spec.alice_argues)
     if end is None:
-        end = play(spec.debate(instance, reader), players, rngs, spec.alice_argues)
+        root = spec.debate(table.instance, Reader(ledger))
+        answer = verifier_answer(table.oracles.verifier, ledger, rngs[Role.VERIFIER])
+        end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout)
     return Outcome(end.verdict, end.forfeit, end.reason, ledger)
+
+
+def play_one(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    seed: np.random.SeedSequence,
+    oracles: Oracles | None = None,
+    timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+    keep: bool = False,
+) -> Outcome:
+    """One debate of ``alice`` against ``bob`` (each seat with its own copy of the instance)."""
+    return asyncio.run(debate(Table.set(spec, instance, alice, bob, oracles, timeout), seed, keep))
 
 
 @dataclass(frozen=True)
@@ -102,27 +177,36 @@ class RunResult:
         return data | data.pop("extra")
 
 
-def tally_of(outcomes: list[Outcome]) -> Tally:
-    """The arrays of many single debates."""
-    reasons: dict[Role, str] = {}
-    for o in outcomes:
-        if o.forfeit is not None:
-            reasons.setdefault(o.forfeit, o.reason)
-    return Tally(
-        verdicts=np.array([o.verdict for o in outcomes]),
-        queries={role: np.array([o.ledger.queries[role] for o in outcomes]) for role in Role},
-        bits_read=np.array([o.ledger.bits_read for o in outcomes]),
-        input_bits_read=np.array([o.ledger.input_bits_read for o in outcomes]),
-        forfeits={role: sum(o.forfeit is role for o in outcomes) for role in (Role.ALICE, Role.BOB)},
-        reasons=reasons,
-    )
-
-
-def _counted(items: list, progress: Callable[[int], None] | None) -> Iterator:
-    for k, item in enumerate(items, start=1):
-        yield item
-        if progress:
-            progress(k)
+async def _stream(
+    table: Table,
+    trials: int,
+    seed: int,
+    concurrency: int,
+    progress: Callable[[int], None] | None,
+    writer: RecordWriter | None,
+) -> Summary:
+    """Debates 0..trials-1, at most ``concurrency`` at once, summarised (and recorded, in order)
+    as they end."""
+    summary, answer = Summary(), table.instance.answer
+    done: dict[int, Outcome] = {}
+    running: dict[asyncio.Task, int] = {}
+    started = flushed = 0
+    while flushed < trials:
+        while started < trials and len(running) < concurrency:
+            running[asyncio.ensure_future(debate(table, debate_seed(seed, started), writer is not None))] = started
+            started += 1
+        finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        for task in finished:
+            done[running.pop(task)] = task.result()
+        while flushed in done:
+            outcome = done.pop(flushed)
+            summary.add(flushed, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
+            if writer is not None:
+                writer.write(record_of(table, seed, flushed, outcome))
+            flushed += 1
+            if progress:
+                progress(flushed)
+    return summary
 
 
 def run(
@@ -133,17 +217,51 @@ def run(
     trials: int,
     seed: int,
     progress: Callable[[int], None] | None = None,
+    *,
+    oracles: Oracles | None = None,
+    record: Path | None = None,
+    timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+    concurrency: int = 1,
+    params: dict[str, Any] | None = None,
 ) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
-    that can play many debates at once (``spec.simulate``) does so."""
+    that plays many debates at once (``spec.simulate``) does so; the others stream, ``concurrency``
+    debates in flight at once (raise it for slow players: LLMs, people), each written to
+    ``record`` as one JSON line when it ends, with ``params`` (the parameters the instance and the
+    protocol were made with, by name) so that replay can rebuild them."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
     if spec.simulate is not None:
-        tally = spec.simulate(instance, alice, bob, trials, seeds(seed, 1)[1][0], progress)
+        if record is not None:
+            raise ValueError(f"{spec.name} plays its debates as one batch and keeps no per-debate record yet")
+        tally = spec.simulate(instance, alice, bob, trials, batch_seed(seed), progress)
+        summary, extra, verifier = Summary.of_tally(tally, instance.answer), tally.extra, instance.oracle
     else:
-        tally = tally_of([play_one(spec, instance, alice, bob, s) for s in _counted(seeds(seed, trials)[1], progress)])
-    verdicts, queries, bits = tally.verdicts, tally.queries, tally.bits_read
-    accepts = int(verdicts.sum())
+        table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
+        with RecordWriter.open(record) as writer:
+            summary = asyncio.run(_stream(table, trials, seed, concurrency, progress, writer))
+        extra, verifier = {}, table.oracles.verifier
+    return result_of(spec, instance, alice, bob, seed, summary, extra, verifier)
+
+
+def result_of(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    seed: int,
+    summary: Summary,
+    extra: dict,
+    verifier: Oracle,
+) -> RunResult:
+    """The run's statistics from its summary (which may merge shards); the guarantee is the one
+    that holds with the verifier's oracle."""
+    n, queries = summary.trials, summary.queries_sum
+    payoffs = {}
+    if summary.payoffs:
+        payoffs = {"payoff_mean": summary.payoff_mean, "payoff_ci": list(summary.payoff_ci(z_value(0.95)))}
     return RunResult(
         protocol=spec.name,
         problem=instance.problem,
@@ -151,29 +269,21 @@ def run(
         truth="yes" if instance.truth else "no",
         alice=alice.name,
         bob=bob.name,
-        trials=trials,
+        trials=n,
         seed=seed,
         T=spec.length(instance),
-        accept_rate=accepts / trials,
-        accept_ci=wilson(accepts, trials),
-        honest_win_rate=float(np.mean(verdicts == instance.answer)),
-        verifier_queries_max=int(queries[Role.VERIFIER].max()),
-        verifier_queries_mean=float(queries[Role.VERIFIER].mean()),
-        verifier_bits_read_max=int(bits.max()),
-        verifier_bits_read_mean=float(bits.mean()),
-        input_bits_read_max=int(tally.input_bits_read.max()),
-        alice_queries_mean=float(queries[Role.ALICE].mean()),
-        bob_queries_mean=float(queries[Role.BOB].mean()),
-        forfeits={role.value: tally.forfeits[role] for role in (Role.ALICE, Role.BOB)},
-        forfeit_reasons={role.value: reason for role, reason in tally.reasons.items()},
-        guarantee=spec.guarantee(instance),
-        extra=(spec.describe(instance) if spec.describe else {}) | _payoffs(tally),
+        accept_rate=summary.accepts / n,
+        accept_ci=wilson(summary.accepts, n),
+        honest_win_rate=summary.honest_wins / n,
+        verifier_queries_max=summary.verifier_queries_max,
+        verifier_queries_mean=queries[Role.VERIFIER] / n,
+        verifier_bits_read_max=summary.bits_read_max,
+        verifier_bits_read_mean=summary.bits_read_sum / n,
+        input_bits_read_max=summary.input_bits_read_max,
+        alice_queries_mean=queries[Role.ALICE] / n,
+        bob_queries_mean=queries[Role.BOB] / n,
+        forfeits={role.value: summary.forfeits[role] for role in (Role.ALICE, Role.BOB)},
+        forfeit_reasons={role.value: reason for role, (_, reason) in summary.reasons.items()},
+        guarantee=guarantee_for(spec, instance, verifier),
+        extra=(spec.describe(instance) if spec.describe else {}) | payoffs | extra,
     )
-
-
-def _payoffs(tally: Tally) -> dict:
-    """payoff_mean and its 95% interval (normal approximation), with the protocol's own results."""
-    if tally.payoffs is None:
-        return tally.extra
-    lo, hi = normal_ci(tally.payoffs)
-    return {"payoff_mean": float(tally.payoffs.mean()), "payoff_ci": [lo, hi]} | tally.extra

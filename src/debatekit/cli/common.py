@@ -8,7 +8,8 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum, StrEnum
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,10 +17,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
+from debatekit.oracle import SampleOnly
 from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec
+
+if TYPE_CHECKING:
+    from debatekit.analysis.montecarlo import Oracles
 
 stdout = Console(width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True)
@@ -38,6 +43,34 @@ class Constants(StrEnum):
     planned = "planned"
     lean = "lean"
     paper = "paper"
+
+
+class OracleChoice(StrEnum):
+    builtin = "builtin"
+    sample = "sample"
+
+
+def oracles(case: Instance, choice: OracleChoice) -> Oracles:
+    """Both sides' oracle: the instance's own, or its sample-only view."""
+    from debatekit.analysis.montecarlo import Oracles
+
+    if choice is OracleChoice.builtin:
+        return Oracles.of(case)
+    hidden = SampleOnly(case.oracle)
+    return Oracles(hidden, hidden)
+
+
+def writable(path: Path | None, spec: ProtocolSpec) -> Path | None:
+    """``--record``'s file, checked before any debate is played."""
+    if path is None:
+        return None
+    if spec.debate is None:
+        raise UserError(f"--record: {spec.name} plays its debates as one batch and keeps no per-debate record yet")
+    try:
+        path.open("w").close()
+    except OSError as err:
+        raise UserError(f"--record: cannot write {str(path)!r}: {err.strerror}") from err
+    return path
 
 
 def with_constants(spec: ProtocolSpec, constants: Constants | None) -> ProtocolSpec:

@@ -7,7 +7,17 @@ import sys
 
 import typer
 
-from debatekit.cli import catalog_cmd, demo_cmd, dqc_cmd, lipschitz_cmd, plan_cmd, run_cmd, solve_cmd, stability_cmd
+from debatekit.cli import (
+    catalog_cmd,
+    demo_cmd,
+    dqc_cmd,
+    lipschitz_cmd,
+    plan_cmd,
+    replay_cmd,
+    run_cmd,
+    solve_cmd,
+    stability_cmd,
+)
 from debatekit.cli.common import UserError
 
 app = typer.Typer(
@@ -25,6 +35,7 @@ app.command("plan")(plan_cmd.plan)
 app.command("lipschitz")(lipschitz_cmd.lipschitz)
 app.command("dqc")(dqc_cmd.dqc)
 app.command("stability")(stability_cmd.stability)
+app.command("replay")(replay_cmd.replay_file)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,12 +13,14 @@ from debatekit.analysis.montecarlo import RunResult
 from debatekit.analysis.montecarlo import run as run_trials
 from debatekit.cli.common import (
     Constants,
+    OracleChoice,
     ParamOption,
     Truth,
     UserError,
     configure,
     emit_json,
     instance,
+    oracles,
     params_json,
     positive,
     problem_for,
@@ -26,7 +29,9 @@ from debatekit.cli.common import (
     stdout,
     strategy,
     with_constants,
+    writable,
 )
+from debatekit.engine.play import DEFAULT_MOVE_TIMEOUT
 from debatekit.ledger import Role
 
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
@@ -48,6 +53,16 @@ def run(
         Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
     ] = None,
     seed: SeedOption = 0,
+    oracle: Annotated[
+        OracleChoice, typer.Option("--oracle", help="builtin, or sample: the built-in oracle, probabilities hidden.")
+    ] = OracleChoice.builtin,
+    record: Annotated[
+        Path | None, typer.Option("--record", metavar="FILE.jsonl", help="Write one JSON record per debate.")
+    ] = None,
+    move_timeout: Annotated[
+        float, typer.Option("--move-timeout", metavar="SECONDS", help="A player's time for one move, then it forfeits.")
+    ] = DEFAULT_MOVE_TIMEOUT,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Debates in flight at once (slow players).")] = 1,
     json_out: JsonOption = False,
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
@@ -55,13 +70,28 @@ def run(
     found = problem_for(problem, spec)
     spec, problem_values = configure(spec, found, param)
     positive(trials, "--trials")
+    positive(concurrency, "--concurrency")
+    if not move_timeout > 0:
+        raise UserError(f"--move-timeout must be positive, got {move_timeout:g}")
     case = instance(found, size, truth, seed, problem_values)
     players = strategy(spec, Role.ALICE, alice), strategy(spec, Role.BOB, bob)
     for chosen in players:
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     with progress(trials, f"{spec.name} on {found.name}") as advance:
-        result = run_trials(spec, case, *players, trials, seed, advance)
+        result = run_trials(
+            spec,
+            case,
+            *players,
+            trials,
+            seed,
+            advance,
+            oracles=oracles(case, oracle),
+            record=writable(record, spec),
+            timeout=move_timeout,
+            concurrency=concurrency,
+            params=params_json(spec, problem_values),
+        )
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     params = params_json(spec, problem_values)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.reader import as_index
+from debatekit.engine.boundary import as_index
 
 BLANK = 0
 Ask = Callable[[Hashable], int]
@@ -98,11 +98,10 @@ class TuringMachine:
         except Exception:
             return None
         state, head = as_index(state, len(self.states)), as_index(head, self.space)
-        if state is None or head is None or len(cells) != self.space:
+        symbols = tuple(as_index(c, self.symbols) for c in cells)
+        if state is None or head is None or len(symbols) != self.space or None in symbols:
             return None
-        if any(as_index(c, self.symbols) is None for c in cells):
-            return None
-        return Config(state, head, tuple(int(c) for c in cells))
+        return Config(state, head, symbols)  # type: ignore[arg-type]
 
     def valid(self, message: Any) -> bool:
         return self.parse(message) is not None
@@ -124,11 +123,6 @@ class TuringMachine:
         tape = list(config.tape)
         tape[config.head] = w
         return Config(q, min(max(config.head + mv, 0), self.space - 1), tuple(tape))
-
-    def valid_step(self, before: Config, after: Config, ask: Ask) -> bool:
-        """Whether ``after`` is one transition of M from ``before`` (Figure 4, step 2's last check;
-        at most one oracle query)."""
-        return self.step(before, ask) == after
 
     def advance(self, config: Config, steps: int, ask: Ask) -> Config:
         """The configuration ``steps`` transitions after ``config``."""

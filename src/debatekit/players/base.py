@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,6 +47,9 @@ class Strategy:
     factory: Factory
     refuses: Callable[[Instance], str | None] | None = None
     """Why the strategy cannot play an instance, or None when it can (checked before a run)."""
+    trusted: bool = False
+    """A built-in programmed strategy: its moves run inline, without a time limit. Every other
+    player (a user's, an LLM, a person) moves in a worker thread or coroutine under the limit."""
 
 
 class StrategyError(ValueError):
@@ -54,8 +57,8 @@ class StrategyError(ValueError):
 
 
 def by_name(*strategies: Strategy) -> dict[str, Strategy]:
-    """A role's strategy table, keyed by name."""
-    return {s.name: s for s in strategies}
+    """A role's table of built-in strategies, keyed by name (trusted: they run inline)."""
+    return {s.name: replace(s, trusted=True) for s in strategies}
 
 
 def resolve(spec: str, role: Role, builtins: dict[str, Strategy]) -> Strategy:

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.engine.boundary import as_bit, as_index
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat
@@ -64,7 +65,6 @@ from debatekit.protocols.prover_estimator import (
     gives_implicit_proof,
     rules_of,
 )
-from debatekit.reader import as_bit, as_index
 
 MAX_WIDTH = 10
 """Algorithm 1 represents a distribution over all 2^q answer vectors (Lemma A.3's |Z|)."""

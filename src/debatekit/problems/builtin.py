@@ -182,7 +182,7 @@ def approval_majority(n: int, truth: bool, rng: np.random.Generator) -> Instance
     chosen += [rejected[i] for i in rng.integers(len(rejected), size=n - ones)]
     items = [chosen[i] for i in rng.permutation(n)]
     x = np.array([bit for item in items for bit in item], dtype=np.uint8)
-    oracle = FunctionOracle(lambda query: float(judgement[query[1]]))
+    oracle = FunctionOracle(lambda query: float(judgement[query[1]]), deterministic=True)
     machine = judged_majority_machine(n, features)
     return Instance(
         "approval-majority", n, truth, x, oracle=oracle, machine=machine,

@@ -21,53 +21,50 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from debatekit.game import End, Judge, Move, Node
-from debatekit.ledger import Malformed, Role
+from debatekit.engine.boundary import Invalid, bit_word
+from debatekit.engine.nodes import Check, End, Judge, Move, Node, Query
+from debatekit.ledger import Role
 from debatekit.machine.turing import Config, TuringMachine
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.reader import Reader, as_bit, word_width
+from debatekit.reader import Reader, word_width
 
 
 class Alice(Protocol):
     def final(self) -> Config | Dist:
         """z'_0: the accepting configuration M reaches after T steps."""
 
-    def middle(self, start: Config, end: Config, begin: int, steps: int) -> Any:
+    def middle(self, start: Config, end: Config, begin: int, steps: int) -> Config | Dist:
         """a_k: the configuration floor(steps/2) steps after ``start`` (which is at time ``begin``)."""
 
 
 class Bob(Protocol):
-    def half(self, start: Config, middle: Any, end: Config, begin: int, steps: int) -> int | Dist:
+    def half(self, start: Config, middle: Config, end: Config, begin: int, steps: int) -> int | Dist:
         """0 to dispute start→middle, 1 to dispute middle→end."""
 
 
 def debate(instance: Instance, reader: Reader) -> Node:
     """The game tree of Figure 4."""
     tm = machine_of(instance)
+    config_bits = tm.config_bits
 
-    def read_config(message: Any) -> Config:
-        reader.word(message, tm.config_bits)
-        config = tm.parse(message)
-        if config is None:
-            raise Malformed(Role.ALICE, "not a valid configuration of M")
-        return config
+    def commit_config(message: Any) -> Config | Invalid:
+        config = message if type(message) is Invalid else tm.parse(message)
+        return Invalid("not a valid configuration of M") if config is None else config
 
     def claim(start: Config, end: Config, begin: int, steps: int) -> Node:
         if steps == 0:  # only when T = 0: the claim is z_0 = z'_0, nothing to bisect
             return Judge(lambda: int(start == end))
         if steps == 1:
-            return Judge(lambda: int(tm.valid_step(start, end, reader.ask)))
+            return Judge(lambda: last_step(tm, start, end))
         first = steps // 2
 
-        def on_middle(message: Any) -> Node:
-            middle = read_config(message)
+        def on_middle(message: Config) -> Node:
+            middle = reader.word(message, config_bits, Role.ALICE)
 
-            def on_bit(bit: Any) -> Node:
-                half = as_bit(reader.word(bit, 1))
-                if half is None:
-                    raise Malformed(Role.BOB, f"b_k = {bit!r} is not a bit")
+            def on_bit(bit: int) -> Node:
+                half = reader.word(bit, 1, Role.BOB)
                 if half == 0:
                     return claim(start, middle, begin, first)
                 return claim(middle, end, begin + first, steps - first)
@@ -75,6 +72,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
             return Move(
                 Role.BOB,
                 ask=lambda bob: bob.half(start, middle, end, begin, steps),
+                commit=lambda sent: bit_word(sent, "b_k ="),
                 then=on_bit,
                 options=lambda: (0, 1, 2),
             )
@@ -82,13 +80,14 @@ def debate(instance: Instance, reader: Reader) -> Node:
         return Move(
             Role.ALICE,
             ask=lambda alice: alice.middle(start, end, begin, steps),
+            commit=commit_config,
             then=on_middle,
             options=lambda: all_configs(tm),
             key=(start, end, steps),
         )
 
-    def on_final(message: Any) -> Node:
-        end = read_config(message)
+    def on_final(message: Config) -> Node:
+        end = reader.word(message, config_bits, Role.ALICE)
         if not tm.accepts(end):
             return End(0, reason="Alice's final configuration does not accept")
         return claim(tm.initial(instance.x.tolist()), end, 0, tm.time)
@@ -96,9 +95,17 @@ def debate(instance: Instance, reader: Reader) -> Node:
     return Move(
         Role.ALICE,
         ask=lambda alice: alice.final(),
+        commit=commit_config,
         then=on_final,
         options=lambda: (c for c in all_configs(tm) if c is None or tm.accepts(c)),
     )
+
+
+def last_step(tm: TuringMachine, start: Config, end: Config) -> Check:
+    """Figure 4, step 2's last check: ``end`` is one transition of M from ``start`` (one oracle
+    query when ``start`` is a query state)."""
+    answer = (yield Query(tm.query_of(start))) if tm.is_query(start) else 0
+    return int(tm.step(start, lambda query: answer) == end)
 
 
 def rounds(tm: TuringMachine) -> int:

@@ -28,14 +28,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from debatekit.game import Judge, Move, Node
-from debatekit.ledger import Malformed, Role
+from debatekit.engine.boundary import commit_bit, commit_bits, index_word
+from debatekit.engine.nodes import Judge, Move, Node
+from debatekit.ledger import Role
 from debatekit.machine.circuit import Circuit, Gate
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.cross_exam import committed, parse_bits
-from debatekit.reader import Reader, as_bit, as_index, word_width
+from debatekit.protocols.cross_exam import parse_bits
+from debatekit.reader import Reader, word_width
 
 ACCEPT = None
 """Bob's pointer when he names no gate."""
@@ -57,7 +58,7 @@ class Bob(Protocol):
     def move(self, history: tuple[int, ...]) -> int | Dist:
         """His next transcript bit β_i, given the bits so far."""
 
-    def point(self, transcript: tuple[int, ...], gates: Any) -> int | Dist | None:
+    def point(self, transcript: tuple[int, ...], gates: np.ndarray) -> int | Dist | None:
         """A gate index in [0, m), or ``ACCEPT``."""
 
 
@@ -85,7 +86,8 @@ def original_rounds(count: int, finish: Callable[[tuple[int, ...]], Node]) -> No
         return Move(
             role,
             ask=lambda player: player.move(history),
-            then=lambda sent: after((*history, transcript_bit(sent, role))),
+            commit=lambda sent: commit_bit(sent, role, "transcript bit"),
+            then=lambda bit: after((*history, bit)),
             options=lambda: (0, 1, 2),  # 2 stands for any malformed bit
         )
 
@@ -107,14 +109,16 @@ def debate(instance: Instance, reader: Reader) -> Node:
         return Move(
             Role.ALICE,
             ask=lambda alice: alice.gates(history),
-            then=lambda sent: challenge(history, committed(sent, size)),
+            commit=lambda sent: commit_bits(sent, size, Role.ALICE),
+            then=lambda gates: challenge(history, gates),
             options=lambda: itertools.chain(itertools.product((0, 1), repeat=size), [()]),
         )
 
-    def challenge(transcript: tuple[int, ...], gates: Any) -> Node:
+    def challenge(transcript: tuple[int, ...], gates: np.ndarray) -> Node:
         return Move(
             Role.BOB,
             ask=lambda bob: bob.point(transcript, gates),
+            commit=lambda sent: index_word(sent, size, "pointer"),
             then=lambda pointer: Judge(lambda: verify(instance, transcript, gates, pointer, reader)),
             options=lambda: [ACCEPT, *range(size), size],  # `size` stands for any malformed word
         )
@@ -122,24 +126,15 @@ def debate(instance: Instance, reader: Reader) -> Node:
     return original_rounds(circuit.n_witness, cross_examination)
 
 
-def transcript_bit(sent: Any, role: Role) -> int:
-    """A round's bit, or :class:`Malformed` against its sender."""
-    bit = as_bit(sent)
-    if bit is None:
-        raise Malformed(role, f"transcript bit {sent!r} is not 0 or 1")
-    return bit
-
-
-def verify(instance: Instance, transcript: tuple[int, ...], gates: Any, pointer: Any, reader: Reader) -> int:
+def verify(
+    instance: Instance, transcript: tuple[int, ...], gates: np.ndarray, pointer: int | None, reader: Reader
+) -> int:
     """The verifier of Theorem 6 / Lemma 8: read the pointer, then one gate and its inputs."""
     circuit = circuit_of(instance)
     size = circuit.length
-    word = reader.word(pointer, word_width(size + 1))
-    if word is ACCEPT:
+    g = reader.word(pointer, word_width(size + 1), Role.BOB)
+    if g is ACCEPT:
         return 0
-    g = as_index(word, size)
-    if g is None:
-        raise Malformed(Role.BOB, f"pointer {word!r} is not a gate in [0, {size})")
     claimed = reader.bit(gates, g, Role.ALICE)
     bits = tuple(_read_address(instance, transcript, gates, a, reader) for a in circuit.relevant(g))
     if claimed != circuit.rule(g, bits):
@@ -147,7 +142,9 @@ def verify(instance: Instance, transcript: tuple[int, ...], gates: Any, pointer:
     return int(g == size - 1 and claimed == 1)
 
 
-def _read_address(instance: Instance, transcript: tuple[int, ...], gates: Any, address: int, reader: Reader) -> int:
+def _read_address(
+    instance: Instance, transcript: tuple[int, ...], gates: np.ndarray, address: int, reader: Reader
+) -> int:
     """One input of a gate: a bit of x, a transcript bit, or an earlier gate's claimed value."""
     circuit = circuit_of(instance)
     if address < circuit.offset:
@@ -256,7 +253,7 @@ class HonestBob(OptimalRounds):
     gate follows, Alice's values are C's true values, so when V(x, α, β) = 1 her output gate
     reads 1 and naming it wins; otherwise accept."""
 
-    def point(self, transcript: tuple[int, ...], gates: Any) -> int | None:
+    def point(self, transcript: tuple[int, ...], gates: np.ndarray) -> int | None:
         circuit = circuit_of(self.seat.instance)
         claimed = parse_bits(gates)
         inputs = np.concatenate([self.seat.instance.x, np.asarray(transcript, dtype=np.uint8)]).astype(np.uint8)

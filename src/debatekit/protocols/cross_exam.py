@@ -7,26 +7,28 @@ a_{I(t)} and recomputes step t (one oracle query if t is an oracle step): if a_t
 outputs 0, else it reads and outputs a_T. If Bob accepts it reads and outputs a_T. The input x is
 common knowledge; reading its bits is counted apart (``input_bits_read``).
 
-The length of Alice's message is framing, checked without reading any bit; a message of the
-wrong length, or one whose bit the verifier reads is not 0 or 1, loses for Alice. A challenge
-that is not ``ACCEPT`` or an index in [0, T) loses for Bob.
+Alice's message is committed as a frozen bit buffer (:func:`~debatekit.engine.boundary.commit_bits`):
+its length is framing, checked without reading any bit; a message of the wrong length, or one
+whose bit the verifier reads is not 0 or 1, loses for Alice. A challenge that is not ``ACCEPT``
+or an index in [0, T) loses for Bob when the verifier reads it.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from debatekit.game import Judge, Move, Node
-from debatekit.ledger import Malformed, Role
+from debatekit.engine.boundary import commit_bits, index_word
+from debatekit.engine.nodes import Check, Judge, Move, Node, Query
+from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.reader import Reader, as_bit, as_index, word_width
+from debatekit.reader import Reader, word_width
 
 ACCEPT = None
 """Bob's message when he accepts Alice's transcript."""
@@ -38,7 +40,7 @@ class Alice(Protocol):
 
 
 class Bob(Protocol):
-    def challenge(self, message: Any) -> int | Dist | None:
+    def challenge(self, message: np.ndarray) -> int | Dist | None:
         """A step index t in [0, T) to check, or ``ACCEPT``."""
 
 
@@ -47,11 +49,11 @@ def debate(instance: Instance, reader: Reader) -> Node:
     machine = machine_of(instance)
     size, steps = machine.n_witness + machine.length, machine.length
 
-    def on_message(sent: Any) -> Node:
-        message = committed(sent, size)
+    def challenged(message: np.ndarray) -> Node:
         return Move(
             Role.BOB,
             ask=lambda bob: bob.challenge(message),
+            commit=lambda sent: index_word(sent, steps, "challenge"),
             then=lambda challenge: Judge(lambda: verify(instance, message, challenge, reader)),
             options=lambda: [ACCEPT, *range(steps), steps],  # `steps` stands for any malformed word
         )
@@ -59,62 +61,29 @@ def debate(instance: Instance, reader: Reader) -> Node:
     return Move(
         Role.ALICE,
         ask=lambda alice: alice.transcript(),
-        then=on_message,
+        commit=lambda sent: commit_bits(sent, size, Role.ALICE),
+        then=challenged,
         options=lambda: itertools.chain(itertools.product((0, 1), repeat=size), [()]),
     )
 
 
-def committed(message: Any, size: int) -> Any:
-    """Alice's message as sent: a private copy, so neither Bob nor Alice can change it afterwards.
-    The copy is transport, not reading: the verifier still pays only for the bits it reads, and a
-    position that cannot be indexed is kept as unreadable, to lose for Alice only if it is read.
-    A message of the wrong length loses for Alice at once."""
-    try:
-        length = len(message)
-    except Exception as err:
-        raise Malformed(Role.ALICE, "the transcript is not a sequence") from err
-    if length != size:
-        raise Malformed(Role.ALICE, f"the transcript has length {length}, expected {size}")
-    if type(message) is np.ndarray:
-        copy = message.copy()
-        copy.flags.writeable = False
-        return copy
-    return tuple(_position(message, i) for i in range(size))
-
-
-class _Unreadable:
-    """Stands for a position of Alice's message that could not be indexed."""
-
-    def __repr__(self) -> str:
-        return "<unreadable>"
-
-
-def _position(message: Any, index: int) -> Any:
-    try:
-        return message[index]
-    except Exception:  # the sender's fault, charged when the verifier reads it
-        return _Unreadable()
-
-
-def verify(instance: Instance, message: Any, challenge: Any, reader: Reader) -> int:
-    """Figure 1, step 3: V's check of one step, reading only what it needs."""
+def verify(instance: Instance, message: np.ndarray, challenge: int | None, reader: Reader) -> Check:
+    """Figure 1, step 3: V's check of one step, reading only what it needs (one oracle query if
+    step t is an oracle step)."""
     machine = instance.machine
     assert machine is not None
     steps, n = machine.length, machine.n_inputs
     output = machine.n_witness + steps - 1  # position of a_T in Alice's message
-    word = reader.word(challenge, word_width(steps + 1))
-    if word is ACCEPT:
+    t = reader.word(challenge, word_width(steps + 1), Role.BOB)
+    if t is ACCEPT:
         return reader.bit(message, output, Role.ALICE)
-    t = as_index(word, steps)
-    if t is None:
-        raise Malformed(Role.BOB, f"challenge {word!r} is not a step in [0, {steps})")
     bits = tuple(
         reader.input_bit(instance.x, a) if a < n else reader.bit(message, a - n, Role.ALICE)
         for a in machine.relevant(t)
     )
     claimed = reader.bit(message, machine.n_witness + t, Role.ALICE)
     rule = machine.rule(t, bits)
-    expected = int(rule) if machine.kind(t) is StepKind.COMPUTE else reader.ask(rule)  # type: ignore[arg-type]
+    expected = int(rule) if machine.kind(t) is StepKind.COMPUTE else (yield Query(rule))  # type: ignore[arg-type]
     if claimed != expected:
         return 0
     return claimed if t == steps - 1 else reader.bit(message, output, Role.ALICE)
@@ -138,23 +107,10 @@ def machine_of(instance: Instance) -> TranscriptMachine:
     return machine
 
 
-def parse_bits(message: Any) -> np.ndarray:
-    """A message as int8 values, -1 marking a position that is not a bit (for honest Bob).
-
-    Positions are read by indexing, as the verifier's reader does, so honest Bob sees exactly
-    what V would read (iterating a dict, say, would give its keys rather than its values)."""
-    if type(message) is np.ndarray and message.ndim == 1 and message.dtype.kind in "biu":
-        values = message.astype(np.int64)
-        return np.where((values >= 0) & (values <= 1), values, -1).astype(np.int8)
-    return np.array([_bit_at(message, i) for i in range(len(message))], dtype=np.int8)
-
-
-def _bit_at(message: Any, index: int) -> int:
-    try:
-        bit = as_bit(message[index])
-    except Exception:  # unreadable for the verifier too: Alice's fault
-        return -1
-    return -1 if bit is None else bit
+def parse_bits(message: np.ndarray) -> np.ndarray:
+    """A committed message as int8 values, -1 marking a position that is not a bit (for honest
+    Bob, who sees exactly what V would read)."""
+    return np.where(message <= 1, message, -1).astype(np.int8)
 
 
 class HonestAlice:
@@ -177,7 +133,7 @@ class HonestBob:
     def __init__(self, seat: Seat):
         self.seat = seat
 
-    def challenge(self, message: Any) -> int | None:
+    def challenge(self, message: np.ndarray) -> int | None:
         instance, machine = self.seat.instance, machine_of(self.seat.instance)
         claimed = parse_bits(message)
         m, n = machine.n_witness, machine.n_inputs

@@ -24,14 +24,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from debatekit.game import Judge, Move, Node
-from debatekit.ledger import Malformed, Role
+from debatekit.engine.boundary import bit_word
+from debatekit.engine.nodes import Judge, Move, Node
+from debatekit.ledger import Role
 from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
 from debatekit.protocols.circuit_cross_exam import OptimalRounds, original_rounds, read_variable
-from debatekit.reader import Reader, as_bit
+from debatekit.reader import Reader
 
 MALFORMED = 2
 """In ``Move.options``: stands for any message that is not a bit."""
@@ -67,10 +68,8 @@ def debate(instance: Instance, reader: Reader) -> Node:
     def at(transcript: tuple[int, ...], level: int, gate: int) -> Node:
         role = Role.ALICE if circuit.is_and(level) else Role.BOB
 
-        def then(message: Any) -> Node:
-            bit = as_bit(reader.word(message, 1))
-            if bit is None:
-                raise Malformed(role, f"{message!r} at level {level} gate {gate} is not a child bit 0 or 1")
+        def then(word: int) -> Node:
+            bit = reader.word(word, 1, role)
             child = int((circuit.right if bit else circuit.left)[level][gate])
             if level == 0:
                 return Judge(lambda: literal(instance, circuit, transcript, child, reader))
@@ -79,6 +78,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
         return Move(
             role,
             ask=lambda player: player.point(transcript, level, gate),
+            commit=lambda sent: bit_word(sent, f"the child at level {level} gate {gate},"),
             then=then,
             options=lambda: (0, 1, MALFORMED),
             key=("kw", transcript, level, gate),

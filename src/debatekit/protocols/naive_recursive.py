@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from debatekit.engine.boundary import as_bit, as_index
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.prob import Dist
 from debatekit.protocols.prover_estimator import Chance, Exact, Record, ask, walk
-from debatekit.reader import as_bit, as_index, word_width
+from debatekit.reader import word_width
 
 
 class Alice(Protocol):

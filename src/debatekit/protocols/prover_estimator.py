@@ -43,11 +43,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from debatekit.engine.boundary import as_bit, as_index
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query, check_stability_parameters
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.reader import as_bit, as_index, word_width
+from debatekit.reader import word_width
 
 PROBABILITY_BITS = 64
 """A probability is read as one float64."""

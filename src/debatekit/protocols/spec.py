@@ -10,11 +10,12 @@ other values.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from debatekit.game import Node
+from debatekit.engine.nodes import Node
 from debatekit.ledger import Role
+from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Instance
@@ -63,6 +64,8 @@ class ProtocolSpec:
     alice_argues: int = 1
     """The answer Alice argues for: 1 in the doubly-efficient debate papers, 0 in the
     query-complexity paper, where Alice is Prover 0 (its Theorem 6)."""
+    deterministic_oracle: bool = False
+    """The theorem assumes a deterministic oracle (Theorems 5.1 and 5.3: P[O(z)=1] in {0, 1})."""
     params: Any = field(default_factory=NoParams)
     """The parameter values this spec plays (an instance of its declaration, a frozen dataclass)."""
     configure: Callable[[Any], ProtocolSpec] | None = None
@@ -79,6 +82,19 @@ class ProtocolSpec:
         if values == self.params or self.configure is None:  # every NoParams() is equal
             return self
         return self.configure(values)
+
+
+NO_GUARANTEE = "assumes a deterministic oracle, and this oracle is not known to be one: no guarantee"
+
+
+def guarantee_for(spec: ProtocolSpec, instance: Instance, oracle: Oracle) -> Guarantee:
+    """The theorem's guarantee on ``instance`` when the verifier asks ``oracle``; where the
+    theorem assumes a deterministic oracle and ``oracle`` is not known to be one, the vacuous
+    guarantee (completeness 0, soundness 1), saying why."""
+    guarantee = spec.guarantee(instance)
+    if spec.deterministic_oracle and oracle.deterministic is not True:
+        return replace(guarantee, completeness=0.0, soundness=1.0, statement=f"{spec.theorem} {NO_GUARANTEE}")
+    return guarantee
 
 
 def honest_role(spec: ProtocolSpec, truth: bool) -> Role:

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from debatekit.engine.boundary import as_bit, plain_int
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat, Strategy
@@ -110,32 +111,34 @@ def shares_ok(shares: np.ndarray) -> np.ndarray:
 
 
 def as_numbers(message: Any, size: int) -> np.ndarray:
-    """A batch of numeric messages as floats; anything unreadable becomes NaN (and so fails)."""
+    """A batch of numeric messages as a private float copy; anything unreadable becomes NaN (and so
+    fails). Only exact int and float types are read (:mod:`debatekit.engine.boundary`): no method
+    of a hostile object runs outside this catch-all, and none of its values survives it."""
     try:
-        values = np.array(message, dtype=float)  # a copy: the sender keeps no handle on it
-    except (TypeError, ValueError):
+        if type(message) is np.ndarray and message.dtype.kind in "biuf" and message.shape == (size,):
+            return message.astype(float)
         items = _items(message, size)
-        if items is None:
+        if items is None or len(items) != size:
             return np.full(size, np.nan)
-        values = np.array([_number(m) for m in items], dtype=float)
-    if values.shape != (size,):
+        if set(map(type, items)) <= _PLAIN_NUMBERS:
+            return np.array(items, dtype=float)
+        return np.array([_number(m) for m in items], dtype=float)
+    except Exception:  # a hostile object raised while being read: unreadable
         return np.full(size, np.nan)
-    return values
 
 
 def as_flags(message: Any, size: int) -> np.ndarray:
     """A batch of yes/no decisions as 0/1, with -1 for anything that is not a bit."""
-    if isinstance(message, np.ndarray) and message.dtype.kind in "bui" and message.shape == (size,):
-        values = message.astype(np.int64)
-        return np.where((values == 0) | (values == 1), values, -1)
-    items = _items(message, size)
-    if items is None or len(items) != size:
+    try:
+        if type(message) is np.ndarray and message.dtype.kind in "bui" and message.shape == (size,):
+            values = message.astype(np.int64)
+            return np.where((values == 0) | (values == 1), values, -1)
+        items = _items(message, size)
+        if items is None or len(items) != size:
+            return np.full(size, -1)
+        return np.array([-1 if (bit := as_bit(value)) is None else bit for value in items], dtype=np.int64)
+    except Exception:  # a hostile object raised while being read: unreadable
         return np.full(size, -1)
-    out = np.full(size, -1)
-    for i, value in enumerate(items):
-        if isinstance(value, bool | np.bool_) or (isinstance(value, int | np.integer) and value in (0, 1)):
-            out[i] = int(value)
-    return out
 
 
 def _items(message: Any, size: int) -> list | None:
@@ -146,10 +149,14 @@ def _items(message: Any, size: int) -> list | None:
         return None
 
 
+_PLAIN_NUMBERS = frozenset({int, bool, float, np.float64, np.float32, np.int64, np.int32, np.bool_})
+
+
 def _number(value: Any) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
-        return float("nan")
-    return float(value)
+    if type(value) in (float, np.float64, np.float32, np.float16):
+        return float(value)
+    number = plain_int(value)
+    return float("nan") if number is None else float(number)
 
 
 @dataclass

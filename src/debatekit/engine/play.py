@@ -1,0 +1,121 @@
+"""Play one debate: the async interpreter over a protocol's nodes.
+
+Players are untrusted. A built-in programmed strategy (``Strategy.trusted``) is called inline;
+any other player (a user's ``module:attr``, an LLM, a person) is called in a worker thread, or
+awaited when its method is a coroutine, under the move's time limit, and its message is
+committed (:mod:`debatekit.engine.boundary`) under the same limit. Whatever goes wrong on a
+player's side (it raises, it sends what does not commit, it is still thinking when time is up)
+is that player's forfeit; the verifier never waits past the limit and never sees anything but
+committed data.
+
+Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
+the provers' through their seats, the verifier's through the answer function of the debate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from debatekit.engine.boundary import safe_repr, to_json
+from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
+from debatekit.ledger import Ledger, Role
+from debatekit.oracle import Asker, Oracle
+from debatekit.prob import Dist
+
+DEFAULT_MOVE_TIMEOUT = 600.0
+"""Seconds a player may take for one move (``--move-timeout``): generous, for LLMs and people."""
+
+Answer = Callable[[Hashable], int | Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class Seated:
+    """A player at one debate: the object whose methods the protocol calls, its generator (for
+    mixed moves), and whether it is a trusted built-in that runs inline."""
+
+    player: Any
+    rng: np.random.Generator
+    trusted: bool = False
+
+
+def describe(err: BaseException) -> str:
+    """``Type: message`` for an exception a player raised, without trusting its ``__str__``."""
+    try:
+        text = str(err)
+    except Exception:
+        text = "<unprintable>"
+    return f"{type(err).__name__}: {safe_repr(text) if len(text) > 200 else text}"
+
+
+async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: int) -> tuple[Any, Node]:
+    """One committed move, or the mover's forfeit."""
+
+    def message_of(message: Any) -> Any:
+        return message.sample(seat.rng) if isinstance(message, Dist) else message
+
+    async def attempt() -> tuple[Any, Node]:
+        message = node.ask(seat.player) if seat.trusted else await asyncio.to_thread(node.ask, seat.player)
+        if inspect.isawaitable(message):
+            message = await message
+        if seat.trusted:
+            return advance(node, message_of(message), alice_argues)
+        return await asyncio.to_thread(lambda: advance(node, message_of(message), alice_argues))
+
+    try:
+        if seat.trusted and timeout is None:
+            return await attempt()
+        return await asyncio.wait_for(attempt(), timeout)
+    except TimeoutError:
+        return NOTHING, forfeit(node.role, f"no move within {timeout:g} s", alice_argues)
+    except Exception as err:  # untrusted code failed to answer
+        return NOTHING, forfeit(node.role, describe(err), alice_argues)
+
+
+async def play(
+    node: Node,
+    seats: dict[Role, Seated],
+    answer: Answer,
+    ledger: Ledger,
+    alice_argues: int = 1,
+    timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+) -> End:
+    """Play the nodes to the end; ``answer`` answers the verifier's oracle queries (counted and
+    recorded by it). Each committed message is recorded in ``ledger`` when it keeps events."""
+    while isinstance(node, Move):
+        role = node.role
+        committed, node = await _move(node, seats[role], timeout, alice_argues)
+        if ledger.events is None:
+            continue
+        if committed is NOTHING:
+            assert isinstance(node, End)
+            ledger.note({"move": role.value, "forfeit": node.reason})
+        else:
+            ledger.note({"move": role.value, "message": to_json(committed)})
+    if isinstance(node, End):
+        return node
+    steps = checking(node, alice_argues)
+    try:
+        query = next(steps)
+        while True:
+            reply = answer(query.question)
+            query = steps.send(await reply if inspect.isawaitable(reply) else reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB)) -> dict[Role, Any]:
+    """Each role's own deep copy of the instance: nothing a player can reach through its seat is
+    what the verifier or the other player reads."""
+    return {role: copy.deepcopy(instance) for role in roles}
+
+
+def verifier_answer(oracle: Oracle, ledger: Ledger, rng: np.random.Generator) -> Answer:
+    """The verifier's oracle access: each query counted and recorded for the verifier."""
+    return Asker(oracle, Role.VERIFIER, ledger, rng)

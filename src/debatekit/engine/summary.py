@@ -1,0 +1,105 @@
+"""Many debates as one mergeable summary: counts, sums and maxima, never per-debate arrays.
+
+A summary grows by one debate at a time (memory does not grow with the number of trials) and two
+summaries of disjoint sets of debates merge into the summary of their union (shards, workers), in
+any order: the first forfeit reason kept for a role is the one of the lowest-numbered debate.
+Payoffs keep a count, mean and sum of squared deviations, merged by Chan et al.'s formula.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from debatekit.ledger import Ledger, Role, Tally
+
+PROVERS = (Role.ALICE, Role.BOB)
+
+
+@dataclass
+class Summary:
+    trials: int = 0
+    accepts: int = 0
+    honest_wins: int = 0
+    queries_sum: dict[Role, int] = field(default_factory=lambda: dict.fromkeys(Role, 0))
+    verifier_queries_max: int = 0
+    bits_read_sum: int = 0
+    bits_read_max: int = 0
+    input_bits_read_max: int = 0
+    forfeits: dict[Role, int] = field(default_factory=lambda: dict.fromkeys(PROVERS, 0))
+    reasons: dict[Role, tuple[int, str]] = field(default_factory=dict)
+    """Each role's first forfeit reason, with the number of the debate it came from."""
+    payoffs: int = 0
+    payoff_mean: float = 0.0
+    payoff_m2: float = 0.0
+
+    def add(self, index: int, verdict: int, answer: int, ledger: Ledger, forfeit: Role | None, reason: str) -> None:
+        """Debate ``index``: its verdict, the true answer, its ledger and who forfeited."""
+        self.trials += 1
+        self.accepts += verdict
+        self.honest_wins += verdict == answer
+        for role in Role:
+            self.queries_sum[role] += ledger.queries[role]
+        self.verifier_queries_max = max(self.verifier_queries_max, ledger.queries[Role.VERIFIER])
+        self.bits_read_sum += ledger.bits_read
+        self.bits_read_max = max(self.bits_read_max, ledger.bits_read)
+        self.input_bits_read_max = max(self.input_bits_read_max, ledger.input_bits_read)
+        if forfeit is not None:
+            self.forfeits[forfeit] += 1
+            if forfeit not in self.reasons or index < self.reasons[forfeit][0]:
+                self.reasons[forfeit] = (index, reason)
+
+    def merge(self, other: Summary) -> Summary:
+        """The summary of both sets of debates (which must be disjoint)."""
+        merged = Summary(
+            trials=self.trials + other.trials,
+            accepts=self.accepts + other.accepts,
+            honest_wins=self.honest_wins + other.honest_wins,
+            queries_sum={role: self.queries_sum[role] + other.queries_sum[role] for role in Role},
+            verifier_queries_max=max(self.verifier_queries_max, other.verifier_queries_max),
+            bits_read_sum=self.bits_read_sum + other.bits_read_sum,
+            bits_read_max=max(self.bits_read_max, other.bits_read_max),
+            input_bits_read_max=max(self.input_bits_read_max, other.input_bits_read_max),
+            forfeits={role: self.forfeits[role] + other.forfeits[role] for role in PROVERS},
+            reasons={role: min(r for r in (self.reasons.get(role), other.reasons.get(role)) if r is not None)
+                     for role in set(self.reasons) | set(other.reasons)},
+        )
+        n = self.payoffs + other.payoffs
+        if n:
+            delta = other.payoff_mean - self.payoff_mean
+            merged.payoffs = n
+            merged.payoff_mean = self.payoff_mean + delta * other.payoffs / n
+            merged.payoff_m2 = self.payoff_m2 + other.payoff_m2 + delta**2 * self.payoffs * other.payoffs / n
+        return merged
+
+    @classmethod
+    def of_tally(cls, tally: Tally, answer: int) -> Summary:
+        """The summary of a batch played at once (stochastic and recursive debate)."""
+        verdicts = tally.verdicts
+        summary = cls(
+            trials=int(verdicts.size),
+            accepts=int(verdicts.sum()),
+            honest_wins=int((verdicts == answer).sum()),
+            queries_sum={role: int(tally.queries[role].sum()) for role in Role},
+            verifier_queries_max=int(tally.queries[Role.VERIFIER].max()),
+            bits_read_sum=int(tally.bits_read.sum()),
+            bits_read_max=int(tally.bits_read.max()),
+            input_bits_read_max=int(tally.input_bits_read.max()),
+            forfeits={role: int(tally.forfeits[role]) for role in PROVERS},
+            reasons={role: (0, reason) for role, reason in tally.reasons.items()},
+        )
+        if tally.payoffs is not None:
+            payoffs = np.asarray(tally.payoffs, dtype=float)
+            summary.payoffs = int(payoffs.size)
+            summary.payoff_mean = float(payoffs.mean())
+            summary.payoff_m2 = float(((payoffs - payoffs.mean()) ** 2).sum())
+        return summary
+
+    def payoff_ci(self, z: float) -> tuple[float, float]:
+        """mean ± z·s/√n, the normal-approximation interval for the mean payoff."""
+        if self.payoffs < 2:
+            return self.payoff_mean, self.payoff_mean
+        half = z * math.sqrt(self.payoff_m2 / (self.payoffs - 1)) / math.sqrt(self.payoffs)
+        return self.payoff_mean - half, self.payoff_mean + half
