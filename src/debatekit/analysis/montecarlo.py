@@ -185,27 +185,34 @@ async def _stream(
     progress: Callable[[int], None] | None,
     writer: RecordWriter | None,
 ) -> Summary:
-    """Debates 0..trials-1, at most ``concurrency`` at once, summarised (and recorded, in order)
-    as they end."""
-    summary, answer = Summary(), table.instance.answer
+    """Debates 0..trials-1, at most ``concurrency`` at once (one at a time without tasks when
+    ``concurrency`` is 1), summarised (and recorded, in order) as they end."""
+    summary, answer, keep = Summary(), table.instance.answer, writer is not None
+
+    def finish(index: int, outcome: Outcome) -> None:
+        summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
+        if writer is not None:
+            writer.write(record_of(table, seed, index, outcome))
+        if progress:
+            progress(index + 1)
+
+    if concurrency == 1:
+        for index in range(trials):
+            finish(index, await debate(table, debate_seed(seed, index), keep))
+        return summary
     done: dict[int, Outcome] = {}
     running: dict[asyncio.Task, int] = {}
     started = flushed = 0
     while flushed < trials:
         while started < trials and len(running) < concurrency:
-            running[asyncio.ensure_future(debate(table, debate_seed(seed, started), writer is not None))] = started
+            running[asyncio.ensure_future(debate(table, debate_seed(seed, started), keep))] = started
             started += 1
         finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         for task in finished:
             done[running.pop(task)] = task.result()
         while flushed in done:
-            outcome = done.pop(flushed)
-            summary.add(flushed, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
-            if writer is not None:
-                writer.write(record_of(table, seed, flushed, outcome))
+            finish(flushed, done.pop(flushed))
             flushed += 1
-            if progress:
-                progress(flushed)
     return summary
 
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import math
 import reprlib
+from collections.abc import Hashable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from debatekit.ledger import Malformed, Role
+from debatekit.prob import Dist
 
 NOT_A_BIT = 255
 """In a committed bit buffer: a position that was not 0 or 1 (or could not be read). Cross-
@@ -90,11 +93,15 @@ def commit_bits(message: Any, length: int, sender: Role) -> np.ndarray:
     :data:`NOT_A_BIT`. A message that is not a sequence, or has the wrong length, is ``sender``'s
     forfeit (framing is checked without reading any bit)."""
     if type(message) is np.ndarray:
-        if message.ndim != 1 or message.shape[0] != length:
+        if message.ndim == 0 or message.shape[0] != length:
             raise Malformed(sender, f"the message has shape {message.shape}, expected ({length},)")
-        if message.dtype.kind in "biu":
-            values = message.astype(np.int64)
-            return frozen(np.where((values == 0) | (values == 1), values, NOT_A_BIT))
+        if message.ndim > 1:  # a sequence of rows, none of them a bit (as a list of lists would be)
+            return frozen(np.full(length, NOT_A_BIT))
+        if message.dtype.kind in "bu":  # unsigned: no value below 0 to check
+            values = message.view(np.uint8) if message.dtype.itemsize == 1 else message
+            return frozen(np.where(values <= 1, values, NOT_A_BIT))
+        if message.dtype.kind == "i":
+            return frozen(np.where((message == 0) | (message == 1), message, NOT_A_BIT))
         if message.dtype.kind != "O":
             return frozen(np.full(length, NOT_A_BIT))
     try:
@@ -155,6 +162,69 @@ def commit_probability(message: Any, sender: Role, what: str) -> float:
         number = float(message)
     if not (math.isfinite(number) and 0 <= number <= 1):
         raise Malformed(sender, f"{what} {safe_repr(message)} is not a probability in [0, 1]")
+    return float(number)
+
+
+PLAIN_DEPTH = 32
+"""How deeply tuples may nest in plain data (a query, a split)."""
+PLAIN_SIZE = 1 << 16
+"""The most items plain data may hold in all."""
+
+
+def commit_plain(message: Any, sender: Role, what: str) -> Hashable:
+    """``message`` rebuilt as plain immutable data (a query, a split of one), else ``sender``'s
+    forfeit. Plain data is ``None``, a ``bool``, ``str``, ``bytes`` or ``float`` of exactly that type,
+    an integer (:func:`plain_int`; numpy bools become ``bool``) or a tuple of plain data, read
+    through ``tuple``'s own slots and rebuilt as an exact tuple, so a tuple subclass that compares
+    equal to one split and indexes as another has no say. At most PLAIN_DEPTH levels, PLAIN_SIZE
+    items."""
+    budget = PLAIN_SIZE
+
+    def copy(value: Any, depth: int) -> Hashable:
+        nonlocal budget
+        budget -= 1
+        kind = type(value)
+        if value is None or kind is bool or kind is str or kind is bytes or kind is float:
+            return value
+        if kind is np.bool_:
+            return bool(value)
+        number = plain_int(value)
+        if number is not None:
+            return number
+        if issubclass(kind, tuple) and depth < PLAIN_DEPTH and tuple.__len__(value) <= budget:
+            return tuple(copy(tuple.__getitem__(value, i), depth + 1) for i in range(tuple.__len__(value)))
+        raise Malformed(sender, f"{what} {safe_repr(message)} is not plain data (ints, strings, tuples)")
+
+    return copy(message, 0)
+
+
+def mixed_branches(message: Any) -> list[tuple[float, Any]]:
+    """A message as (weight, outcome) pairs: a :class:`~debatekit.prob.Dist` (exactly that type, a
+    mixed move) as its outcomes with float weights, anything else as itself with weight 1. The
+    Dist's methods are not called and its weights are checked again (a player can rewrite them
+    after construction): each an integer, float or Fraction, finite and non-negative, summing to 1;
+    else ValueError. Outcomes are returned unread, in insertion order (:meth:`Dist.sample`'s)."""
+    if type(message) is not Dist:
+        return [(1.0, message)]
+    weights = message._weights
+    if type(weights) is not dict:
+        raise ValueError("a mixed move whose weights are not a dict")
+    pairs = [(_weight(w), outcome) for outcome, w in dict.items(weights)]
+    pairs = [(w, outcome) for w, outcome in pairs if w > 0]
+    if abs(math.fsum(w for w, _ in pairs) - 1) > 1e-9:
+        raise ValueError("a mixed move whose weights do not sum to 1")
+    return pairs
+
+
+def _weight(value: Any) -> float:
+    number: Any = plain_int(value)
+    if number is None and type(value) is Fraction:
+        numerator, denominator = plain_int(value.numerator), plain_int(value.denominator)
+        number = numerator / denominator if numerator is not None and denominator else None
+    elif number is None and (type(value) is float or type(value) is np.float64):
+        number = float(value)
+    if number is None or not (math.isfinite(number) and number >= 0):
+        raise ValueError(f"weight {safe_repr(value)} is not a probability")
     return float(number)
 
 

@@ -55,22 +55,24 @@ def describe(err: BaseException) -> str:
 
 
 async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: int) -> tuple[Any, Node]:
-    """One committed move, or the mover's forfeit."""
+    """One committed move, or the mover's forfeit: inline for a trusted built-in (no time limit),
+    otherwise in a worker thread or as an awaited coroutine within ``timeout`` seconds."""
 
     def message_of(message: Any) -> Any:
         return message.sample(seat.rng) if isinstance(message, Dist) else message
 
     async def attempt() -> tuple[Any, Node]:
-        message = node.ask(seat.player) if seat.trusted else await asyncio.to_thread(node.ask, seat.player)
+        message = await asyncio.to_thread(node.ask, seat.player)
         if inspect.isawaitable(message):
             message = await message
-        if seat.trusted:
-            return advance(node, message_of(message), alice_argues)
         return await asyncio.to_thread(lambda: advance(node, message_of(message), alice_argues))
 
     try:
-        if seat.trusted and timeout is None:
-            return await attempt()
+        if seat.trusted:
+            message = node.ask(seat.player)
+            if inspect.isawaitable(message):
+                message = await message
+            return advance(node, message_of(message), alice_argues)
         return await asyncio.wait_for(attempt(), timeout)
     except TimeoutError:
         return NOTHING, forfeit(node.role, f"no move within {timeout:g} s", alice_argues)
