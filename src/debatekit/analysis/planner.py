@@ -16,6 +16,10 @@ docs/planner.md gives the argument (section 1a: what each leaves to Lean); this 
 * :func:`plan` picks (v, c, s, b, q) and the sample counts to minimise Vera's queries under a cap
   on each honest prover's queries per step; :func:`lean_plan`, :func:`paper_plan` and
   :func:`frontier` report the alternatives.
+
+Length: the exact tail sweep, its certified margins, two proof routes, the search over (v, c, s, b, q)
+and the frontier are one argument (docs/planner.md) checked in one place; the tail sweep is the
+part to split out first.
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ callable ``(i, prefix) -> p`` may be given instead.
 :func:`survey` checks every query the honest splits reach from the root (levels d..1; level-0
 queries have no split), or a uniformly random subset of each level when there are more than
 ``max_nodes``.
+
+Length: the definition's two exact methods (enumeration and automaton), the parameter check and the
+survey of a whole decomposition share the backward induction above; splitting them would split it.
 """
 
 from __future__ import annotations

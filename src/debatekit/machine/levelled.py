@@ -14,6 +14,9 @@ Builders: :func:`levelled` converts any fan-in-2 :class:`~debatekit.machine.circ
 over AND/OR/XOR/NOT (the blow-up is stated there); :func:`expression_circuit` parses Boolean
 expressions such as ``"(x0 & ~x1) | x2"``; the families are parity (built directly, vectorised),
 equality, addition-overflow and random circuits (majority: ``levelled(majority_circuit(n))``).
+
+Length: one data structure with its conversion from fan-in-2 circuits, its evaluators (one input and
+bit-packed batches) and its families; they share private layout helpers, so they stay together.
 """
 
 from __future__ import annotations

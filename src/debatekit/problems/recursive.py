@@ -38,6 +38,10 @@ agree with it independently except with probability ε/(4n) (the oracle distribu
 stable transformation L' (Definition 8.2) fixes the evidence outcomes r; Appendix C's circuit C'
 decides L' by majority votes over κ fresh copies below every gate, and its decomposition
 (:class:`EvidenceMajority`) has width q = w·κ and is (ε, 1/2)-stable for ε = EPSILON.
+
+Length: two problems with their decompositions, and the number theory obfuscated primality needs
+(trial division, Pollard's rho, Miller-Rabin, interval candidates); the number theory could move to
+its own module when a second problem uses it.
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
 
 This module is run by :func:`simulate`, which plays many debates at once with numpy; the rules
 (:class:`Rules`, :func:`claims_ok`, the thresholds) are plain and shared with exact analysis.
+
+Length: the protocol's rules, its boundary parsing and its batch interpreter; the interpreter leaves
+this module when stochastic debate moves onto the node engine.
 """
 
 from __future__ import annotations
