@@ -23,14 +23,16 @@ import pytest
 from debatekit.analysis.montecarlo import Oracles, Table, debate_seed, make_instance, play_one, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
-from debatekit.engine.boundary import NOT_A_BIT, commit_bits, frozen, plain_int, safe_repr
+from debatekit.engine.boundary import NOT_A_BIT, commit_bits, commit_plain, frozen, mixed_branches, plain_int, safe_repr
 from debatekit.engine.record import read_records, replay
 from debatekit.engine.summary import Summary
-from debatekit.ledger import Ledger, Role, loser_verdict
+from debatekit.ledger import Ledger, Malformed, Role, loser_verdict
 from debatekit.machine.transcript import MachineBuilder
 from debatekit.oracle import SampleOnly, TableOracle
 from debatekit.players.base import Strategy
+from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols import prover_estimator as pe
 
 # (protocol, problem, size): every protocol written as nodes, on an instance where each side can
 # be the honest one.
@@ -393,3 +395,170 @@ def test_a_theorem_that_assumes_a_deterministic_oracle_promises_nothing_with_a_s
 
 def result_strategies(spec) -> tuple[Strategy, Strategy]:
     return spec.strategies[Role.ALICE]["lie-output"], spec.strategies[Role.BOB]["honest"]
+
+
+# The protocols on their own batch engines: stochastic debate, and the recursive protocols with the
+# honest B named (prover-estimator's Algorithm 1 estimator needs q <= 10: obfuscated primality).
+BATCH_PROTOCOLS = [
+    ("stochastic", "noisy-majority", 8, "honest"),
+    ("naive-recursive", "evidence-majority", 1, "honest"),
+    ("naive-recursive", "obfuscated-primality", 8, "honest"),
+    ("prover-estimator", "evidence-majority", 1, "omniscient"),
+    ("prover-estimator", "obfuscated-primality", 8, "honest"),
+]
+
+
+def _rewritten_mixed_move() -> Dist:
+    """A mixed move whose weights were rewritten after the Dist checked them."""
+    move = Dist.uniform([0, 1])
+    move._weights = {1: float("nan"), 0: 3}
+    return move
+
+
+BATCH_ATTACKS = HOSTILE_MESSAGES | {"rewritten mixed move": _rewritten_mixed_move}
+
+
+@pytest.mark.parametrize(("name", "problem", "size", "honest_bob"), BATCH_PROTOCOLS)
+@pytest.mark.parametrize("role", [Role.ALICE, Role.BOB])
+@pytest.mark.parametrize("attack", list(BATCH_ATTACKS))
+def test_a_hostile_message_loses_for_its_sender_on_the_batch_engines(
+    name, problem, size, honest_bob, role, attack
+) -> None:
+    """The same hostile messages against stochastic debate and the recursive protocols: the run
+    finishes, the honest side wins every debate (its payoff keeps Lemma A.5's promise), and only
+    the hostile side forfeits (B's construction from A's garbage is never B's fault)."""
+    spec = PROTOCOLS[name]
+    truth = bool(spec.alice_argues) if role is Role.BOB else not spec.alice_argues
+    instance = _instance(problem, size, truth)
+    honest = spec.strategies[role.opponent][honest_bob if role is Role.ALICE else "honest"]
+    players = {role: sends(role, BATCH_ATTACKS[attack]), role.opponent: honest}
+    result = run(spec, instance, players[Role.ALICE], players[Role.BOB], trials=3, seed=0)
+    assert result.honest_win_rate == 1.0
+    assert result.forfeits[role.opponent.value] == 0
+    if attack != "lying int":  # read through int's own slot, it is a plain number: no forfeit needed
+        assert result.forfeits[role.value] == 3
+    if name == "prover-estimator" and role is Role.BOB:
+        assert result.extra["payoff_bound_kind"] == "completeness"
+        assert result.extra["payoff_mean"] >= result.extra["payoff_bound"]
+
+
+class LyingSplit(tuple):
+    """Equal to the honest split (tuple's own ``==`` and iteration), but indexing it gives a true
+    subclaim: a split that changes when read, to steer the recursion away from the flaw."""
+
+    true: Any = None
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.true
+
+
+class Spy:
+    """An honest player that records the type of every argument it is shown."""
+
+    def __init__(self, inner: Any, seen: list):
+        self.inner, self.seen = inner, seen
+
+    def __getattr__(self, method: str) -> Any:
+        def call(*args: Any) -> Any:
+            self.seen += [type(a) for a in args]
+            return getattr(self.inner, method)(*args)
+
+        return call
+
+
+def _steering(name: str, seat: Any) -> Any:
+    """The built-in liar of ``name`` whose splits are :class:`LyingSplit` pointing at a true subclaim."""
+    liar = PROTOCOLS[name].strategies[Role.ALICE]["wrong-answer"].factory(seat)
+    D = liar.D
+
+    def lying(level: int, ys: tuple) -> tuple:
+        true = [y for y in ys if D.truth(y, level - 1) >= 0.5]
+        if not true:
+            return ys
+        split = LyingSplit(ys)
+        split.true = true[0]
+        return split
+
+    class Steering:
+        def __getattr__(self, method: str) -> Any:
+            return getattr(liar, method)
+
+        def queries(self, s: Any) -> tuple:  # prover-estimator
+            return lying(s.level, liar.queries(s))
+
+        def decompose(self, level: int, query: Any, claimed: int) -> tuple:  # naive recursive
+            ys, answers = liar.decompose(level, query, claimed)
+            return lying(level, ys), answers
+
+    return Steering()
+
+
+@pytest.mark.parametrize("name", ["naive-recursive", "prover-estimator"])
+@pytest.mark.parametrize("bob", ["honest", "omniscient"])
+def test_a_split_that_changes_when_read_is_read_once_and_b_sees_plain_data(name, bob) -> None:
+    """Without a plain copy of the split, a lying A who passes the split check and then names a
+    true subclaim wins every debate, even against the omniscient B. Read once, her split is the
+    honest one and she loses; B is shown only exact tuples, ints, floats and the situation."""
+    spec = PROTOCOLS[name]
+    instance = _instance("obfuscated-primality", 8, False)
+    seen: list = []
+    honest = spec.strategies[Role.BOB][bob]
+    spy = Strategy(bob, Role.BOB, "", lambda seat: Spy(honest.factory(seat), seen))
+    steering = Strategy("wrong-answer", Role.ALICE, "", lambda seat: _steering(name, seat))
+    result = run(spec, instance, steering, spy, trials=10, seed=0)
+    assert result.honest_win_rate == 1.0
+    if name == "prover-estimator" or bob == "omniscient":  # the bounds that cover this B
+        assert result.extra["payoff_mean"] <= result.extra["payoff_bound"] + 1e-12
+    assert seen and set(seen) <= {int, float, tuple, pe.Situation}
+
+
+class Vandal:
+    """The built-in liar, who first tries to write into everything she is shown."""
+
+    def __init__(self, seat: Any, name: str):
+        self.inner = PROTOCOLS[name].strategies[Role.ALICE]["wrong-answer"].factory(seat)
+
+    def __getattr__(self, method: str) -> Any:
+        def call(*args: Any) -> Any:
+            for arg in args:
+                for field in ("p", "level", "query", "claim", "p_root"):
+                    with contextlib.suppress(Exception):
+                        object.__setattr__(arg, field, 1e6 if field == "p" else -1e6)
+            return getattr(self.inner, method)(*args)
+
+        return call
+
+
+@pytest.mark.parametrize("name", ["naive-recursive", "prover-estimator"])
+def test_a_prover_cannot_write_into_the_situation_she_is_shown(name) -> None:
+    """The verifier's situation is a tuple: a lying A cannot rewrite p_k under her reward
+    r^k·A^k·(M_D - p_k) (a frozen dataclass would yield to ``object.__setattr__``)."""
+    spec = PROTOCOLS[name]
+    instance = _instance("obfuscated-primality", 8, False)
+    vandal = Strategy("wrong-answer", Role.ALICE, "", lambda seat: Vandal(seat, name))
+    result = run(spec, instance, vandal, spec.strategies[Role.BOB]["omniscient"], trials=5, seed=0)
+    assert result.honest_win_rate == 1.0
+    assert result.extra["payoff_mean"] <= result.extra["payoff_bound"] + 1e-12
+
+
+def test_plain_data_and_mixed_moves_are_rebuilt_without_their_methods() -> None:
+    split = LyingSplit(((2, 4), (4, 6)))
+    split.true = (0, 100)
+    plain = commit_plain((split, np.int64(3), np.bool_(True), LyingInt(5), None, "s"), Role.ALICE, "m")
+    assert plain == (((2, 4), (4, 6)), 3, True, 5, None, "s") and type(plain[0]) is tuple
+    assert plain[0][1] == (4, 6) and type(plain[3]) is int
+    for junk in ([1], Hostile(), ((1,),) * 3 + ([0],), np.array([1]), 1j):
+        with pytest.raises(Malformed):
+            commit_plain(junk, Role.BOB, "m")
+    nested: Any = 0
+    for _ in range(100):
+        nested = (nested,)
+    with pytest.raises(Malformed):
+        commit_plain(nested, Role.BOB, "m")
+    assert mixed_branches(Dist.uniform([-1, 1])) == [(0.5, -1), (0.5, 1)]
+    assert mixed_branches(Hostile) == [(1.0, Hostile)]
+    with pytest.raises(ValueError):
+        mixed_branches(_rewritten_mixed_move())
+    liar = Dist.pure(1)
+    liar._weights = {1: LyingInt(1), 0: LyingInt(0)}
+    assert mixed_branches(liar) == [(1.0, 1)]

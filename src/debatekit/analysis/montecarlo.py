@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from debatekit.analysis.stats import wilson, z_value
+from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
-from debatekit.engine.play import DEFAULT_MOVE_TIMEOUT, Seated, play, seat_copies, verifier_answer
+from debatekit.engine.play import Seated, play, seat_copies, verifier_answer
 from debatekit.engine.record import RecordWriter, record_of
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role

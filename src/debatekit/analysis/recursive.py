@@ -46,6 +46,7 @@ from debatekit.protocols.prover_estimator import (
     Sampled,
     decomposition_of,
     forfeit_values,
+    raised,
     rules_for,
 )
 
@@ -126,7 +127,7 @@ def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Ro
         try:
             players[role] = strategy.factory(seats[role])
         except Exception as err:  # untrusted strategy code failed to sit down
-            return Malformed(role, f"{type(err).__name__}: {err}")
+            return Malformed(role, raised("sitting down", err))
     return players
 
 
@@ -168,7 +169,7 @@ def simulate(
             rewards[t] = Debate(
                 decomposition, players[Role.ALICE], players[Role.BOB], rules, Sampled(rngs), ledger, record, prover
             ).value()  # type: ignore[arg-type]
-            if isinstance(players[Role.BOB], Indistinguishable):  # a δ we computed, not one a player claims
+            if type(players[Role.BOB]) is Indistinguishable:  # a δ we computed, not one a player claims
                 delta = players[Role.BOB].delta
         else:
             rewards[t, 0] = naive_recursive.NaiveDebate(

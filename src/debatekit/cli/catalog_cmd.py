@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from debatekit.catalog import PROTOCOLS
-from debatekit.cli.common import emit_json, protocol
-from debatekit.ledger import Role
-from debatekit.params import Param, declared
-from debatekit.problems import PROBLEMS
+if TYPE_CHECKING:
+    from debatekit.params import Param
 
 
 def problems(
@@ -20,6 +17,10 @@ def problems(
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the built-in problems: name, description, protocols."""
+    from debatekit.cli.common import emit_json
+    from debatekit.params import declared
+    from debatekit.problems import PROBLEMS
+
     if params:
         list_params(json_out)
         return
@@ -49,6 +50,9 @@ def players(
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the built-in strategies of a protocol: ROLE NAME  description."""
+    from debatekit.cli.common import emit_json, protocol
+    from debatekit.ledger import Role
+
     spec = protocol(protocol_name)
     rows = [s for role in (Role.ALICE, Role.BOB) for s in spec.strategies[role].values()]
     if json_out:
@@ -67,6 +71,11 @@ def players(
 def list_params(json_out: bool) -> None:
     """``problems --params``: each problem's and protocol's parameters (name, type, default, range,
     description); a run takes those of its problem and its protocol."""
+    from debatekit.catalog import PROTOCOLS
+    from debatekit.cli.common import emit_json
+    from debatekit.params import declared
+    from debatekit.problems import PROBLEMS
+
     owners = [("problem", p.name, declared(p.params)) for p in PROBLEMS.values()]
     owners += [("protocol", s.name, declared(type(s.params))) for s in PROTOCOLS.values()]
     owners = [owner for owner in owners if owner[2]]

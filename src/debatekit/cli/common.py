@@ -1,4 +1,5 @@
-"""What every command shares: user errors, name lookups, progress bars and output."""
+"""What the commands share when they run: name lookups, instances, players, progress bars and output.
+Commands import it when called, not when the app is built (see ``options``)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum, StrEnum
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from debatekit.catalog import PROTOCOLS
+from debatekit.cli.options import Constants, OracleChoice, Truth, UserError
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly
 from debatekit.params import ParamError, as_dict, bind
@@ -28,26 +29,6 @@ if TYPE_CHECKING:
 
 stdout = Console(width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True)
-
-
-class UserError(Exception):
-    """A mistake in the command line or a config: one line on stderr, exit status 2."""
-
-
-class Truth(StrEnum):
-    yes = "yes"
-    no = "no"
-
-
-class Constants(StrEnum):
-    planned = "planned"
-    lean = "lean"
-    paper = "paper"
-
-
-class OracleChoice(StrEnum):
-    builtin = "builtin"
-    sample = "sample"
 
 
 def oracles(case: Instance, choice: OracleChoice) -> Oracles:
@@ -95,17 +76,6 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
     if spec.name not in found.protocols:
         raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
     return found
-
-
-ParamOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "-P",
-        "--param",
-        metavar="NAME=VALUE",
-        help="Set a problem's or protocol's parameter; repeatable (see `debatekit problems --params`).",
-    ),
-]
 
 
 def configure(spec: ProtocolSpec, found: Problem, assignments: list[str] | None) -> tuple[ProtocolSpec, Any]:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from debatekit.catalog import PROTOCOLS
-from debatekit.cli.common import ParamOption, UserError, emit_json, progress, stdout
-from debatekit.demo import DemoResult, plan, run_demo
-from debatekit.params import ParamError, Settings, bind_everywhere
-from debatekit.problems import PROBLEMS
+from debatekit.cli.options import ParamOption, UserError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from debatekit.demo import DemoResult
+    from debatekit.params import Settings
 
 
 def demo(
@@ -26,7 +27,9 @@ def demo(
     Each -P NAME=VALUE applies to every problem and protocol that declares NAME, in the
     prover-estimator paper's Monte Carlo experiments (the rest declare none; the exact reward-gap
     sweep keeps its own q and eps)."""
-    from debatekit.report import to_json, write_report  # deferred: matplotlib is slow to import
+    from debatekit.cli.common import emit_json, progress, stdout
+    from debatekit.demo import plan, run_demo
+    from debatekit.report import to_json, write_report
 
     chosen = settings(param)
     try:
@@ -46,6 +49,10 @@ def demo(
 
 def settings(assignments: list[str] | None) -> Settings:
     """The ``-P`` values for every built-in problem and protocol."""
+    from debatekit.catalog import PROTOCOLS
+    from debatekit.params import ParamError, bind_everywhere
+    from debatekit.problems import PROBLEMS
+
     try:
         return bind_everywhere(
             assignments or (),
@@ -57,6 +64,8 @@ def settings(assignments: list[str] | None) -> Settings:
 
 
 def table(result: DemoResult) -> Table:
+    from rich.table import Table
+
     out = Table(title="debatekit demo: honest side against every built-in adversary")
     for column in (
         "protocol",

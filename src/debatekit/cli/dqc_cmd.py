@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from debatekit.cli.common import UserError, emit_json
+from debatekit.cli.options import UserError
 
 
 def dqc(
@@ -36,6 +36,7 @@ def dqc(
     --explore, what circuit cross-examination reads in every debate (majority on 4 bits: about
     2.1 million positions, minutes)."""
     from debatekit.analysis import dqc as analysis
+    from debatekit.cli.common import emit_json
 
     names = [function] if function is not None else list(analysis.FUNCTIONS)
     start = time.perf_counter()

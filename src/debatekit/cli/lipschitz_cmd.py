@@ -7,10 +7,7 @@ from typing import Annotated
 
 import typer
 
-from debatekit.analysis.lipschitz import MAX_ENUMERATED_STEPS, LipschitzBounds, enumerate_bounds
-from debatekit.cli.common import Truth, UserError, emit_json, instance
-from debatekit.cli.run_cmd import JsonOption, SeedOption, SizeOption, TruthOption
-from debatekit.problems import PROBLEMS
+from debatekit.cli.options import JsonOption, SeedOption, SizeOption, Truth, TruthOption, UserError
 
 
 def lipschitz(
@@ -22,6 +19,10 @@ def lipschitz(
 ) -> None:
     """K of the problem's machine: exact lower and upper bounds by enumeration when T <= 18,
     beside the closed-form K the problem declares (see debatekit.analysis.lipschitz)."""
+    from debatekit.analysis.lipschitz import MAX_ENUMERATED_STEPS, LipschitzBounds, enumerate_bounds
+    from debatekit.cli.common import emit_json, instance
+    from debatekit.problems import PROBLEMS
+
     if problem not in PROBLEMS:
         raise UserError(f"unknown problem {problem!r}; choose from: {', '.join(PROBLEMS)}")
     case = instance(PROBLEMS[problem], size, truth, seed)

@@ -1,4 +1,7 @@
-"""Entry point: builds the Typer app and turns every user mistake into one line and status 2."""
+"""Entry point: builds the Typer app and turns every user mistake into one line and status 2.
+
+Building the app imports only Typer and the command modules' signatures (``options``); each command
+imports what it runs when called, so ``debatekit --help`` starts in Typer's time."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from debatekit.cli import (
     solve_cmd,
     stability_cmd,
 )
-from debatekit.cli.common import UserError
+from debatekit.cli.options import UserError
 
 app = typer.Typer(
     name="debatekit",

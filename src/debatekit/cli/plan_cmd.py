@@ -7,10 +7,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from debatekit.cli.common import UserError, emit_json, progress, stdout
-from debatekit.cli.run_cmd import JsonOption
+from debatekit.cli.options import JsonOption, UserError
 
 if TYPE_CHECKING:
     from debatekit.analysis.planner import Plan
@@ -60,7 +58,8 @@ def plan(
     json_out: JsonOption = False,
 ) -> None:
     """Fewest verifier (human) queries for stochastic-oracle debate, certified by upper bounds on binomial tails."""
-    from debatekit.analysis import planner  # deferred: scipy.stats takes most of a second to import
+    from debatekit.analysis import planner
+    from debatekit.cli.common import emit_json, progress
 
     _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
     c = 3 / 5 if completeness is None else completeness
@@ -189,6 +188,10 @@ _PROOF_NOTE = {
 
 
 def _print_frontier(direct: list[Plan], lean_route: list[Plan], lean: Plan, paper: Plan, json_out: bool) -> None:
+    from rich.table import Table
+
+    from debatekit.cli.common import emit_json, stdout
+
     base = lean.alice_queries_per_step
     if json_out:
         emit_json(

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from debatekit.cli.common import Truth, UserError, configure, emit_json, instance, problem_for, protocol, stdout
-from debatekit.engine.record import ReplayError, read_records, replay
+from debatekit.cli.options import Truth, UserError
 
 
 def replay_file(
@@ -16,6 +15,9 @@ def replay_file(
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Replay each record: exit 0 only if every verdict, forfeit and verifier count reproduces."""
+    from debatekit.cli.common import configure, emit_json, instance, problem_for, protocol, stdout
+    from debatekit.engine.record import ReplayError, read_records, replay
+
     if not path.is_file():
         raise UserError(f"no record file {str(path)!r}")
     results, instances = [], {}

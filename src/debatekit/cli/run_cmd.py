@@ -4,40 +4,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from debatekit.analysis.montecarlo import RunResult
-from debatekit.analysis.montecarlo import run as run_trials
-from debatekit.cli.common import (
+from debatekit.cli.options import (
     Constants,
+    JsonOption,
     OracleChoice,
     ParamOption,
+    SeedOption,
+    SizeOption,
     Truth,
+    TruthOption,
     UserError,
-    configure,
-    emit_json,
-    instance,
-    oracles,
-    params_json,
-    positive,
-    problem_for,
-    progress,
-    protocol,
-    stdout,
-    strategy,
-    with_constants,
-    writable,
 )
-from debatekit.engine.play import DEFAULT_MOVE_TIMEOUT
-from debatekit.ledger import Role
+from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 
-SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
-TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
-SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from debatekit.analysis.montecarlo import RunResult
+
 
 
 def run(
@@ -66,6 +54,24 @@ def run(
     json_out: JsonOption = False,
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
+    from debatekit.analysis.montecarlo import run as run_trials
+    from debatekit.cli.common import (
+        configure,
+        emit_json,
+        instance,
+        oracles,
+        params_json,
+        positive,
+        problem_for,
+        progress,
+        protocol,
+        stdout,
+        strategy,
+        with_constants,
+        writable,
+    )
+    from debatekit.ledger import Role
+
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
     spec, problem_values = configure(spec, found, param)
@@ -102,6 +108,8 @@ def run(
 
 
 def table(result: RunResult, params: dict[str, float]) -> Table:
+    from rich.table import Table
+
     g = result.guarantee
     out = Table(
         title=f"{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "

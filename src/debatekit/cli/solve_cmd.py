@@ -3,30 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from debatekit.analysis.exact import ExactError, solve_every_input
-from debatekit.analysis.exact import solve as solve_exactly
-from debatekit.cli.common import (
+from debatekit.cli.options import (
     Constants,
+    JsonOption,
     ParamOption,
+    SeedOption,
+    SizeOption,
     Truth,
+    TruthOption,
     UserError,
-    configure,
-    emit_json,
-    instance,
-    params_json,
-    positive,
-    problem_for,
-    progress,
-    protocol,
-    with_constants,
 )
-from debatekit.cli.run_cmd import JsonOption, SeedOption, SizeOption, TruthOption
-from debatekit.problems import Problem
-from debatekit.protocols.spec import ProtocolSpec
+
+if TYPE_CHECKING:
+    from debatekit.problems import Problem
+    from debatekit.protocols.spec import ProtocolSpec
 
 
 def solve(
@@ -47,6 +41,20 @@ def solve(
     json_out: JsonOption = False,
 ) -> None:
     """Search every adversary move on a small instance; report the honest side's win probability."""
+    from debatekit.analysis.exact import ExactError
+    from debatekit.analysis.exact import solve as solve_exactly
+    from debatekit.cli.common import (
+        configure,
+        emit_json,
+        instance,
+        params_json,
+        positive,
+        problem_for,
+        progress,
+        protocol,
+        with_constants,
+    )
+
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
     spec, problem_values = configure(spec, found, param)
@@ -73,6 +81,9 @@ def solve(
 
 def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int, json_out: bool) -> None:
     """``--all-inputs``: the exact value on every x of ``size`` bits, each against its best adversary."""
+    from debatekit.analysis.exact import ExactError, solve_every_input
+    from debatekit.cli.common import emit_json, positive, progress
+
     if not found.min_size <= size <= found.max_size:
         raise UserError(f"{found.name} needs {found.min_size} <= --size <= {found.max_size}, got {size}")
     try:

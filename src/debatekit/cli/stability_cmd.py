@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
-from rich.table import Table
 
-from debatekit.cli.common import Truth, UserError, emit_json, instance, positive, progress, stdout
-from debatekit.cli.run_cmd import JsonOption, SizeOption, TruthOption
-from debatekit.machine.decomposition import Decomposition, NaturalDecomposition, natural
-from debatekit.machine.transcript import TranscriptMachine
-from debatekit.problems import PROBLEMS, Instance
+from debatekit.cli.options import JsonOption, SizeOption, Truth, TruthOption, UserError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from debatekit.machine.decomposition import Decomposition
+    from debatekit.problems import Instance
 
 DEFAULT_EPSILON = 0.1
 DEFAULT_WIDTH = 2
@@ -44,7 +44,11 @@ def stability(
     """Check Definition 5.3 at every query of the decomposition (levels d..1): the exact supremum of
     |P_p[M_D = 1] - P_q[M_D = 1]| over conditionals q within epsilon of p, against rho*epsilon
     (see debatekit.analysis.stability and docs/stability.md)."""
+    import numpy as np
+
     from debatekit.analysis import stability as analysis
+    from debatekit.cli.common import emit_json, instance, positive, progress, stdout
+    from debatekit.problems import PROBLEMS
 
     if problem not in PROBLEMS:
         raise UserError(f"unknown problem {problem!r}; choose from: {', '.join(PROBLEMS)}")
@@ -84,6 +88,9 @@ def stability(
 def _decomposition(case: Instance, width: int | None) -> tuple[Decomposition, str]:
     """The problem's own decomposition (a natural one rebuilt at ``--width`` if given), else the
     natural one of its deterministic transcript machine; with a name for the output."""
+    from debatekit.machine.decomposition import NaturalDecomposition, natural
+    from debatekit.machine.transcript import TranscriptMachine
+
     own = case.recursive_decomposition()
     try:
         if isinstance(own, NaturalDecomposition):
@@ -110,6 +117,8 @@ def _decomposition(case: Instance, width: int | None) -> tuple[Decomposition, st
 
 def table(data: dict[str, Any]) -> Table:
     """One row per level: nodes checked, the largest sup|change|, the smallest margin, the unstable count."""
+    from rich.table import Table
+
     out = Table(
         title=f"(eps, rho)-stability of {data['problem']} (size {data['size']}, truth {data['truth']}): "
         f"{data['decomposition']} decomposition, depth {data['depth']}, width {data['width']}"

@@ -54,13 +54,16 @@ def safe_repr(value: Any) -> str:
 
 def plain_int(value: Any) -> int | None:
     """``value`` as a plain ``int`` when its type is an integer type, else None. No method of the
-    object is called: numpy scalars are read by numpy, ``int`` subclasses through ``int``'s slot."""
+    object (nor of a custom metaclass: its type's ``__eq__``, ``__hash__``, ``__class__``) is called:
+    numpy scalars are read by numpy, ``int`` subclasses through ``int``'s slot."""
     kind = type(value)
     if kind is int:
         return value
+    if type(kind) is not type:  # a class with its own metaclass: nothing of it is read
+        return None
     if kind in _NUMPY_INTS:
         return int(value)
-    if isinstance(value, int):  # bool, IntEnum, or a subclass that overrides its dunders
+    if issubclass(kind, int):  # bool, IntEnum, or a subclass that overrides its dunders
         return int.__int__(value)
     return None
 
@@ -77,7 +80,7 @@ def as_index(value: Any, size: int) -> int | None:
     """``value`` as an integer in ``range(size)`` (bools excluded), or None."""
     if type(value) is int:  # the common case, first
         return value if 0 <= value < size else None
-    if isinstance(value, bool | np.bool_):
+    if type(value) is bool or type(value) is np.bool_:
         return None
     number = plain_int(value)
     return number if number is not None and 0 <= number < size else None
@@ -157,7 +160,7 @@ def commit_probability(message: Any, sender: Role, what: str) -> float:
     """A finite real in [0, 1] as a Python float, else ``sender``'s forfeit."""
     number = plain_int(message)
     if number is None:
-        if type(message) not in (float, np.float64, np.float32, np.float16):
+        if not any(type(message) is kind for kind in (float, np.float64, np.float32, np.float16)):
             raise Malformed(sender, f"{what} {safe_repr(message)} is not a number")
         number = float(message)
     if not (math.isfinite(number) and 0 <= number <= 1):

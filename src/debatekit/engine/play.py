@@ -23,14 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.boundary import safe_repr, to_json
 from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
 from debatekit.prob import Dist
-
-DEFAULT_MOVE_TIMEOUT = 600.0
-"""Seconds a player may take for one move (``--move-timeout``): generous, for LLMs and people."""
 
 Answer = Callable[[Hashable], int | Awaitable[int]]
 

@@ -28,9 +28,11 @@ soundness bound uses. The tests, each in [-1, 1], query A:
   h implies at z (a test that depends on h). Its cost is one call of A per answer vector, so it
   is kept while |X|·2^q ≤ SELECTION_LIMIT.
 
-Everything A says is parsed as the verifier parses it; a message the verifier refuses is one
-she forfeits on, so it leads to no situation below and is a test value of 0: her garbage never
-breaks B's construction. At play time a situation not met in training is evaluated by replaying
+Everything A says is asked and parsed as the verifier does it
+(:func:`~debatekit.protocols.prover_estimator.branches`, the verifier's parsers, one catch-all);
+a message the verifier refuses is one she forfeits on, so it leads to no situation below and is
+a test value of 0 (1/2 for an answer): her garbage never breaks B's construction, and B's
+situations are the verifier's. At play time a situation not met in training is evaluated by replaying
 Algorithm 1's steps (Lemma A.3's circuit). The achieved δ (the largest final advantage over the
 rounds) is ``delta``; the run reports the soundness bound r^(d+1)·P[A(x) = M_D(ũ)] + (2d+1)δ with
 it. A trained estimator is kept with its instance, per A and rules, so that every debate of a run
@@ -45,8 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.engine.boundary import as_bit, as_index
-from debatekit.ledger import Role
+from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat
 from debatekit.players.indistinguishable import (
@@ -56,14 +57,18 @@ from debatekit.players.indistinguishable import (
     conditional,
     indistinguishable,
 )
-from debatekit.prob import Dist
 from debatekit.protocols.prover_estimator import (
     ProofTruth,
     Situation,
-    as_direction,
+    bit_of,
+    branches,
     decomposition_of,
+    direction_of,
     gives_implicit_proof,
+    index_of,
+    parse,
     rules_of,
+    split_of,
 )
 
 MAX_WIDTH = 10
@@ -100,29 +105,27 @@ def proof_truth(seat: Seat) -> ProofTruth:
         if gives_implicit_proof(probe, D):
             return ProofTruth(D, None)
 
-        def bit(j: int) -> Any:
+        def bit(j: int) -> int | None:
             try:
-                return fresh().proof(j)
-            except Exception:  # garbage: she forfeits at that leaf
+                sent = fresh().proof(j)
+            except Exception:  # she forfeits at that leaf
                 return None
+            value = parse(sent, bit_of("proof bit"), Role.ALICE, "proof bit")
+            return None if isinstance(value, Malformed) else value
 
         return ProofTruth(D, bit)
 
     return seat.instance.memo(("proof truth", opponent.name, rules_of(seat)), read)
 
 
-def _expected(move: Any, default: float = 0.0) -> float:
-    """A message's value, averaged over a mixed move; garbage counts as ``default``."""
-    if isinstance(move, Dist):
-        return float(sum(float(w) * _expected(m, default) for m, w in move.items()))
-    value = as_direction(move)
-    return default if value is None else float(value)
+def _expected(parsed: list[tuple[float, Any]], default: float = 0.0) -> float:
+    """A parsed message's value, averaged over a mixed move; garbage counts as ``default``."""
+    return sum(w * (default if isinstance(v, Malformed) else float(v)) for w, v in parsed)
 
 
-def _weighted(move: Any, parse: Any) -> list[tuple[float, Any]]:
-    """A (possibly mixed) message as (weight, parsed value) pairs, garbage dropped (she forfeits)."""
-    pairs = move.items() if isinstance(move, Dist) else [(move, 1.0)]
-    return [(float(w), v) for w, v in ((w, parse(m)) for m, w in pairs) if v is not None]
+def _weighted(parsed: list[tuple[float, Any]]) -> list[tuple[float, Any]]:
+    """A parsed message's (weight, value) pairs, garbage dropped (she forfeits on it)."""
+    return [(w, v) for w, v in parsed if not isinstance(v, Malformed)]
 
 
 @dataclass
@@ -190,18 +193,22 @@ class Indistinguishable:
 
     # -- A's messages, parsed -----------------------------------------------------------------
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def _read(self, method: str, args: tuple, parser: Any, mixed: bool = True) -> list[tuple[float, Any]]:
+        """A's message as the verifier reads it: (weight, parsed value or her Malformed) per
+        outcome of a mixed move."""
         try:
-            return getattr(self.A, method)(*args)
-        except Exception:  # A's garbage is a test value of 0 (she forfeits on it)
-            return None
+            sent = branches(self.A, Role.ALICE, method, *args, mixed=mixed)
+        except Malformed as bad:
+            return [(1.0, bad)]
+        return [(w, parse(m, parser, Role.ALICE, method)) for w, m in sent]
 
     def _split(self, s: Situation) -> tuple[Query, ...] | None:
-        ys = self._call("queries", s)
-        return ys if self.D.valid_split(s.query, s.level, ys) else None
+        ((_, ys),) = self._read("queries", (s,), lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False)
+        return None if isinstance(ys, Malformed) else ys
 
     def _choices(self, s: Situation, ys: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]):
-        return _weighted(self._call("recurse", s, ys, estimates, z), lambda j: as_index(j, self.D.width))
+        q = self.D.width
+        return _weighted(self._read("recurse", (s, ys, estimates, z), lambda j: index_of(j, q, Role.ALICE, "j")))
 
     # -- features -------------------------------------------------------------------------------
 
@@ -211,8 +218,8 @@ class Indistinguishable:
             q, k = self.D.width, s.level
             z = (np.arange(2**q)[:, None] >> np.arange(q - 1, -1, -1)) & 1  # (2^q, q), z_1 first
             M = np.array([self.D.combine(s.query, k, tuple(int(b) for b in row)) for row in z], dtype=float)
-            answers = np.array([_expected(self._call("answer", k - 1, y), 0.5) for y in ys])
-            direction = _expected(self._call("direction", s))
+            answers = np.array([_expected(self._read("answer", (k - 1, y), bit_of("answer")), 0.5) for y in ys])
+            direction = _expected(self._read("direction", (s,), direction_of))
             static = np.concatenate(
                 [z.T.astype(float), (2 * answers[:, None] - 1) * (2 * z.T - 1), [direction * (M - s.p)], [M]]
             )
@@ -234,7 +241,7 @@ class Indistinguishable:
                 continue
             j = max(choices, key=lambda c: c[0])[1]
             below = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
-            out[index] = _expected(self._call("direction", below)) * (z[j] - estimates[j])
+            out[index] = _expected(self._read("direction", (below,), direction_of)) * (z[j] - estimates[j])
         return np.clip(out, -1, 1)
 
     # -- training (top down, μ_k exact) ---------------------------------------------------------
@@ -242,7 +249,7 @@ class Indistinguishable:
     def _train(self) -> None:
         D = self.D
         truth = self.truth.truth(D.root(), D.depth)
-        claims = _weighted(self._call("claim"), as_bit)
+        claims = _weighted(self._read("claim", (), bit_of("claim")))
         claim_one = sum(w for w, c in claims if c == 1)
         tests = CallableTests(lambda pts, h: np.array([[[1 - claim_one, claim_one]], [[0.0, 1.0]]]), 2)
         init = self._algorithm1([0], np.ones(1), np.array([[1 - truth, truth]]), tests)

@@ -8,11 +8,13 @@ with no context, for the proof bits the leaf names, queries the human-judgement 
 A wins iff the oracle agrees with her claim about the leaf. There are no rewards besides winning:
 A's payoff is 1 when she wins and 0 otherwise.
 
-Each proof bit is asked of a fresh copy of A's strategy, as in prover-estimator debate. A split
-M_D is not defined on, answers that are not q bits, answers inconsistent with her claim or
-a proof bit that is not a bit lose for A; an index outside [q) loses for B; so does a player that
-raises. Randomness goes through the same :class:`~debatekit.protocols.prover_estimator.Chance`
-as prover-estimator debate, so one implementation plays and computes exact values.
+Each proof bit is asked of a fresh copy of A's strategy, as in prover-estimator debate. Messages
+cross the same :class:`~debatekit.protocols.prover_estimator.Boundary`: asked once, parsed inside
+one catch-all, players shown only parsed data. A split that is not plain data M_D is defined
+on, answers that are not q bits, answers inconsistent with her claim or a proof bit that is not a
+bit lose for A; an index outside [q) loses for B; so does a player that raises. Randomness goes
+through the same :class:`~debatekit.protocols.prover_estimator.Chance` as prover-estimator
+debate, so one implementation plays and computes exact values.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from debatekit.engine.boundary import as_bit, as_index
+from debatekit.engine.boundary import as_bit, commit_plain, safe_repr
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import Chance, Exact, Record, ask, walk
+from debatekit.protocols.prover_estimator import Boundary, Chance, Exact, Record, bit_of, index_of, split_of, walk
 from debatekit.reader import word_width
 
 
@@ -33,7 +35,8 @@ class Alice(Protocol):
         """A(x) ∈ {0, 1}."""
 
     def decompose(self, level: int, query: Query, claimed: int) -> tuple[tuple[Query, ...], tuple[int, ...]]:
-        """The split of ``query`` and her answer to each subquery."""
+        """The split of ``query`` (plain data: ints, strings and tuples of them) and her answer to
+        each subquery."""
 
     def proof(self, j: int) -> int:
         """ũ_j, asked of a fresh copy with no other context."""
@@ -46,7 +49,7 @@ class Bob(Protocol):
         """The subclaim to recurse on, an index in [q)."""
 
 
-class NaiveDebate:
+class NaiveDebate(Boundary):
     """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
     whether she won (Sampled). Rounds are walked without recursion
     (:func:`~debatekit.protocols.prover_estimator.walk`); ``prover`` makes the fresh copies of A
@@ -72,21 +75,13 @@ class NaiveDebate:
             self.record.forfeit, self.record.reason = bad.sender, bad.reason
         return 0.0 if bad.sender is Role.ALICE else 1.0
 
-    def ask(self, role: Role, method: str, *args: Any) -> Any:
-        return ask(self.alice if role is Role.ALICE else self.bob, role, method, *args)
-
     def value(self) -> float:
-        try:
-            move = self.ask(Role.ALICE, "claim")
-        except Malformed as bad:
-            return self.lose(bad)
-        return float(sum(w * self._claimed(sent) for w, sent in self.chance.mixed(Role.ALICE, move)))
+        total = 0.0
+        for weight, claim in self.receive(Role.ALICE, "claim", (), 1, bit_of("the claim A(x) =")):
+            total += weight * (self.lose(claim) if isinstance(claim, Malformed) else self._claimed(claim))
+        return float(total)
 
-    def _claimed(self, sent: Any) -> float:
-        self.ledger.count_read(1)
-        claim = as_bit(sent)
-        if claim is None:
-            return self.lose(Malformed(Role.ALICE, f"the claim A(x) = {sent!r:.80} is not a bit"))
+    def _claimed(self, claim: int) -> float:
         self.record.claim = claim
         root = (self.D.depth, self.D.root(), claim)
         return walk(root, self.outcomes, self.memo if self.chance.memoise else None, 0.0)
@@ -97,61 +92,50 @@ class NaiveDebate:
         if level == 0:
             return self._final(query, claimed)
         q = self.D.width
-        try:
-            sent = self.ask(Role.ALICE, "decompose", level, query, claimed)
-            subqueries, answers = _pair(sent)
-            if not self.D.valid_split(query, level, subqueries):
-                raise Malformed(Role.ALICE, f"{subqueries!r:.80} is not a split of {query!r:.80}")
-            bits = tuple(as_bit(a) for a in answers) if isinstance(answers, tuple) else ()
-            self.ledger.count_read(q)
-            if len(bits) != q or None in bits:
-                raise Malformed(Role.ALICE, f"answers {answers!r:.80} are not {q} bits")
-            if self.D.combine(query, level, bits) != claimed:  # type: ignore[arg-type]
-                raise Malformed(Role.ALICE, f"answers {bits} do not give her claim {claimed} about {query!r:.80}")
-            move = self.ask(Role.BOB, "challenge", level, query, claimed, subqueries, bits)
-        except Malformed as bad:
-            return [(1.0, self.lose(bad), None)]
+        ((_, sent),) = self.receive(
+            Role.ALICE, "decompose", (level, query, claimed), 0,
+            lambda message: self._decomposition(level, query, claimed, message), mixed=False,
+        )  # fmt: skip
+        if isinstance(sent, Malformed):
+            return [(1.0, self.lose(sent), None)]
+        subqueries, bits = sent
         out: list[tuple[float, float, Any]] = []
-        for weight, chosen in self.chance.mixed(Role.BOB, move):
-            self.ledger.count_read(word_width(q))
-            j = as_index(chosen, q)
-            if j is None:
-                out.append(
-                    (weight, self.lose(Malformed(Role.BOB, f"challenge {chosen!r:.80} is not in [0, {q})")), None)
-                )
+        chosen = self.receive(
+            Role.BOB, "challenge", (level, query, claimed, subqueries, bits), word_width(q),
+            lambda message: index_of(message, q, Role.BOB, "challenge"),
+        )  # fmt: skip
+        for weight, j in chosen:
+            if isinstance(j, Malformed):
+                out.append((weight, self.lose(j), None))
             else:
                 out.append((weight, 0.0, (level - 1, subqueries[j], bits[j])))
         return out
 
-    def proof_bit(self, j: int) -> Any:
-        """ũ_j from a fresh copy of A's strategy (no context), or from ``alice`` without ``prover``."""
-        if self.prover is None:
-            return self.ask(Role.ALICE, "proof", j)
-        try:
-            fresh = self.prover()
-        except Exception as err:  # her strategy failed to sit down again
-            raise Malformed(Role.ALICE, f"a fresh copy for proof bit {j} raised {type(err).__name__}: {err}") from err
-        return ask(fresh, Role.ALICE, "proof", j)
+    def _decomposition(
+        self, level: int, query: Query, claimed: int, sent: Any
+    ) -> tuple[tuple[Query, ...], tuple[int, ...]]:
+        """A's (subqueries, answers) as plain data: a split M_D is defined on and q bits whose
+        M_D is her claim, else her forfeit."""
+        pair = commit_plain(sent, Role.ALICE, "(subqueries, answers)")
+        if not (type(pair) is tuple and len(pair) == 2):
+            raise Malformed(Role.ALICE, f"{safe_repr(pair)} is not (subqueries, answers)")
+        subqueries = split_of(self.D, query, level, pair[0])
+        q, answers = self.D.width, pair[1]
+        bits = tuple(as_bit(a) for a in answers) if type(answers) is tuple else ()
+        self.ledger.count_read(q)
+        if len(bits) != q or None in bits:
+            raise Malformed(Role.ALICE, f"answers {safe_repr(answers)} are not {q} bits")
+        if self.D.combine(query, level, bits) != claimed:  # type: ignore[arg-type]
+            raise Malformed(Role.ALICE, f"answers {bits} do not give her claim {claimed} about {safe_repr(query)}")
+        return subqueries, bits  # type: ignore[return-value]
 
     def _final(self, query: Query, claimed: int) -> list[tuple[float, float, Any]]:
         try:
-            bits = []
-            for j in self.D.leaf(query):
-                bit = as_bit(self.proof_bit(j))
-                self.ledger.count_read(1)
-                if bit is None:
-                    raise Malformed(Role.ALICE, f"proof bit {j} is not a bit")
-                bits.append(bit)
+            bits = self.proof_bits(self.D.leaf(query))
         except Malformed as bad:
             return [(1.0, self.lose(bad), None)]
         self.ledger.count_queries(Role.VERIFIER)
-        return [(w, float(o == claimed), None) for w, o in self.chance.coin(self.D.judge(query, tuple(bits)))]
-
-
-def _pair(sent: Any) -> tuple[Any, Any]:
-    if not (isinstance(sent, tuple) and len(sent) == 2):
-        raise Malformed(Role.ALICE, f"{sent!r:.80} is not (subqueries, answers)")
-    return sent[0], sent[1]
+        return [(w, float(o == claimed), None) for w, o in self.chance.coin(self.D.judge(query, bits))]
 
 
 def win_probability(decomposition: Decomposition, alice: Alice, bob: Bob) -> float:

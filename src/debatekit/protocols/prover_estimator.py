@@ -16,13 +16,17 @@ soundness argument needs (proof of Lemma A.4, eq. 10: g_0 is well defined). Its 
 probability that M_D evaluates to 1 with every leaf answered by O(ũ_S), are :class:`ProofTruth`;
 the truthful estimator (:class:`TruthfulBob`) plays them.
 
-The verifier is the security boundary. Every message is parsed before use: a claim that is not
-a bit, a direction outside {-1, 0, 1}, a split M_D is not defined on
+The verifier is the security boundary (:class:`Boundary`). Every message is asked once and
+parsed before use by :mod:`debatekit.engine.boundary`'s conversions, inside one catch-all: a
+claim that is not a bit, a direction outside {-1, 0, 1}, a split that is not plain data
+(:func:`~debatekit.engine.boundary.commit_plain`) M_D is defined on
 (:meth:`~debatekit.machine.decomposition.Decomposition.valid_split`), an index outside [q) or a
 proof bit that is not a bit loses for A; a probability that is not a finite number in [0, 1]
-loses for B; so does a player that raises. Losing means the rest of the debate pays the sender
-its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k for B's), so a forfeit
-is never better for its sender than any way of playing on.
+loses for B; so does a player that raises, or sends a mixed move whose weights are not a
+distribution. Players see only parsed data: the situation is an immutable tuple, splits are
+rebuilt tuples, estimates and coins tuples of floats and ints. Losing means the rest of the
+debate pays the sender its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k
+for B's), so a forfeit is never better for its sender than any way of playing on.
 
 The same rules serve play and exact analysis: randomness (the trusted coins, mixed moves) goes
 through a :class:`Chance` as a list of weighted branches, one sampled branch (:class:`Sampled`)
@@ -35,15 +39,23 @@ one pass yields the reward ledger.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from debatekit.engine.boundary import as_bit, as_index
+from debatekit.engine.boundary import (
+    as_bit,
+    as_index,
+    commit_bit,
+    commit_plain,
+    commit_probability,
+    mixed_branches,
+    plain_int,
+    safe_repr,
+)
+from debatekit.engine.play import describe
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query, check_stability_parameters
 from debatekit.prob import Dist
@@ -81,10 +93,10 @@ class Rules:
         return self.epsilon * (1 - self.rho) / 4
 
 
-@dataclass(frozen=True)
-class Situation:
+class Situation(NamedTuple):
     """The public state at the start of round ``level``: the query ŷ^k, B's p_k for it, A's claim
-    A(x) and B's initial estimate p_d."""
+    A(x) and B's initial estimate p_d. A tuple, so a player it is shown to cannot write into the
+    verifier's copy (a frozen dataclass yields to ``object.__setattr__``)."""
 
     level: int
     query: Query
@@ -104,7 +116,7 @@ class Alice(Protocol):
         """A^k ∈ {-1, 0, 1}: p_k is over-estimated, about right, under-estimated."""
 
     def queries(self, s: Situation) -> tuple[Query, ...]:
-        """y^k, the split of ŷ^k (rounds k ≥ 1)."""
+        """y^k, the split of ŷ^k (rounds k ≥ 1), as plain data: ints, strings and tuples of them."""
 
     def recurse(
         self, s: Situation, subqueries: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]
@@ -135,7 +147,8 @@ class Chance(Protocol):
 
     def coin(self, p: float) -> Branches: ...
 
-    def mixed(self, role: Role, move: Any) -> Branches: ...
+    def mixed(self, role: Role, branches: Branches) -> Branches:
+        """The branches of a move (:func:`~debatekit.engine.boundary.mixed_branches`) to follow."""
 
 
 @dataclass
@@ -148,8 +161,13 @@ class Sampled:
     def coin(self, p: float) -> Branches:
         return [(1.0, int(self.rngs[Role.VERIFIER].random() < p))]
 
-    def mixed(self, role: Role, move: Any) -> Branches:
-        return [(1.0, move.sample(self.rngs[role]) if isinstance(move, Dist) else move)]
+    def mixed(self, role: Role, branches: Branches) -> Branches:
+        """One branch, drawn with the mover's generator as :meth:`Dist.sample` draws it."""
+        if len(branches) == 1:
+            return [(1.0, branches[0][1])]
+        cumulative = np.cumsum([w for w, _ in branches])
+        index = int(np.searchsorted(cumulative, self.rngs[role].random() * cumulative[-1], side="right"))
+        return [(1.0, branches[min(index, len(branches) - 1)][1])]
 
 
 @dataclass
@@ -165,10 +183,8 @@ class Exact:
             return [(1.0, 0)]
         return [(p, 1), (1 - p, 0)]
 
-    def mixed(self, role: Role, move: Any) -> Branches:
-        if not isinstance(move, Dist):
-            return [(1.0, move)]
-        return [(float(w), m) for m, w in move.items()]
+    def mixed(self, role: Role, branches: Branches) -> Branches:
+        return branches
 
 
 @dataclass
@@ -180,18 +196,50 @@ class Record:
     claim: int | None = None
 
 
-def as_probability(value: Any) -> float | None:
-    """A finite real in [0, 1], or None."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        return None
-    value = float(value)
-    return value if math.isfinite(value) and 0 <= value <= 1 else None
-
-
 def as_direction(value: Any) -> int | None:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+    """A^k ∈ {-1, 0, 1} as a plain int (bools excluded), or None."""
+    if type(value) is bool or type(value) is np.bool_:
         return None
-    return int(value) if value in (-1, 0, 1) else None
+    number = plain_int(value)
+    return number if number in (-1, 0, 1) else None
+
+
+def direction_of(sent: Any) -> int:
+    """A's A^k, else her forfeit."""
+    direction = as_direction(sent)
+    if direction is None:
+        raise Malformed(Role.ALICE, f"direction {safe_repr(sent)} is not -1, 0 or 1")
+    return direction
+
+
+def bit_of(what: str) -> Callable[[Any], int]:
+    """The parser of one of A's bits (her claim, an answer, a proof bit)."""
+    return lambda sent: commit_bit(sent, Role.ALICE, what)
+
+
+def index_of(sent: Any, size: int, sender: Role, what: str) -> int:
+    """An index in [0, size), else ``sender``'s forfeit."""
+    index = as_index(sent, size)
+    if index is None:
+        raise Malformed(sender, f"{what} {safe_repr(sent)} is not in [0, {size})")
+    return index
+
+
+def split_of(decomposition: Decomposition, query: Query, level: int, sent: Any) -> tuple[Query, ...]:
+    """A's split of ``query`` as plain data (a fresh tuple of q queries) M_D is defined on, else
+    her forfeit."""
+    ys = commit_plain(sent, Role.ALICE, "the split")
+    if not (type(ys) is tuple and len(ys) == decomposition.width and decomposition.valid_split(query, level, ys)):
+        raise Malformed(Role.ALICE, f"queries {safe_repr(ys)} are not a split of {safe_repr(query)}")
+    return ys
+
+
+def raised(what: str, err: Exception) -> str:
+    """A forfeit's reason for an exception a player's code raised, whatever its ``__str__`` does."""
+    try:
+        return f"{what} raised {describe(err)}"
+    except Exception:  # even its type's name is hostile
+        return f"{what} raised an exception"
 
 
 def ask(player: Any, role: Role, method: str, *args: Any) -> Any:
@@ -199,7 +247,75 @@ def ask(player: Any, role: Role, method: str, *args: Any) -> Any:
     try:
         return getattr(player, method)(*args)
     except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
-        raise Malformed(role, f"{method} raised {type(err).__name__}: {err}") from err
+        raise Malformed(role, raised(method, err)) from None
+
+
+def branches(player: Any, role: Role, method: str, *args: Any, mixed: bool = True) -> Branches:
+    """A player's message as weighted outcomes, unread (a mixed move's, when ``mixed``, else the
+    message itself, a Dist included); a player that raises or a mixed move that is no
+    distribution is ``role``'s forfeit."""
+    message = ask(player, role, method, *args)
+    if not mixed:
+        return [(1.0, message)]
+    try:
+        return mixed_branches(message)
+    except Exception as err:
+        raise Malformed(role, f"{method} sent {safe_repr(message)}: {raised('its weights', err)}") from None
+
+
+def parse(sent: Any, parser: Callable[[Any], Any], role: Role, what: str) -> Any:
+    """``parser(sent)``, or the Malformed against ``role`` that reading ``sent`` came to: a
+    conversion that raises (a hostile object's method) is its sender's fault."""
+    try:
+        return parser(sent)
+    except Malformed as bad:
+        return bad
+    except Exception:
+        return Malformed(role, f"{what} {safe_repr(sent)} cannot be read")
+
+
+class Boundary:
+    """Where a recursive protocol's verifier meets its players (A: ``alice``; her proof bits:
+    fresh copies from ``prover``, else ``alice``; B: ``bob``): each message is asked once, a mixed
+    move resolved through ``chance``, the bits read counted in ``ledger``, and each outcome parsed,
+    all inside one catch-all, so nothing a player sends runs code or survives unparsed."""
+
+    alice: Any
+    bob: Any
+    chance: Chance
+    ledger: Ledger
+    prover: Callable[[], Any] | None
+
+    def receive(
+        self, role: Role, method: str, args: tuple, bits: int, parser: Callable[[Any], Any], mixed: bool = True
+    ) -> list[tuple[float, Any]]:
+        """(weight, parsed message, or the Malformed that ends the branch) for each branch followed."""
+        try:
+            sent = branches(self.alice if role is Role.ALICE else self.bob, role, method, *args, mixed=mixed)
+        except Malformed as bad:
+            return [(1.0, bad)]
+        out = []
+        for weight, message in self.chance.mixed(role, sent):
+            self.ledger.count_read(bits)
+            out.append((weight, parse(message, parser, role, method)))
+        return out
+
+    def proof_bits(self, leaf: tuple[int, ...]) -> tuple[int, ...]:
+        """ũ_S, each bit from a fresh copy of A's strategy that has seen nothing of the debate
+        (step 3b; from ``alice`` without ``prover``); raises A's Malformed."""
+        bits = []
+        for j in leaf:
+            try:
+                source = self.alice if self.prover is None else self.prover()
+            except Exception as err:  # her strategy failed to sit down again
+                raise Malformed(Role.ALICE, raised(f"a fresh copy for proof bit {j}", err)) from None
+            sent = ask(source, Role.ALICE, "proof", j)
+            self.ledger.count_read(1)
+            bit = parse(sent, bit_of(f"proof bit {j}"), Role.ALICE, f"proof bit {j}")
+            if isinstance(bit, Malformed):
+                raise bit
+            bits.append(bit)
+        return tuple(bits)
 
 
 def reward_scale(depth: int, rules: Rules) -> np.ndarray:
@@ -255,7 +371,7 @@ def walk(root: Hashable, outcomes: Callable[[Any], list], memo: dict | None, zer
     return memo[root]
 
 
-class Debate:
+class Debate(Boundary):
     """Figure 2 on one decomposition, between two players, under given rules. ``prover`` makes a
     fresh copy of A's strategy for each proof bit (step 3b); without it the bits are asked of
     ``alice``, which is context-free only for strategies that are functions of their arguments
@@ -287,37 +403,20 @@ class Debate:
             self.record.forfeit, self.record.reason = bad.sender, bad.reason
         return forfeit_values(bad.sender, self.d, self.rules, level)
 
-    def ask(self, role: Role, method: str, *args: Any) -> Any:
-        return ask(self.alice if role is Role.ALICE else self.bob, role, method, *args)
-
     def value(self) -> np.ndarray:
         """The per-round rewards to A: realised (Sampled) or expected (Exact)."""
-        try:
-            move = self.ask(Role.ALICE, "claim")
-        except Malformed as bad:
-            return self.forfeit(bad, None)
         total = np.zeros(self.d + 2)
-        for weight, sent in self.chance.mixed(Role.ALICE, move):
-            total += weight * self._claimed(sent)
+        for weight, claim in self.receive(Role.ALICE, "claim", (), 1, bit_of("the claim A(x) =")):
+            total += weight * (self.forfeit(claim, None) if isinstance(claim, Malformed) else self._claimed(claim))
         return total
 
-    def _claimed(self, sent: Any) -> np.ndarray:
+    def _claimed(self, claim: int) -> np.ndarray:
         """B's p_d, the trusted coin ẑ ~ p_d and the initial reward r^(d+1)·1(ẑ = A(x))."""
-        self.ledger.count_read(1)
-        claim = as_bit(sent)
-        if claim is None:
-            return self.forfeit(Malformed(Role.ALICE, f"the claim A(x) = {sent!r:.80} is not a bit"), None)
         self.record.claim = claim
-        try:
-            move = self.ask(Role.BOB, "initial")
-        except Malformed as bad:
-            return self.forfeit(bad, None)
         total = np.zeros(self.d + 2)
-        for weight, sent_p in self.chance.mixed(Role.BOB, move):
-            self.ledger.count_read(PROBABILITY_BITS)
-            p_d = as_probability(sent_p)
-            if p_d is None:
-                total += weight * self.forfeit(Malformed(Role.BOB, "p_d is not a probability in [0, 1]"), None)
+        for weight, p_d in self.receive(Role.BOB, "initial", (), PROBABILITY_BITS, _estimate("p_d")):
+            if isinstance(p_d, Malformed):
+                total += weight * self.forfeit(p_d, None)
                 continue
             coins = self.chance.coin(p_d)  # ẑ is drawn before the rounds, as in Figure 2
             values = self.rounds(Situation(self.d, self.D.root(), p_d, claim, p_d))
@@ -332,29 +431,22 @@ class Debate:
 
     def outcomes(self, s: Situation) -> list[Outcome]:
         """Round ``s.level`` of Figure 2 up to the next situation, every branch weighted."""
-        try:
-            move = self.ask(Role.ALICE, "direction", s)
-        except Malformed as bad:
-            return [(1.0, self.forfeit(bad, s.level), None)]
         out: list[Outcome] = []
-        for weight, sent in self.chance.mixed(Role.ALICE, move):
-            out += [(weight * w, reward, n) for w, reward, n in self._directed(s, sent)]
+        for weight, direction in self.receive(Role.ALICE, "direction", (s,), 2, direction_of):
+            if isinstance(direction, Malformed):
+                out.append((weight, self.forfeit(direction, s.level), None))
+            else:
+                out += [(weight * w, reward, n) for w, reward, n in self._directed(s, direction)]
         return out
 
-    def _directed(self, s: Situation, move: Any) -> list[Outcome]:
-        self.ledger.count_read(2)
-        direction = as_direction(move)
-        if direction is None:
-            bad = Malformed(Role.ALICE, f"direction {move!r:.80} is not -1, 0 or 1")
-            return [(1.0, self.forfeit(bad, s.level), None)]
+    def _directed(self, s: Situation, direction: int) -> list[Outcome]:
         if s.level == 0:
             return self._final(s, direction)
-        try:
-            subqueries = self.ask(Role.ALICE, "queries", s)
-            if not self.D.valid_split(s.query, s.level, subqueries):
-                raise Malformed(Role.ALICE, f"queries {subqueries!r:.80} are not a split of {s.query!r:.80}")
-        except Malformed as bad:
-            return [(1.0, self.forfeit(bad, s.level), None)]
+        ((_, subqueries),) = self.receive(
+            Role.ALICE, "queries", (s,), 0, lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False
+        )
+        if isinstance(subqueries, Malformed):
+            return [(1.0, self.forfeit(subqueries, s.level), None)]
         out: list[Outcome] = []
         for weight, z, estimates, forfeited in self._answers(s, subqueries):
             if forfeited is not None:
@@ -374,19 +466,12 @@ class Debate:
         for i in range(self.q):
             grown = []
             for weight, z, estimates in partial:
-                try:
-                    move = self.ask(Role.BOB, "conditional", s, ys, i, z)
-                except Malformed as bad:
-                    done.append((weight, z, estimates, self.forfeit(bad, s.level)))
-                    continue
-                for w_move, sent in self.chance.mixed(Role.BOB, move):
-                    self.ledger.count_read(PROBABILITY_BITS)
-                    b = as_probability(sent)
-                    if b is None:
-                        bad = Malformed(Role.BOB, f"B^k_{i + 1} = {sent!r:.80} is not a probability")
-                        done.append((weight * w_move, z, estimates, self.forfeit(bad, s.level)))
-                        continue
-                    grown += [(weight * w_move * w, (*z, zi), (*estimates, b)) for w, zi in self.chance.coin(b)]
+                sent = self.receive(Role.BOB, "conditional", (s, ys, i, z), PROBABILITY_BITS, _estimate(f"B^k_{i + 1}"))
+                for w_move, b in sent:
+                    if isinstance(b, Malformed):
+                        done.append((weight * w_move, z, estimates, self.forfeit(b, s.level)))
+                    else:
+                        grown += [(weight * w_move * w, (*z, zi), (*estimates, b)) for w, zi in self.chance.coin(b)]
             partial = grown
         return done + [(w, z, e, None) for w, z, e in partial]
 
@@ -398,44 +483,25 @@ class Debate:
         reward[self.index(s.level)] = (
             self.scale[self.index(s.level)] * direction * (self.D.combine(s.query, s.level, z) - s.p)
         )
-        try:
-            move = self.ask(Role.ALICE, "recurse", s, ys, estimates, z)
-        except Malformed as bad:
-            return [(1.0, reward + self.forfeit(bad, s.level - 1), None)]
         out: list[Outcome] = []
-        for weight, sent in self.chance.mixed(Role.ALICE, move):
-            self.ledger.count_read(word_width(self.q))
-            j = as_index(sent, self.q)
-            if j is None:
-                bad = Malformed(Role.ALICE, f"recursion index {sent!r:.80} is not in [0, {self.q})")
-                out.append((weight, reward + self.forfeit(bad, s.level - 1), None))
+        chosen = self.receive(
+            Role.ALICE, "recurse", (s, ys, estimates, z), word_width(self.q),
+            lambda sent: index_of(sent, self.q, Role.ALICE, "recursion index"),
+        )  # fmt: skip
+        for weight, j in chosen:
+            if isinstance(j, Malformed):
+                out.append((weight, reward + self.forfeit(j, s.level - 1), None))
             else:
                 out.append((weight, reward, Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root)))
         return out
 
-    def proof_bit(self, j: int) -> Any:
-        """ũ_j from a fresh copy of A's strategy that has seen nothing of the debate (step 3b)."""
-        if self.prover is None:
-            return self.ask(Role.ALICE, "proof", j)
-        try:
-            fresh = self.prover()
-        except Exception as err:  # her strategy failed to sit down again
-            raise Malformed(Role.ALICE, f"a fresh copy for proof bit {j} raised {type(err).__name__}: {err}") from err
-        return ask(fresh, Role.ALICE, "proof", j)
-
     def _final(self, s: Situation, direction: int) -> list[Outcome]:
         """Round 0: A's proof bits with no context, one oracle query, A^0·(O(ũ_S) - p_0)."""
         try:
-            bits = []
-            for j in self.D.leaf(s.query):
-                bit = as_bit(self.proof_bit(j))
-                self.ledger.count_read(1)
-                if bit is None:
-                    raise Malformed(Role.ALICE, f"proof bit {j} is not a bit")
-                bits.append(bit)
+            bits = self.proof_bits(self.D.leaf(s.query))
         except Malformed as bad:
             return [(1.0, self.forfeit(bad, 0), None)]
-        p_true = self.D.judge(s.query, tuple(bits))
+        p_true = self.D.judge(s.query, bits)
         self.ledger.count_queries(Role.VERIFIER)
         out: list[Outcome] = []
         for weight, o in self.chance.coin(p_true):
@@ -443,6 +509,10 @@ class Debate:
             reward[self.index(0)] = direction * (o - s.p)
             out.append((weight, reward, None))
         return out
+
+
+def _estimate(what: str) -> Callable[[Any], float]:
+    return lambda sent: commit_probability(sent, Role.BOB, what)
 
 
 def decomposition_of(instance: Instance) -> Decomposition:
@@ -604,8 +674,11 @@ class HonestAlice:
 def gives_implicit_proof(player: Any, decomposition: Decomposition) -> bool:
     """Whether ``player``'s proof bits are the implicit proof u of ``decomposition``: its class keeps
     :meth:`HonestAlice.proof` and it holds this decomposition. Then ProofTruth(ũ) is the
-    decomposition's own truth, and no bit need be read."""
-    return getattr(type(player), "proof", None) is HonestAlice.proof and getattr(player, "D", None) is decomposition
+    decomposition's own truth, and no bit need be read. A player whose attributes raise is not."""
+    try:
+        return getattr(type(player), "proof", None) is HonestAlice.proof and getattr(player, "D", None) is decomposition
+    except Exception:
+        return False
 
 
 class TruthfulBob:
