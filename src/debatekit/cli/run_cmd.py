@@ -126,6 +126,15 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     out.add_row("bits read (max)", str(result.verifier_bits_read_max), f"<= {g.bits_read}")
     out.add_row("alice queries (mean)", f"{result.alice_queries_mean:g}", "")
     out.add_row("bob queries (mean)", f"{result.bob_queries_mean:g}", "")
+    if "payoff_mean" in result.extra:  # protocols with rewards: A's mean payoff against the theorem's bound
+        extra = result.extra
+        low, high = extra["payoff_ci"]
+        relation = ">=" if extra.get("payoff_bound_kind") == "completeness" else "<="
+        out.add_row(
+            "A's payoff (mean, 95% CI)",
+            f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]",
+            f"{relation} {extra['payoff_bound']:.4g}" if "payoff_bound" in extra else "",
+        )
     settings = ", ".join(f"{name}={value:g}" for name, value in params.items())
     note = result.extra.get("payoff_bound_note")
     out.caption = g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")

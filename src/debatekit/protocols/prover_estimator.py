@@ -35,6 +35,10 @@ strategies must then be functions of their arguments, as Figure 2's are). Rounds
 an explicit stack, so the depth d and width q are not limited by Python's recursion limit.
 Values are vectors of per-round rewards (index 0 the initial reward, index 1 + d - k round k), so
 one pass yields the reward ledger.
+
+Length: Figure 2's rules, the message boundary both recursive protocols share, the chance
+interpreters (sampled and exact) and the iterative walk live here until the recursive protocols
+move onto the node engine (:mod:`debatekit.engine`), which takes the boundary and the walk.
 """
 
 from __future__ import annotations
