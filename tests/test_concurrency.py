@@ -4,6 +4,7 @@ not depend on how many were in flight (debate i depends only on the seed and i).
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -55,3 +56,36 @@ def test_debates_in_flight_are_bounded_and_do_not_change_results(concurrency: in
     reference = run(spec, instance, alice, bob, trials=12, seed=5)
     expected = reference.to_json() | {"alice": result.alice, "bob": result.bob}
     assert result.to_json() == expected
+
+
+class Stuck:
+    """Never answers in time: every move blocks well past the limit."""
+
+    def __init__(self, seat: Any):
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        def move(*args: Any) -> None:
+            time.sleep(2)
+
+        return move
+
+
+BATCH = [
+    ("stochastic", "noisy-majority", 8),
+    ("naive-recursive", "evidence-majority", 1),
+    ("prover-estimator", "evidence-majority", 1),
+]
+
+
+@pytest.mark.parametrize(("name", "problem", "size"), BATCH)
+@pytest.mark.parametrize("role", [Role.ALICE, Role.BOB])
+def test_a_player_that_never_answers_forfeits_on_the_batch_engines(name: str, problem: str, size: int, role: Role):
+    """The batch engines too: a move past the time limit is its sender's forfeit, never a stall."""
+    spec = PROTOCOLS[name]
+    instance = make_instance(PROBLEMS[problem], size, role is Role.BOB, 0)
+    honest = "omniscient" if name == "prover-estimator" and role is Role.ALICE else "honest"  # B who needs no A
+    players = {role: Strategy("stuck", role, "", Stuck), role.opponent: spec.strategies[role.opponent][honest]}
+    result = run(spec, instance, players[Role.ALICE], players[Role.BOB], trials=3, seed=0, timeout=0.1)
+    assert result.forfeits[role.value] == 3 and result.honest_win_rate == 1.0
+    assert "no move within 0.1 s" in result.forfeit_reasons[role.value]

@@ -26,7 +26,7 @@ import numpy as np
 from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
-from debatekit.engine.play import Seated, play, seat_copies, verifier_answer
+from debatekit.engine.play import Seated, limited, play, seat_copies, verifier_answer
 from debatekit.engine.record import RecordWriter, record_of
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
@@ -244,6 +244,7 @@ def run(
     if spec.simulate is not None:
         if record is not None:
             raise ValueError(f"{spec.name} plays its debates as one batch and keeps no per-debate record yet")
+        alice, bob = limited(alice, timeout), limited(bob, timeout)
         tally = spec.simulate(instance, alice, bob, trials, batch_seed(seed), progress)
         summary, extra, verifier = Summary.of_tally(tally, instance.answer), tally.extra, instance.oracle
     else:

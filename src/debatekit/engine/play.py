@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from debatekit.engine.boundary import safe_repr, to_json
 from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
+from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 
 Answer = Callable[[Hashable], int | Awaitable[int]]
@@ -119,3 +121,59 @@ def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB))
 def verifier_answer(oracle: Oracle, ledger: Ledger, rng: np.random.Generator) -> Answer:
     """The verifier's oracle access: each query counted and recorded for the verifier."""
     return Asker(oracle, Role.VERIFIER, ledger, rng)
+
+
+def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:
+    """``function()`` (awaited when it returns an awaitable) in a daemon thread, for at most
+    ``timeout`` seconds: its result, its exception, or TimeoutError. A call still running at the
+    limit is abandoned, never waited for."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            result = function()
+            if inspect.isawaitable(result):
+                result = asyncio.run(_awaited(result))
+            box["result"] = result
+        except BaseException as err:  # handed to the caller, who charges its sender
+            box["error"] = err
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise TimeoutError(f"no move within {timeout:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+class Limited:
+    """A player for the batch engines (stochastic and recursive debate): every method call, the
+    attribute lookup included, runs through :func:`call_within`, so a player that never answers
+    raises TimeoutError, which those engines charge to it as a forfeit."""
+
+    def __init__(self, player: Any, timeout: float | None):
+        self._player, self._timeout = player, timeout
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return call_within(self._timeout, lambda: getattr(self._player, name)(*args, **kwargs))
+
+        return method
+
+
+def limited(strategy: Strategy, timeout: float | None) -> Strategy:
+    """``strategy`` with its seating and every move under the time limit, unless it is a trusted
+    built-in (the batch engines' path; the node engine limits moves itself)."""
+    if strategy.trusted:
+        return strategy
+
+    def seated(seat: Any) -> Limited:
+        return Limited(call_within(timeout, lambda: strategy.factory(seat)), timeout)
+
+    return replace(strategy, factory=seated)
