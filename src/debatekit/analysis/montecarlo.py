@@ -244,9 +244,12 @@ def run(
     if spec.simulate is not None:
         if record is not None:
             raise ValueError(f"{spec.name} plays its debates as one batch and keeps no per-debate record yet")
+        if oracles is not None and oracles.provers is not oracles.verifier:
+            raise ValueError(f"{spec.name} plays on one oracle for every party until it moves onto the node engine")
+        played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
         alice, bob = limited(alice, timeout), limited(bob, timeout)
-        tally = spec.simulate(instance, alice, bob, trials, batch_seed(seed), progress)
-        summary, extra, verifier = Summary.of_tally(tally, instance.answer), tally.extra, instance.oracle
+        tally = spec.simulate(played, alice, bob, trials, batch_seed(seed), progress)
+        summary, extra, verifier = Summary.of_tally(tally, instance.answer), tally.extra, played.oracle
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
         with RecordWriter.open(record) as writer:

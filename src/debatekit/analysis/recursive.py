@@ -33,8 +33,8 @@ import numpy as np
 
 from debatekit.analysis.stats import wilson
 from debatekit.ledger import Ledger, Malformed, Role, Tally
-from debatekit.machine.decomposition import LeafOracle
-from debatekit.oracle import Asker
+from debatekit.machine.decomposition import Decomposition, LeafOracle
+from debatekit.oracle import Asker, Oracle, SampleOnly
 from debatekit.players.base import Seat, Strategy
 from debatekit.players.estimator import Indistinguishable, proof_truth
 from debatekit.problems.registry import Instance
@@ -108,7 +108,7 @@ def _seats(instance: Instance, alice: Strategy, bob: Strategy, seed: np.random.S
     """Each party's seat, and a maker of fresh copies of A for her proof bits (module docstring)."""
     *children, proof_seed = seed.spawn(4)
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, children), strict=True))
-    oracle = LeafOracle(decomposition_of(instance))
+    oracle = leaf_oracle(instance, decomposition_of(instance))
     seats = {
         role: Seat(instance, role, rngs[role], Asker(oracle, role, ledger, rngs[role]), rules, opponent)
         for role, opponent in ((Role.ALICE, bob), (Role.BOB, alice))
@@ -129,6 +129,14 @@ def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Ro
         except Exception as err:  # untrusted strategy code failed to sit down
             return Malformed(role, raised("sitting down", err))
     return players
+
+
+def leaf_oracle(instance: Instance, decomposition: Decomposition) -> Oracle:
+    """The oracle every party asks about a leaf (the verifier once, in round 0): the
+    decomposition's judge, seen only through samples when the run hides probabilities
+    (``--oracle sample`` gives the instance a :class:`~debatekit.oracle.SampleOnly` oracle)."""
+    leaf = LeafOracle(decomposition)
+    return SampleOnly(leaf) if isinstance(instance.oracle, SampleOnly) else leaf
 
 
 def simulate(
@@ -155,6 +163,7 @@ def simulate(
     forfeits = dict.fromkeys((Role.ALICE, Role.BOB), 0)
     reasons: dict[Role, str] = {}
     delta: float | None = 0.0 if bob.name == "omniscient" else None
+    oracle = leaf_oracle(instance, decomposition)
     for t, child in enumerate(seed.spawn(trials)):
         ledger, record = Ledger(), Record()
         rngs, seats, prover = _seats(instance, alice, bob, child, ledger, rules)
@@ -166,14 +175,15 @@ def simulate(
             else:
                 rewards[t, 0] = float(players.sender is Role.BOB)
         elif protocol == "prover-estimator":
+            alice_b, bob_b = players[Role.ALICE], players[Role.BOB]
             rewards[t] = Debate(
-                decomposition, players[Role.ALICE], players[Role.BOB], rules, Sampled(rngs), ledger, record, prover
-            ).value()  # type: ignore[arg-type]
+                decomposition, alice_b, bob_b, rules, Sampled(rngs), ledger, record, prover, oracle  # type: ignore[arg-type]
+            ).value()
             if type(players[Role.BOB]) is Indistinguishable:  # a δ we computed, not one a player claims
                 delta = players[Role.BOB].delta
         else:
             rewards[t, 0] = naive_recursive.NaiveDebate(
-                decomposition, players[Role.ALICE], players[Role.BOB], Sampled(rngs), ledger, record, prover
+                decomposition, players[Role.ALICE], players[Role.BOB], Sampled(rngs), ledger, record, prover, oracle
             ).value()
         payoffs[t] = rewards[t].sum()
         claims[t] = -1 if record.claim is None else record.claim

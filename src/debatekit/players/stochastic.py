@@ -15,7 +15,7 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import HonestAlice, HonestBob, StepView, conditionals, machine_of
+from debatekit.protocols.stochastic import HonestAlice, HonestBob, SampleOnlyError, StepView, conditionals, machine_of
 
 BIAS = 0.1
 """The constant lie of the ``bias`` adversary."""
@@ -36,6 +36,8 @@ def influence(instance: Instance, runs: int = SAMPLED_RUNS) -> np.ndarray:
         values[:, machine.n_inputs : machine.offset] = instance.witness
     for t in range(machine.length):
         p = conditionals(machine, t, values[:, list(machine.relevant(t))], instance)
+        if np.isnan(p).any():
+            raise SampleOnlyError("steering by influence needs the oracle's probabilities; this oracle only samples")
         values[:, machine.offset + t] = rng.random(runs) < p
     out = values[:, -1].astype(float)
     ys = values[:, machine.offset :].astype(bool)

@@ -24,7 +24,8 @@ from typing import Any, Protocol
 
 from debatekit.engine.boundary import as_bit, commit_plain, safe_repr
 from debatekit.ledger import Ledger, Malformed, Role
-from debatekit.machine.decomposition import Decomposition, Query
+from debatekit.machine.decomposition import Decomposition, LeafOracle, Query
+from debatekit.oracle import Oracle
 from debatekit.prob import Dist
 from debatekit.protocols.prover_estimator import Boundary, Chance, Exact, Record, bit_of, index_of, split_of, walk
 from debatekit.reader import word_width
@@ -53,7 +54,8 @@ class NaiveDebate(Boundary):
     """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
     whether she won (Sampled). Rounds are walked without recursion
     (:func:`~debatekit.protocols.prover_estimator.walk`); ``prover`` makes the fresh copies of A
-    that proof bits are asked of, as in :class:`~debatekit.protocols.prover_estimator.Debate`."""
+    that proof bits are asked of, and ``oracle`` answers the verifier's leaf query, as in
+    :class:`~debatekit.protocols.prover_estimator.Debate`."""
 
     def __init__(
         self,
@@ -64,10 +66,12 @@ class NaiveDebate(Boundary):
         ledger: Ledger | None = None,
         record: Record | None = None,
         prover: Callable[[], Alice] | None = None,
+        oracle: Oracle | None = None,
     ):
         self.D, self.alice, self.bob, self.chance = decomposition, alice, bob, chance
         self.ledger, self.record = ledger or Ledger(), record or Record()
         self.prover = prover
+        self.oracle = oracle or LeafOracle(decomposition)
         self.memo: dict[tuple[int, Query, int], float] = {}
 
     def lose(self, bad: Malformed) -> float:
@@ -135,7 +139,7 @@ class NaiveDebate(Boundary):
         except Malformed as bad:
             return [(1.0, self.lose(bad), None)]
         self.ledger.count_queries(Role.VERIFIER)
-        return [(w, float(o == claimed), None) for w, o in self.chance.coin(self.D.judge(query, bits))]
+        return [(w, float(o == claimed), None) for w, o in self.chance.judge(self.oracle, (query, bits))]
 
 
 def win_probability(decomposition: Decomposition, alice: Alice, bob: Bob) -> float:

@@ -61,7 +61,8 @@ from debatekit.engine.boundary import (
 )
 from debatekit.engine.play import describe
 from debatekit.ledger import Ledger, Malformed, Role
-from debatekit.machine.decomposition import Decomposition, Query, check_stability_parameters
+from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, check_stability_parameters
+from debatekit.oracle import Oracle
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
 from debatekit.reader import word_width
@@ -151,6 +152,9 @@ class Chance(Protocol):
 
     def coin(self, p: float) -> Branches: ...
 
+    def judge(self, oracle: Oracle, question: Hashable) -> Branches:
+        """The verifier's one query of the oracle: an answer drawn, or both with their weights."""
+
     def mixed(self, role: Role, branches: Branches) -> Branches:
         """The branches of a move (:func:`~debatekit.engine.boundary.mixed_branches`) to follow."""
 
@@ -164,6 +168,9 @@ class Sampled:
 
     def coin(self, p: float) -> Branches:
         return [(1.0, int(self.rngs[Role.VERIFIER].random() < p))]
+
+    def judge(self, oracle: Oracle, question: Hashable) -> Branches:
+        return [(1.0, int(oracle.sample(question, self.rngs[Role.VERIFIER])))]
 
     def mixed(self, role: Role, branches: Branches) -> Branches:
         """One branch, drawn with the mover's generator as :meth:`Dist.sample` draws it."""
@@ -186,6 +193,12 @@ class Exact:
         if p <= 0:
             return [(1.0, 0)]
         return [(p, 1), (1 - p, 0)]
+
+    def judge(self, oracle: Oracle, question: Hashable) -> Branches:
+        p = oracle.probability(question)
+        if p is None:
+            raise ValueError("exact values need the oracle's probabilities; this oracle only answers samples")
+        return self.coin(p)
 
     def mixed(self, role: Role, branches: Branches) -> Branches:
         return branches
@@ -379,7 +392,8 @@ class Debate(Boundary):
     """Figure 2 on one decomposition, between two players, under given rules. ``prover`` makes a
     fresh copy of A's strategy for each proof bit (step 3b); without it the bits are asked of
     ``alice``, which is context-free only for strategies that are functions of their arguments
-    (what :class:`Exact` requires anyway)."""
+    (what :class:`Exact` requires anyway). The verifier's round-0 query goes to ``oracle`` (the
+    decomposition's judge by default, :class:`~debatekit.machine.decomposition.LeafOracle`)."""
 
     def __init__(
         self,
@@ -391,11 +405,13 @@ class Debate(Boundary):
         ledger: Ledger | None = None,
         record: Record | None = None,
         prover: Callable[[], Alice] | None = None,
+        oracle: Oracle | None = None,
     ):
         self.d, self.q = decomposition.depth, decomposition.width
         self.D, self.alice, self.bob, self.rules, self.chance = decomposition, alice, bob, rules, chance
         self.ledger, self.record = ledger or Ledger(), record or Record()
         self.prover = prover
+        self.oracle = oracle or LeafOracle(decomposition)
         self.scale = reward_scale(self.d, rules)
         self.memo: dict[Situation, np.ndarray] = {}
 
@@ -505,10 +521,9 @@ class Debate(Boundary):
             bits = self.proof_bits(self.D.leaf(s.query))
         except Malformed as bad:
             return [(1.0, self.forfeit(bad, 0), None)]
-        p_true = self.D.judge(s.query, bits)
         self.ledger.count_queries(Role.VERIFIER)
         out: list[Outcome] = []
-        for weight, o in self.chance.coin(p_true):
+        for weight, o in self.chance.judge(self.oracle, (s.query, bits)):
             reward = np.zeros(self.d + 2)
             reward[self.index(0)] = direction * (o - s.p)
             out.append((weight, reward, None))

@@ -162,23 +162,36 @@ def _number(value: Any) -> float:
     return float("nan") if number is None else float(number)
 
 
+class SampleOnlyError(ValueError):
+    """A strategy needs the oracle's probabilities and the oracle only answers samples."""
+
+
 @dataclass
 class StepView:
     """What a party sees at step t of a batch of live debates.
 
-    ``values`` holds x, w and the bits a_1..a_t so far (one row per live debate); ``p`` is the
-    true P[y_t = 1 | a_{I(t)}], which an unbounded adversary may use; honest parties use
-    :meth:`estimate`, which queries the oracle and is counted."""
+    ``values`` holds x, w and the bits a_1..a_t so far (one row per live debate); :attr:`p` is the
+    true P[y_t = 1 | a_{I(t)}], which an unbounded adversary may use (NaN in ``probabilities``
+    where a sample-only oracle does not give it); honest parties use :meth:`estimate`, which
+    queries the oracle and is counted."""
 
     t: int
     steps: int
     kind: StepKind
     rows: np.ndarray
-    p: np.ndarray
+    probabilities: np.ndarray
     rules: Rules
     sampler: Callable[[StepView, int], np.ndarray]
     table: np.ndarray
     width: int
+
+    @property
+    def p(self) -> np.ndarray:
+        """P[y_t = 1 | a_{I(t)}] for each live debate; a sample-only oracle (a person, a model,
+        ``--oracle sample``) does not give it, and asking is the asker's error."""
+        if np.isnan(self.probabilities).any():
+            raise SampleOnlyError("this strategy reads P[y_t = 1], which a sample-only oracle does not give")
+        return self.probabilities
 
     @property
     def values(self) -> np.ndarray:
@@ -301,9 +314,13 @@ def simulate(
     def sampler_for(role: Role) -> Callable[[StepView, int], np.ndarray]:
         def sample(view: StepView, count: int) -> np.ndarray:
             if view.kind is not StepKind.ORACLE:
-                return np.array(view.p, dtype=float)
+                return np.array(view.probabilities, dtype=float)
             queries[role][view.rows] += count
-            return rngs[role].binomial(count, view.p) / count
+            if not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
+                return rngs[role].binomial(count, view.probabilities) / count
+            relevant = values[np.ix_(view.rows, machine.relevant(view.t))]  # sample-only: ask each debate's question
+            questions = (machine.rule(view.t, tuple(int(b) for b in row)) for row in relevant)
+            return np.array([instance.oracle.sample_count(q, count, rngs[role]) for q in questions]) / count
 
         return sample
 
@@ -317,7 +334,7 @@ def simulate(
             break
         relevant = machine.relevant(t)
         if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
-            p = np.full(rows.size, machine.conditional(t, tuple(int(instance.x[a]) for a in relevant), instance.oracle))
+            p = np.full(rows.size, _conditional(machine, t, tuple(int(instance.x[a]) for a in relevant), instance))
         else:
             p = conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
 
@@ -383,16 +400,24 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 
 def conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:
-    """P[y_t = 1 | a_{I(t)}] for each row of relevant bits, computed once per distinct pattern."""
+    """P[y_t = 1 | a_{I(t)}] for each row of relevant bits, computed once per distinct pattern (NaN
+    where a sample-only oracle does not give it)."""
     if bits.shape[1] == 0:
-        return np.full(bits.shape[0], machine.conditional(t, (), instance.oracle))
+        return np.full(bits.shape[0], _conditional(machine, t, (), instance))
     if bits.shape[1] < 63:  # one integer code per pattern: a 1-D unique is much faster
         codes, index = np.unique(bits.astype(np.int64) @ (1 << np.arange(bits.shape[1])), return_inverse=True)
         patterns = ((codes[:, None] >> np.arange(bits.shape[1])) & 1).astype(np.uint8)
     else:
         patterns, index = np.unique(bits, axis=0, return_inverse=True)
-    probs = np.array([machine.conditional(t, tuple(int(b) for b in row), instance.oracle) for row in patterns])
+    probs = np.array([_conditional(machine, t, tuple(int(b) for b in row), instance) for row in patterns])
     return probs[index.reshape(-1)]
+
+
+def _conditional(machine: TranscriptMachine, t: int, bits: tuple[int, ...], instance: Instance) -> float:
+    """P[y_t = 1 | bits], NaN on an oracle step whose oracle only answers samples."""
+    if machine.kind(t) is StepKind.ORACLE and instance.oracle.probability(machine.rule(t, bits)) is None:
+        return float("nan")
+    return machine.conditional(t, bits, instance.oracle)
 
 
 def _bits_matrix(message: Any, rows: int, cols: int) -> np.ndarray:
