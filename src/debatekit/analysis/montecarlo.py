@@ -27,7 +27,7 @@ from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, limited, play, seat_copies, verifier_answer
-from debatekit.engine.record import RecordWriter, record_of
+from debatekit.engine.record import RecordWriter, fingerprint
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
@@ -176,6 +176,30 @@ class RunResult:
         data["accept_ci"] = list(self.accept_ci)
         data["guarantee"] = asdict(self.guarantee)
         return data | data.pop("extra")
+
+
+def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str, Any]:
+    """Debate ``index`` of a run as JSON data (:mod:`debatekit.engine.record` describes it)."""
+    instance, ledger = table.instance, outcome.ledger
+    return {
+        "protocol": table.spec.name,
+        "problem": instance.problem,
+        "size": instance.size,
+        "truth": "yes" if instance.truth else "no",
+        "seed": seed,
+        "params": table.params,
+        "instance": fingerprint(instance),
+        "debate": index,
+        "alice": table.strategies[Role.ALICE].name,
+        "bob": table.strategies[Role.BOB].name,
+        "events": ledger.events,
+        "verdict": outcome.verdict,
+        "forfeit": outcome.forfeit.value if outcome.forfeit else None,
+        "reason": outcome.reason,
+        "queries": {role.value: n for role, n in ledger.queries.items()},
+        "bits_read": ledger.bits_read,
+        "input_bits_read": ledger.input_bits_read,
+    }
 
 
 async def _stream(

@@ -28,33 +28,8 @@ from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
 
 if TYPE_CHECKING:
-    from debatekit.analysis.montecarlo import Outcome, Table
     from debatekit.problems.registry import Instance
     from debatekit.protocols.spec import ProtocolSpec
-
-
-def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str, Any]:
-    """Debate ``index`` of a run as JSON data."""
-    instance, ledger = table.instance, outcome.ledger
-    return {
-        "protocol": table.spec.name,
-        "problem": instance.problem,
-        "size": instance.size,
-        "truth": "yes" if instance.truth else "no",
-        "seed": seed,
-        "params": table.params,
-        "instance": fingerprint(instance),
-        "debate": index,
-        "alice": table.strategies[Role.ALICE].name,
-        "bob": table.strategies[Role.BOB].name,
-        "events": ledger.events,
-        "verdict": outcome.verdict,
-        "forfeit": outcome.forfeit.value if outcome.forfeit else None,
-        "reason": outcome.reason,
-        "queries": {role.value: n for role, n in ledger.queries.items()},
-        "bits_read": ledger.bits_read,
-        "input_bits_read": ledger.input_bits_read,
-    }
 
 
 def fingerprint(instance: Instance) -> str:
