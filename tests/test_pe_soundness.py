@@ -21,7 +21,7 @@ from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
-SEED = np.random.SeedSequence(9)
+SEED = 9
 
 
 def primality(truth: bool = False, size: int = 10):
@@ -63,7 +63,9 @@ def test_bad_proof_run_reports_payoff_within_bound():
     instance = primality()
     alice = STRATEGIES[Role.ALICE]["bad-proof"]
     for bob in ("omniscient", "honest"):
-        tally = recursive.simulate("prover-estimator", instance, alice, STRATEGIES[Role.BOB][bob], 200, SEED)
+        tally = recursive.simulate(
+            recursive.PROVER_ESTIMATOR, instance, alice, STRATEGIES[Role.BOB][bob], SEED, range(200)
+        )
         lo, _ = normal_ci(tally.payoffs)
         assert lo <= tally.extra["payoff_bound"], bob
         assert tally.forfeits == {Role.ALICE: 0, Role.BOB: 0}
@@ -100,7 +102,9 @@ def test_a_path_aware_prover_gains_nothing():
     assert stateful.value().sum() == pytest.approx(1.0)  # the hole step 3b closes
     value, bound = exact_against(instance, strategy, "omniscient", rules)
     assert value == 0.0 == bound
-    tally = recursive.simulate("prover-estimator", instance, strategy, STRATEGIES[Role.BOB]["omniscient"], 50, SEED)
+    tally = recursive.simulate(
+        recursive.PROVER_ESTIMATOR, instance, strategy, STRATEGIES[Role.BOB]["omniscient"], SEED, range(50)
+    )
     assert np.all(tally.payoffs == 0.0)
 
 
@@ -118,7 +122,9 @@ def test_garbage_is_charged_to_its_sender():
     """A's garbage while B is being built (Lemma A.4's B queries A) is A's forfeit, never B's."""
     instance = primality(truth=True)
     strategy = Strategy("garbage-claim", Role.ALICE, "claims a list", GarbageClaim)
-    tally = recursive.simulate("prover-estimator", instance, strategy, STRATEGIES[Role.BOB]["honest"], 20, SEED)
+    tally = recursive.simulate(
+        recursive.PROVER_ESTIMATOR, instance, strategy, STRATEGIES[Role.BOB]["honest"], SEED, range(20)
+    )
     assert tally.forfeits == {Role.ALICE: 20, Role.BOB: 0}
     assert np.all(tally.payoffs <= 0)
 
@@ -132,7 +138,7 @@ def test_delta_is_a_parameter_and_the_bound_says_when_it_is_vacuous():
     built = est.Indistinguishable(seat(instance, Role.BOB, alice, coarse))
     assert 0 <= built.delta < 0.05 and built.rules.delta == 0.05
     for rules, vacuous in ((coarse, True), (pe.Rules(0.1, 0.5), False)):
-        x = recursive.simulate("prover-estimator", instance, alice, bob, 20, SEED, rules=rules).extra
+        x = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, bob, SEED, range(20), rules=rules).extra
         unit = rules.r ** (x["depth"] + 1)
         assert x["delta"] == rules.delta
         assert x["payoff_bound_units"] == pytest.approx(x["payoff_bound"] / unit)

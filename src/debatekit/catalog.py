@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from debatekit.analysis import recursive
+from debatekit.analysis import recursive, recursive_replay
 from debatekit.params import param
 from debatekit.players import bisection as bisection_players
 from debatekit.players import circuit_cross_exam as circuit_cross_exam_players
@@ -16,7 +15,15 @@ from debatekit.players import naive_recursive as naive_recursive_players
 from debatekit.players import prover_estimator as prover_estimator_players
 from debatekit.players import stochastic as stochastic_players
 from debatekit.problems.registry import Instance
-from debatekit.protocols import bisection, circuit_cross_exam, cross_exam, kw, prover_estimator, stochastic
+from debatekit.protocols import (
+    bisection,
+    circuit_cross_exam,
+    cross_exam,
+    kw,
+    prover_estimator,
+    stochastic,
+    stochastic_play,
+)
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import word_width
 
@@ -112,8 +119,12 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
             f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries",
         )
 
-    def simulate(instance: Instance, alice, bob, trials, seed, progress=None):
-        return stochastic.simulate(instance, _stochastic_rules(constants, instance), alice, bob, trials, seed, progress)
+    def simulate(instance: Instance, alice, bob, seed, debates, progress=None, keep=False, provers=None):
+        rules = _stochastic_rules(constants, instance)
+        return stochastic_play.simulate(instance, rules, alice, bob, seed, debates, progress, keep, provers=provers)
+
+    def replay(record: dict, instance: Instance):
+        return stochastic_play.replay(record, instance, _stochastic_rules(constants, instance))
 
     def describe(instance: Instance) -> dict:
         rules = _stochastic_rules(constants, instance)
@@ -135,29 +146,30 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
         "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
-        simulate=simulate, constants=constants, variant=_stochastic_spec, describe=describe,
+        simulate=simulate, batch=stochastic_play.BATCH, replay=replay, constants=constants,
+        variant=_stochastic_spec, describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance),
     )  # fmt: skip
 
 
-def _recursive_guarantee(protocol: str) -> Callable[[Instance], Guarantee]:
+def _prover_estimator_guarantee(instance: Instance) -> Guarantee:
     """The decomposition protocols promise payoffs, not verdicts (see
     :mod:`debatekit.analysis.recursive`): the verdict bounds are vacuous and the payoff bound
-    comes with each run. The verifier makes one oracle query, on the leaf."""
+    comes with each run. The verifier makes one oracle query, on the leaf, and reads A's claim,
+    B's p_d, per round A^k, B's q estimates and A's index, then A^0 and the leaf's proof bits."""
+    D = prover_estimator.decomposition_of(instance)
+    per_round = 2 + prover_estimator.PROBABILITY_BITS * D.width + word_width(D.width)
+    bits = 1 + prover_estimator.PROBABILITY_BITS + D.depth * per_round + 2 + D.leaf_bound
+    statement = "Thm 6.1 bounds A's mean payoff (payoff_bound); 1 oracle query; probabilities read as 64 bits"
+    return Guarantee(0.0, 1.0, 1, bits, statement)
 
-    def guarantee(instance: Instance) -> Guarantee:
-        D = prover_estimator.decomposition_of(instance)
-        leaf = D.leaf_bound
-        if protocol == "prover-estimator":
-            per_round = 2 + prover_estimator.PROBABILITY_BITS * D.width + word_width(D.width)
-            bits = 1 + prover_estimator.PROBABILITY_BITS + D.depth * per_round + 2 + leaf
-            statement = "Thm 6.1 bounds A's mean payoff (payoff_bound); 1 oracle query; probabilities read as 64 bits"
-        else:
-            bits = 1 + D.depth * (D.width + word_width(D.width)) + leaf
-            statement = "naive recursion: sound only against a B who finds the flaw; 1 oracle query"
-        return Guarantee(0.0, 1.0, 1, bits, statement)
 
-    return guarantee
+def _naive_recursive_guarantee(instance: Instance) -> Guarantee:
+    """As :func:`_prover_estimator_guarantee`; the verifier reads A's claim, per round her q answers
+    and B's index, then the leaf's proof bits."""
+    D = prover_estimator.decomposition_of(instance)
+    bits = 1 + D.depth * (D.width + word_width(D.width)) + D.leaf_bound
+    return Guarantee(0.0, 1.0, 1, bits, "naive recursion: sound only against a B who finds the flaw; 1 oracle query")
 
 
 def _leaves(instance: Instance) -> int:
@@ -207,10 +219,11 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         "Theorem 6.1 (Figure 2) of the prover-estimator debate paper",
         "A decomposes, B estimates every subclaim's probability, rewards grow by 1/r a round, V queries one leaf",
         None,
-        _recursive_guarantee("prover-estimator"),
+        _prover_estimator_guarantee,
         _leaves,
         prover_estimator_players.STRATEGIES,
-        simulate=functools.partial(recursive.simulate, "prover-estimator", rules=rules),
+        simulate=functools.partial(recursive.simulate, recursive.PROVER_ESTIMATOR, rules=rules),
+        replay=functools.partial(recursive_replay.replay, recursive.PROVER_ESTIMATOR, rules=rules),
         describe=_recursive_description,
         params=params,
         configure=_prover_estimator_spec,
@@ -268,10 +281,11 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         "Section 7 of the prover-estimator debate paper (the baseline obfuscation breaks)",
         "A decomposes and answers every subclaim, B picks one to recurse on, V checks the leaf",
         None,
-        _recursive_guarantee("naive-recursive"),
+        _naive_recursive_guarantee,
         _leaves,
         naive_recursive_players.STRATEGIES,
-        simulate=functools.partial(recursive.simulate, "naive-recursive"),
+        simulate=functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
+        replay=functools.partial(recursive_replay.replay, recursive.NAIVE_RECURSIVE),
         describe=_recursive_description,
     ),
 }

@@ -80,3 +80,7 @@ class Tally:
     """A's payoff in each debate, for protocols with rewards (prover-estimator debate)."""
     extra: dict = field(default_factory=dict)
     """Protocol-specific results of the run (a payoff bound), merged into the JSON."""
+    records: list[dict] | None = None
+    """When kept: each debate's record body, in order (its events as committed, verdict, forfeit
+    and reason, counts by role, payoff), which the run completes with its header
+    (:func:`debatekit.analysis.montecarlo.record_of`)."""

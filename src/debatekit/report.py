@@ -103,7 +103,8 @@ def _payoff_lines(result: DemoResult) -> list[str]:
         "",
         "Payoffs are A's; for prover-estimator debate they are also given in units of r^(d+1), the reward scale",
         "(1/n in Theorem 6.1). The bound is the theorem's for this instance (input distribution: its point mass);",
-        "'holds' checks the 95% interval against it where the theorem makes a promise, and says why not elsewhere.",
+        "'holds' checks the interval at family-wise 95% (Bonferroni over these rows) against it where the theorem "
+        "makes a promise, and says why not elsewhere.",
         "",
         "| experiment | protocol | problem | size | truth | alice | bob | payoff [95% CI] | in r^(d+1) | bound "
         "| honest win rate | holds | promise |",

@@ -7,16 +7,21 @@ n are the debates of a run of k, on any machine, in any order, with any number o
 Debates stream: each is summarised (:class:`~debatekit.engine.summary.Summary`) and, with
 ``record``, written as one JSON line as it ends, so memory does not grow with the trials.
 
-A protocol that plays its debates in one numpy batch (``spec.simulate``: stochastic debate and
-the recursive protocols, not yet on the node engine) gets a single child for the whole batch:
-the same seed and trials give the same results on any machine, but debate i's draws depend on
-how many debates share the batch, and the batch is held in memory.
+A protocol played by a batch interpreter (``spec.simulate``: stochastic and recursive debate)
+plays debates in blocks of ``spec.batch`` (all at once when None), each call told which debate
+indices it plays, so debate i still draws only from (seed, i); blocks merge into the summary as
+they end. Players that are not trusted built-ins play there one debate per call, ``concurrency``
+calls in flight, in worker threads: the same debates, for players that take their time.
+
+Length: the one run loop for every protocol (streamed nodes, batch blocks, resume) and its result
+type; splitting them would split the contract ``run`` keeps.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +32,8 @@ from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, limited, play, seat_copies, verifier_answer
-from debatekit.engine.record import RecordWriter, fingerprint
+from debatekit.engine.record import RecordWriter, completed, fingerprint
+from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
@@ -37,20 +43,10 @@ from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
 from debatekit.reader import Reader
 
 
-def debate_seed(seed: int, index: int) -> np.random.SeedSequence:
-    """Debate ``index``'s seed sequence, from the run's seed and the index alone."""
-    return np.random.SeedSequence(seed, spawn_key=(1, index))
-
-
-def batch_seed(seed: int) -> np.random.SeedSequence:
-    """The one seed sequence of a batch played at once (``spec.simulate``)."""
-    return debate_seed(seed, 0)
-
-
 def make_instance(problem: Problem, size: int, truth: bool, seed: int, params: Any = None) -> Instance:
     """The instance of a run: drawn from child 0 of ``SeedSequence(seed)``, with the problem's
     parameter values (None: its defaults)."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
+    rng = np.random.default_rng(instance_seed(seed))
     return problem.instance(size, truth, rng, params)
 
 
@@ -178,20 +174,30 @@ class RunResult:
         return data | data.pop("extra")
 
 
-def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str, Any]:
-    """Debate ``index`` of a run as JSON data (:mod:`debatekit.engine.record` describes it)."""
-    instance, ledger = table.instance, outcome.ledger
+def record_header(
+    spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict, index: int
+) -> dict[str, Any]:
+    """What identifies debate ``index`` of a run, for its record: enough for replay to rebuild it."""
     return {
-        "protocol": table.spec.name,
+        "protocol": spec.name,
+        "constants": spec.constants,
         "problem": instance.problem,
         "size": instance.size,
         "truth": "yes" if instance.truth else "no",
         "seed": seed,
-        "params": table.params,
+        "params": params,
         "instance": fingerprint(instance),
         "debate": index,
-        "alice": table.strategies[Role.ALICE].name,
-        "bob": table.strategies[Role.BOB].name,
+        "alice": alice.name,
+        "bob": bob.name,
+    }
+
+
+def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str, Any]:
+    """Debate ``index`` of a run as JSON data (:mod:`debatekit.engine.record` describes it)."""
+    ledger = outcome.ledger
+    alice, bob = table.strategies[Role.ALICE], table.strategies[Role.BOB]
+    return record_header(table.spec, table.instance, alice, bob, seed, table.params, index) | {
         "events": ledger.events,
         "verdict": outcome.verdict,
         "forfeit": outcome.forfeit.value if outcome.forfeit else None,
@@ -204,15 +210,16 @@ def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str
 
 async def _stream(
     table: Table,
-    trials: int,
+    debates: range,
     seed: int,
     concurrency: int,
     progress: Callable[[int], None] | None,
     writer: RecordWriter | None,
+    summary: Summary,
 ) -> Summary:
-    """Debates 0..trials-1, at most ``concurrency`` at once (one at a time without tasks when
-    ``concurrency`` is 1), summarised (and recorded, in order) as they end."""
-    summary, answer, keep = Summary(), table.instance.answer, writer is not None
+    """Debates ``debates``, at most ``concurrency`` at once (one at a time without tasks when
+    ``concurrency`` is 1), added to ``summary`` (and recorded, in order) as they end."""
+    answer, keep = table.instance.answer, writer is not None
 
     def finish(index: int, outcome: Outcome) -> None:
         summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
@@ -222,14 +229,14 @@ async def _stream(
             progress(index + 1)
 
     if concurrency == 1:
-        for index in range(trials):
+        for index in debates:
             finish(index, await debate(table, debate_seed(seed, index), keep))
         return summary
     done: dict[int, Outcome] = {}
     running: dict[asyncio.Task, int] = {}
-    started = flushed = 0
-    while flushed < trials:
-        while started < trials and len(running) < concurrency:
+    started = flushed = debates.start
+    while flushed < debates.stop:
+        while started < debates.stop and len(running) < concurrency:
             running[asyncio.ensure_future(debate(table, debate_seed(seed, started), keep))] = started
             started += 1
         finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -255,31 +262,130 @@ def run(
     timeout: float | None = DEFAULT_MOVE_TIMEOUT,
     concurrency: int = 1,
     params: dict[str, Any] | None = None,
+    resume: bool = False,
 ) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
     that plays many debates at once (``spec.simulate``) does so; the others stream, ``concurrency``
     debates in flight at once (raise it for slow players: LLMs, people), each written to
     ``record`` as one JSON line when it ends, with ``params`` (the parameters the instance and the
-    protocol were made with, by name) so that replay can rebuild them."""
+    protocol were made with, by name) so that replay can rebuild them. With ``resume``, the whole
+    records ``record`` already holds from this run (its process died, say) are kept and counted,
+    and the run goes on from the first debate missing: the same file and result as a run never
+    stopped, since debate i depends only on (seed, i)."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
+    summary, kept = Summary(), 0
+    if resume:
+        summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
+    debates = range(summary.trials, trials)
     if spec.simulate is not None:
-        if record is not None:
-            raise ValueError(f"{spec.name} plays its debates as one batch and keeps no per-debate record yet")
-        if oracles is not None and oracles.provers is not oracles.verifier:
-            raise ValueError(f"{spec.name} plays on one oracle for every party until it moves onto the node engine")
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
-        alice, bob = limited(alice, timeout), limited(bob, timeout)
-        tally = spec.simulate(played, alice, bob, trials, batch_seed(seed), progress)
-        summary, extra, verifier = Summary.of_tally(tally, instance.answer), tally.extra, played.oracle
+        routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
+        with RecordWriter.open(record, kept) as writer:
+            summary, extra = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
+                                      concurrency, params or {}, routed, summary)  # fmt: skip
+        verifier = played.oracle
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
-        with RecordWriter.open(record) as writer:
-            summary = asyncio.run(_stream(table, trials, seed, concurrency, progress, writer))
+        with RecordWriter.open(record, kept) as writer:
+            summary = asyncio.run(_stream(table, debates, seed, concurrency, progress, writer, summary))
         extra, verifier = {}, table.oracles.verifier
     return result_of(spec, instance, alice, bob, seed, summary, extra, verifier)
+
+
+class ResumeError(ValueError):
+    """A record file that is not the start of this run, or a protocol that cannot resume."""
+
+
+def _resumed(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    trials: int,
+    seed: int,
+    params: dict,
+    record: Path | None,
+) -> tuple[Summary, int]:
+    """The summary of the whole records ``record`` holds, checked to be debates 0, 1, ... of this
+    run, and the bytes they take."""
+    if record is None:
+        raise ResumeError("resuming needs the record file of the run")
+    if spec.simulate is not None and spec.batch is None:
+        raise ResumeError(f"{spec.name} draws its conclusions over the whole run at once and cannot resume")
+    if not record.exists():
+        return Summary(), 0
+    records, kept = completed(record)
+    summary = Summary()
+    if len(records) > trials:
+        raise ResumeError(f"{record} holds {len(records)} debates, more than the {trials} asked for")
+    for index, found in enumerate(records):
+        expected = record_header(spec, instance, alice, bob, seed, params, index)
+        if any(found.get(key) != value for key, value in expected.items()):
+            raise ResumeError(f"{record}: record {index + 1} is not debate {index} of this run")
+        summary.add_record(found, instance.answer)
+    return summary, kept
+
+
+def _batches(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    debates: range,
+    seed: int,
+    progress: Callable[[int], None] | None,
+    writer: RecordWriter | None,
+    timeout: float | None,
+    concurrency: int,
+    params: dict[str, Any],
+    routed: dict[str, Any],
+    summary: Summary,
+) -> tuple[Summary, dict]:
+    """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins in
+    blocks of ``spec.batch``, anyone else one debate per call with ``concurrency`` calls in flight
+    (each move under the time limit), except where the protocol plays a run in one call (``batch``
+    None); summarised and recorded in order as blocks end. ``routed`` holds the provers' own oracle
+    when it is not the verifier's."""
+    assert spec.simulate is not None
+    trusted = alice.trusted and bob.trusted
+    size = spec.batch or len(debates) or 1
+    if not trusted and spec.batch:  # slow players: one debate per call, several calls in flight
+        size = 1
+    players = (alice, bob) if trusted else (limited(alice, timeout), limited(bob, timeout))
+    stop = debates.stop
+    blocks = (range(start, min(stop, start + size)) for start in range(debates.start, stop, size))  # lazy
+    extra: dict = {}
+
+    def play(block: range) -> Any:
+        def moved(k: int) -> None:
+            if progress and trusted:
+                progress(block.start + k)
+
+        return spec.simulate(instance, *players, seed, block, moved, writer is not None, **routed)
+
+    def finish(done: range, tally: Any) -> None:
+        nonlocal summary, extra
+        summary, extra = summary.merge(Summary.of_tally(tally, instance.answer, done.start)), tally.extra
+        if writer is not None:
+            for index, body in zip(done, tally.records, strict=True):
+                writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
+        if progress:
+            progress(done.stop)
+
+    in_flight = 1 if trusted else concurrency
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+        pending: list[tuple[range, Future]] = []
+        for block in blocks:
+            pending.append((block, pool.submit(play, block)))
+            while pending and (len(pending) >= in_flight or pending[0][1].done()):
+                done, future = pending.pop(0)
+                finish(done, future.result())
+        for done, future in pending:
+            finish(done, future.result())
+    return summary, extra
 
 
 def result_of(

@@ -1,5 +1,10 @@
 """Many debates of the decomposition protocols (prover-estimator and naive recursive), with
-payoffs and the theorem's payoff bound for the instance.
+payoffs, the theorem's payoff bound for the instance, a record of each debate, and replay.
+
+The protocol is a value (:data:`PROVER_ESTIMATOR`, :data:`NAIVE_RECURSIVE`) bound into the
+catalog's ``simulate`` and ``replay``; what the bound says about a player is read from its
+strategy's declared metadata (``Strategy.honest``, ``Strategy.truthful``), never from a name, so
+a user's own strategy is judged as it declares itself.
 
 The runs are on one instance, so the input distribution μ of Theorem 6.1 is the point mass at
 that instance: P[A(x) = L(x)] is the fraction of debates in which A's claim was right (her claim
@@ -15,16 +20,28 @@ may be mixed). How a payoff becomes a verdict, for ``accept_rate`` and ``honest_
   above the honest prover's guarantee (1-ε)·r^(d+1) separates nothing: ``payoff_bound_vacuous``
   says so, and ``payoff_bound_note`` in words.
 
-Each debate's proof bits are asked of fresh copies of A's strategy (Figure 2, step 3b): seats
-built from her factory with a generator from the debate's own seed, the same for every bit, so
-that her bits are one proof per debate whatever path the debate took.
+Debate i of a run seeded ``seed`` draws only from ``debate_seed(seed, i)``
+(:mod:`debatekit.engine.seeds`): its players', the verifier's and the fresh copies' generators
+are spawned from it, so the debates of ``range(5, 10)`` are debates 5..9 of a full run. Each
+debate's proof bits are asked of fresh copies of A's strategy (Figure 2, step 3b): seats built
+from her factory with one generator from the debate's seed, the same for every bit, so that her
+bits are one proof per debate whatever path the debate took.
 
 Verdicts of debates A forfeits before claiming count as the truth (B, the side left standing,
 is taken to be right); the reason is reported with the forfeits.
+
+With ``keep`` each debate leaves a record: its events in order (each message as committed, or
+its forfeit; each trusted coin with its p; each mixed move's draw; each oracle query with its
+role, question, count and answer), the verdict, forfeit and reason, the counts, the payoff and
+the reward vector; :mod:`debatekit.analysis.recursive_replay` replays it.
+
+Length: the two protocols' payoff bounds (Lemmas A.4, A.5), their debate loop and its records
+belong together: the bound reads what the loop counted.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.analysis.stats import wilson
+from debatekit.engine.seeds import debate_seed
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, LeafOracle
 from debatekit.oracle import Asker, Oracle, SampleOnly
@@ -40,6 +58,7 @@ from debatekit.players.estimator import Indistinguishable, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
 from debatekit.protocols.prover_estimator import (
+    Chance,
     Debate,
     Record,
     Rules,
@@ -49,6 +68,9 @@ from debatekit.protocols.prover_estimator import (
     raised,
     rules_for,
 )
+
+SITTING_DOWN = "sitting down"
+"""The ``what`` of a forfeit before the debate: a strategy that failed to sit down."""
 
 
 @dataclass(frozen=True)
@@ -61,15 +83,19 @@ class Bound:
     statement: str
     covers_bob: bool
     """Whether the theorem's promise covers the B that played."""
+    uncovered: str = ""
+    """Why the promise says nothing about a B it does not cover."""
+    needs_stability: bool = False
+    """The promise assumes the decomposition (ε, ρ)-stable at the rules played (Lemma A.5)."""
 
 
-def pe_bound(instance: Instance, rules: Rules, alice: str, bob: str, p_right: float, delta: float | None) -> Bound:
-    """Lemma A.5 for the honest A: E[payoff] ≥ (1-ε)·r^(d+1), against every B (if the
-    decomposition is A-provable and (ε, ρ)-stable here). Lemma A.4 for any other A:
-    E[payoff] < r^(d+1)·P[A(x) = M_D(ũ)] + (2d+1)·δ against an estimator δ-indistinguishable from
-    the truth of her proof ũ: the truthful estimator (δ = 0) or Algorithm 1's (its achieved δ).
-    With d = log n/log(8/ε) - 1 and ρ = 1/2, r^(d+1) = 1/n and these are Theorem 6.1's (1-ε)/n and
-    P[A(x)=L(x)]/n + η.
+def pe_bound(instance: Instance, rules: Rules, alice: Strategy, p_right: float, delta: float | None) -> Bound:
+    """Lemma A.5 for an A declared ``honest``: E[payoff] ≥ (1-ε)·r^(d+1), against every B (if the
+    decomposition is A-provable and (ε, ρ)-stable here). Lemma A.4 for every other A, whatever she
+    does: E[payoff] < r^(d+1)·P[A(x) = M_D(ũ)] + (2d+1)·δ against an estimator δ-indistinguishable
+    from the truth of her proof ũ: the truthful estimator (δ = 0) or Algorithm 1's (its achieved
+    δ). With d = log n/log(8/ε) - 1 and ρ = 1/2, r^(d+1) = 1/n and these are Theorem 6.1's (1-ε)/n
+    and P[A(x)=L(x)]/n + η.
 
     Departure: the lemma writes P[A(x) = L(x)]; its proof bounds P[A(x) = M_D(ũ)], the answer her
     own proof gives (``p_right`` here), because g must be the truth of ũ for eq. 10. The two agree
@@ -78,12 +104,13 @@ def pe_bound(instance: Instance, rules: Rules, alice: str, bob: str, p_right: fl
     r^(d+1) against every estimator, which P[A(x) = L(x)] = 0 would deny."""
     d = decomposition_of(instance).depth
     unit = rules.r ** (d + 1)
-    if alice == "honest":
+    if alice.honest:
         return Bound(
             (1 - rules.epsilon) * unit,
             "completeness",
             "Lemma A.5: E[payoff] >= (1-eps) r^(d+1) against every B",
             True,
+            needs_stability=True,
         )
     slack = (2 * d + 1) * (delta or 0.0)
     return Bound(
@@ -91,24 +118,142 @@ def pe_bound(instance: Instance, rules: Rules, alice: str, bob: str, p_right: fl
         "soundness",
         f"Lemma A.4: E[payoff] < r^(d+1) P[A(x)=M_D(her proof)] + (2d+1) delta, delta = {delta or 0.0:g}",
         delta is not None,
+        "no promise: Lemma A.4 bounds A against an indistinguishable estimator",
     )
 
 
-def naive_bound(alice: str, bob: str) -> Bound:
-    """Naive recursive debate has only the unbounded guarantee: an honest A always survives a
-    check, and a lying A is caught by a B who can find the false subclaim (``omniscient``, or
-    ``honest`` when every subclaim is within its budget). Against a bounded B facing subclaims it
-    cannot decide it promises nothing: that is the obfuscated-arguments problem."""
-    if alice == "honest":
+def naive_bound(alice: Strategy, bob: Strategy, p_right: float) -> Bound:
+    """Naive recursive debate has only the unbounded guarantee: an A declared ``honest`` always
+    survives a check, and any A wins at most when her claim is right, P[A(x) = L(x)] (``p_right``;
+    0 for a liar), against a B who finds the false subclaim (declared ``truthful``). Against a
+    bounded B facing subclaims it cannot decide it promises nothing: that is the
+    obfuscated-arguments problem."""
+    if alice.honest:
         return Bound(1.0, "completeness", "honest A wins every debate (deterministic leaf judgements)", True)
-    return Bound(0.0, "soundness", "a lying A never wins against a B that finds the flaw", bob == "omniscient")
+    return Bound(
+        p_right,
+        "soundness",
+        "E[payoff] <= P[A(x)=L(x)] against a B that finds the flaw: a lying A never wins",
+        bob.truthful,
+        "no promise against a bounded challenger (the point of Section 7)",
+    )
 
 
-def _seats(instance: Instance, alice: Strategy, bob: Strategy, seed: np.random.SeedSequence, ledger: Ledger, rules):
+class Recursive(ABC):
+    """One recursive protocol, as :func:`simulate` and :func:`replay` play it."""
+
+    @abstractmethod
+    def rules(self, instance: Instance, rules: Rules | None) -> Rules | None:
+        """The rules played (None: the protocol has none)."""
+
+    @abstractmethod
+    def rewards(
+        self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
+        ledger: Ledger, record: Record, prover: Callable[[], Any] | None, oracle: Oracle,
+    ) -> np.ndarray:  # fmt: skip
+        """One debate's reward vector to A."""
+
+    @abstractmethod
+    def forfeited(self, sender: Role, decomposition: Decomposition, rules: Rules | None) -> np.ndarray:
+        """The reward vector when ``sender`` cannot sit down."""
+
+    @abstractmethod
+    def summary(
+        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, rewards: np.ndarray,
+        claims: np.ndarray, delta: float | None,
+    ) -> tuple[Bound, dict[str, Any]]:  # fmt: skip
+        """The payoff bound and the protocol's own results over the debates played (rows of
+        ``rewards``, A's claims or -1)."""
+
+
+@dataclass(frozen=True)
+class ProverEstimator(Recursive):
+    """Prover-estimator debate (Figure 2, Theorem 6.1): the reward vector of
+    :class:`~debatekit.protocols.prover_estimator.Debate`."""
+
+    def rules(self, instance: Instance, rules: Rules | None) -> Rules:
+        return rules or rules_for(instance)
+
+    def rewards(
+        self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
+        ledger: Ledger, record: Record, prover: Callable[[], Any] | None, oracle: Oracle,
+    ) -> np.ndarray:  # fmt: skip
+        assert rules is not None
+        alice, bob = players[Role.ALICE], players[Role.BOB]
+        return Debate(decomposition, alice, bob, rules, chance, ledger, record, prover, oracle).value()
+
+    def forfeited(self, sender: Role, decomposition: Decomposition, rules: Rules | None) -> np.ndarray:
+        assert rules is not None
+        return forfeit_values(sender, decomposition.depth, rules, None)
+
+    def summary(
+        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, rewards: np.ndarray,
+        claims: np.ndarray, delta: float | None,
+    ) -> tuple[Bound, dict[str, Any]]:  # fmt: skip
+        assert rules is not None
+        depth = decomposition_of(instance).depth
+        p_proof = _p_claim_matches_proof(instance, alice, claims, rules)
+        bound = pe_bound(instance, rules, alice, p_proof, delta)
+        unit = rules.r ** (depth + 1)
+        vacuous = bound.kind == "soundness" and bound.value >= (1 - rules.epsilon) * unit
+        return bound, {
+            "epsilon": rules.epsilon,
+            "rho": rules.rho,
+            "delta": rules.delta,
+            "reward_ratio": rules.r,
+            "reward_unit": unit,
+            "rewards_mean": {"initial": float(rewards[:, 0].mean())}
+            | {f"round_{depth - i}": float(rewards[:, 1 + i].mean()) for i in range(depth + 1)},
+            "estimator_delta": delta,
+            "p_claim_matches_proof": p_proof,
+            "payoff_bound_units": bound.value / unit,
+            "payoff_bound_vacuous": vacuous,
+            "payoff_bound_note": _note(bound, unit, rules, vacuous),
+        }
+
+
+@dataclass(frozen=True)
+class NaiveRecursive(Recursive):
+    """Naive recursive debate (Section 7's baseline): the reward vector is [1 if A wins else 0]."""
+
+    def rules(self, instance: Instance, rules: Rules | None) -> None:
+        return None
+
+    def rewards(
+        self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
+        ledger: Ledger, record: Record, prover: Callable[[], Any] | None, oracle: Oracle,
+    ) -> np.ndarray:  # fmt: skip
+        alice, bob = players[Role.ALICE], players[Role.BOB]
+        debate = naive_recursive.NaiveDebate(decomposition, alice, bob, chance, ledger, record, prover, oracle)
+        return np.array([debate.value()])
+
+    def forfeited(self, sender: Role, decomposition: Decomposition, rules: Rules | None) -> np.ndarray:
+        return np.array([float(sender is Role.BOB)])
+
+    def summary(
+        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, rewards: np.ndarray,
+        claims: np.ndarray, delta: float | None,
+    ) -> tuple[Bound, dict[str, Any]]:  # fmt: skip
+        wins = int(rewards[:, 0].sum())  # payoffs are 0 or 1
+        return naive_bound(alice, bob, _p_right(instance, claims)), {"payoff_ci": list(wilson(wins, len(rewards)))}
+
+
+PROVER_ESTIMATOR = ProverEstimator()
+NAIVE_RECURSIVE = NaiveRecursive()
+
+
+def _seats(
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    seed: np.random.SeedSequence,
+    ledger: Ledger,
+    rules: Rules | None,
+    oracle: Oracle,
+):
     """Each party's seat, and a maker of fresh copies of A for her proof bits (module docstring)."""
     *children, proof_seed = seed.spawn(4)
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, children), strict=True))
-    oracle = leaf_oracle(instance, decomposition_of(instance))
     seats = {
         role: Seat(instance, role, rngs[role], Asker(oracle, role, ledger, rngs[role]), rules, opponent)
         for role, opponent in ((Role.ALICE, bob), (Role.BOB, alice))
@@ -127,7 +272,7 @@ def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Ro
         try:
             players[role] = strategy.factory(seats[role])
         except Exception as err:  # untrusted strategy code failed to sit down
-            return Malformed(role, raised("sitting down", err))
+            return Malformed(role, raised(SITTING_DOWN, err))
     return players
 
 
@@ -139,103 +284,120 @@ def leaf_oracle(instance: Instance, decomposition: Decomposition) -> Oracle:
     return SampleOnly(leaf) if isinstance(instance.oracle, SampleOnly) else leaf
 
 
+def play_debate(
+    protocol: Recursive,
+    decomposition: Decomposition,
+    rules: Rules | None,
+    players: dict[Role, Any] | Malformed,
+    chance: Chance,
+    ledger: Ledger,
+    record: Record,
+    prover: Callable[[], Any] | None,
+    oracle: Oracle,
+) -> np.ndarray:
+    """One debate's rewards, or the forfeit of a side that could not sit down (noted as an event)."""
+    if isinstance(players, Malformed):
+        record.forfeit, record.reason = players.sender, players.reason
+        ledger.note({"move": players.sender.value, "what": SITTING_DOWN, "forfeit": players.reason})
+        return protocol.forfeited(players.sender, decomposition, rules)
+    return protocol.rewards(decomposition, players, rules, chance, ledger, record, prover, oracle)
+
+
+def decided(instance: Instance, rewards: np.ndarray, record: Record) -> tuple[float, int]:
+    """A's payoff and the verdict it gives (module docstring)."""
+    payoff = float(rewards.sum())
+    if record.claim is None:
+        return payoff, instance.answer
+    return payoff, record.claim if payoff > 0 else 1 - record.claim
+
+
+def record_body(index: int, ledger: Ledger, record: Record, verdict: int, payoff: float, rewards: np.ndarray) -> dict:
+    """Debate ``index``'s record (the run adds its header)."""
+    return {
+        "debate": index,
+        "events": ledger.events,
+        "verdict": int(verdict),
+        "forfeit": None if record.forfeit is None else record.forfeit.value,
+        "reason": record.reason,
+        "queries": {role.value: int(n) for role, n in ledger.queries.items()},
+        "bits_read": ledger.bits_read,
+        "input_bits_read": ledger.input_bits_read,
+        "payoff": payoff,
+        "rewards": [float(r) for r in rewards],
+    }
+
+
 def simulate(
-    protocol: str,
+    protocol: Recursive,
     instance: Instance,
     alice: Strategy,
     bob: Strategy,
-    trials: int,
-    seed: np.random.SeedSequence,
+    seed: int,
+    debates: range,
     progress: Callable[[int], None] | None = None,
+    keep: bool = False,
     *,
     rules: Rules | None = None,
 ) -> Tally:
-    """``trials`` debates of ``protocol`` ("prover-estimator" or "naive-recursive"), each with its
-    own generators spawned from ``seed``; prover-estimator debate plays ``rules`` (default
-    :func:`~debatekit.protocols.prover_estimator.rules_for` the instance)."""
+    """Debates ``debates`` of a run of ``protocol`` seeded ``seed``, debate i drawing only from
+    ``debate_seed(seed, i)``; ``progress(k)`` after k of them; with ``keep``, each one's record in
+    ``Tally.records``. Prover-estimator debate plays ``rules`` (default
+    :func:`~debatekit.protocols.prover_estimator.rules_for` the instance). The payoff bound and the
+    other results in ``Tally.extra`` are over these debates."""
+    n = len(debates)
+    if n == 0:
+        raise ValueError("debates must hold at least one debate")
     decomposition = decomposition_of(instance)
-    if protocol == "prover-estimator":
-        rules = rules or rules_for(instance)
-    verdicts, payoffs, claims = np.zeros(trials, dtype=int), np.zeros(trials), np.full(trials, -1)
-    rewards = np.zeros((trials, decomposition.depth + 2))
-    queries = {role: np.zeros(trials, dtype=np.int64) for role in Role}
-    bits = np.zeros(trials, dtype=np.int64)
+    rules = protocol.rules(instance, rules)
+    oracle = leaf_oracle(instance, decomposition)
+    verdicts, payoffs, claims = np.zeros(n, dtype=int), np.zeros(n), np.full(n, -1)
+    rows: list[np.ndarray] = []
+    queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
+    bits, inputs = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     forfeits = dict.fromkeys((Role.ALICE, Role.BOB), 0)
     reasons: dict[Role, str] = {}
-    delta: float | None = 0.0 if bob.name == "omniscient" else None
-    oracle = leaf_oracle(instance, decomposition)
-    for t, child in enumerate(seed.spawn(trials)):
-        ledger, record = Ledger(), Record()
-        rngs, seats, prover = _seats(instance, alice, bob, child, ledger, rules)
+    delta: float | None = 0.0 if bob.truthful else None
+    records: list[dict] | None = [] if keep else None
+    for k, index in enumerate(debates):
+        ledger, record = Ledger(events=[] if keep else None), Record()
+        rngs, seats, prover = _seats(instance, alice, bob, debate_seed(seed, index), ledger, rules, oracle)
         players = _players(seats, alice, bob)
-        if isinstance(players, Malformed):
-            record.forfeit, record.reason = players.sender, players.reason
-            if protocol == "prover-estimator":
-                rewards[t] = forfeit_values(players.sender, decomposition.depth, rules, None)  # type: ignore[arg-type]
-            else:
-                rewards[t, 0] = float(players.sender is Role.BOB)
-        elif protocol == "prover-estimator":
-            alice_b, bob_b = players[Role.ALICE], players[Role.BOB]
-            rewards[t] = Debate(
-                decomposition, alice_b, bob_b, rules, Sampled(rngs), ledger, record, prover, oracle  # type: ignore[arg-type]
-            ).value()
-            if type(players[Role.BOB]) is Indistinguishable:  # a δ we computed, not one a player claims
-                delta = players[Role.BOB].delta
-        else:
-            rewards[t, 0] = naive_recursive.NaiveDebate(
-                decomposition, players[Role.ALICE], players[Role.BOB], Sampled(rngs), ledger, record, prover, oracle
-            ).value()
-        payoffs[t] = rewards[t].sum()
-        claims[t] = -1 if record.claim is None else record.claim
-        won = payoffs[t] > 0
-        verdicts[t] = instance.answer if record.claim is None else (record.claim if won else 1 - record.claim)
+        rewards = play_debate(protocol, decomposition, rules, players, Sampled(rngs), ledger, record, prover, oracle)
+        if not isinstance(players, Malformed) and type(players[Role.BOB]) is Indistinguishable:
+            delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
+        payoff, verdict = decided(instance, rewards, record)
+        rows.append(rewards)
+        payoffs[k], verdicts[k] = payoff, verdict
+        claims[k] = -1 if record.claim is None else record.claim
         for role in Role:
-            queries[role][t] = ledger.queries[role]
-        bits[t] = ledger.bits_read
+            queries[role][k] = ledger.queries[role]
+        bits[k], inputs[k] = ledger.bits_read, ledger.input_bits_read
         if record.forfeit is not None:
             forfeits[record.forfeit] += 1
             reasons.setdefault(record.forfeit, record.reason)
+        if records is not None:
+            records.append(record_body(index, ledger, record, verdict, payoff, rewards))
         if progress:
-            progress(t + 1)
-    p_right = float(np.mean(claims == instance.answer))
-    extra: dict[str, Any]
-    if protocol == "prover-estimator":
-        assert rules is not None
-        p_proof = _p_claim_matches_proof(instance, alice, claims, rules)
-        bound = pe_bound(instance, rules, alice.name, bob.name, p_proof, delta)
-        unit = rules.r ** (decomposition.depth + 1)
-        vacuous = bound.kind == "soundness" and bound.value >= (1 - rules.epsilon) * unit
-        extra = {
-            "epsilon": rules.epsilon,
-            "rho": rules.rho,
-            "delta": rules.delta,
-            "reward_ratio": rules.r,
-            "reward_unit": unit,
-            "rewards_mean": {"initial": float(rewards[:, 0].mean())}
-            | {
-                f"round_{decomposition.depth - i}": float(rewards[:, 1 + i].mean())
-                for i in range(decomposition.depth + 1)
-            },
-            "estimator_delta": delta,
-            "p_claim_matches_proof": p_proof,
-            "payoff_bound_units": bound.value / unit,
-            "payoff_bound_vacuous": vacuous,
-            "payoff_bound_note": _note(bound, unit, rules, vacuous),
-        }
-    else:
-        bound = naive_bound(alice.name, bob.name)
-        extra = {"payoff_ci": list(wilson(int(payoffs.sum()), trials))}  # payoffs are 0 or 1
+            progress(k + 1)
+    bound, extra = protocol.summary(instance, alice, bob, rules, np.array(rows), claims, delta)
     extra |= {
         "payoff_bound": bound.value,
         "payoff_bound_kind": bound.kind,
         "payoff_bound_statement": bound.statement,
         "payoff_bound_covers_bob": bound.covers_bob,
-        "p_claim_right": p_right,
+        "payoff_bound_uncovered": None if bound.covers_bob else bound.uncovered,
+        "payoff_bound_needs_stability": bound.needs_stability,
+        "p_claim_right": _p_right(instance, claims),
         "input_distribution": "the point mass at this instance (its seed)",
         "depth": decomposition.depth,
         "width": decomposition.width,
     }
-    return Tally(verdicts, queries, bits, np.zeros(trials, dtype=np.int64), forfeits, reasons, payoffs, extra)
+    return Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, extra, records)
+
+
+def _p_right(instance: Instance, claims: np.ndarray) -> float:
+    """P[A(x) = L(x)] over the debates; a debate without a claim counts as wrong."""
+    return float(np.mean(claims == instance.answer))
 
 
 def _p_claim_matches_proof(instance: Instance, alice: Strategy, claims: np.ndarray, rules: Rules) -> float:

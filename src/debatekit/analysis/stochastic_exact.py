@@ -214,7 +214,11 @@ def _view(
 ) -> StepView:
     table = np.tile(history, (rows, 1))
     table.flags.writeable = False
-    return StepView(t, steps, kind, np.arange(rows), np.full(rows, p), rules, sampler, table, len(history))
+    return StepView(t, steps, kind, np.arange(rows), np.full(rows, p), rules, sampler, table, len(history), _no_coins)
+
+
+def _no_coins(view: StepView) -> np.ndarray:
+    raise ExactError("a strategy that draws from its random generator (view.random()) cannot be enumerated")
 
 
 def _given_claims(

@@ -41,14 +41,16 @@ def oracles(case: Instance, choice: OracleChoice) -> Oracles:
     return Oracles(hidden, hidden)
 
 
-def writable(path: Path | None, spec: ProtocolSpec) -> Path | None:
-    """``--record``'s file, checked before any debate is played."""
+def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False) -> Path | None:
+    """``--record``'s file, checked before any debate is played (and kept as it is to resume)."""
     if path is None:
+        if resume:
+            raise UserError("--resume needs --record FILE.jsonl, the record of the run to resume")
         return None
-    if spec.debate is None:
-        raise UserError(f"--record: {spec.name} plays its debates as one batch and keeps no per-debate record yet")
+    if spec.debate is None and spec.replay is None:
+        raise UserError(f"--record: {spec.name} keeps no per-debate record")
     try:
-        path.open("w").close()
+        path.open("a" if resume else "w").close()
     except OSError as err:
         raise UserError(f"--record: cannot write {str(path)!r}: {err.strerror}") from err
     return path

@@ -26,8 +26,11 @@ def replay_file(
             assignments = [f"{name}={value}" for name, value in record["params"].items()]
             key = (record["protocol"], record["problem"], record["size"], record["truth"], record["seed"], *assignments)
             if key not in instances:
-                found = problem_for(record["problem"], protocol(record["protocol"]))
-                spec, problem_values = configure(protocol(record["protocol"]), found, assignments)
+                played = protocol(record["protocol"])
+                if record.get("constants") and played.variant is not None:
+                    played = played.variant(record["constants"])
+                found = problem_for(record["problem"], played)
+                spec, problem_values = configure(played, found, assignments)
                 case = instance(found, record["size"], Truth(record["truth"]), record["seed"], problem_values)
                 instances[key] = spec, case
             results.append(replay(record, *instances[key]))

@@ -51,9 +51,13 @@ def run(
         float, typer.Option("--move-timeout", metavar="SECONDS", help="A player's time for one move, then it forfeits.")
     ] = DEFAULT_MOVE_TIMEOUT,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Debates in flight at once (slow players).")] = 1,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
+    from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
     from debatekit.cli.common import (
         configure,
@@ -84,20 +88,24 @@ def run(
     for chosen in players:
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
-    with progress(trials, f"{spec.name} on {found.name}") as advance:
-        result = run_trials(
-            spec,
-            case,
-            *players,
-            trials,
-            seed,
-            advance,
-            oracles=oracles(case, oracle),
-            record=writable(record, spec),
-            timeout=move_timeout,
-            concurrency=concurrency,
-            params=params_json(spec, problem_values),
-        )
+    try:
+        with progress(trials, f"{spec.name} on {found.name}") as advance:
+            result = run_trials(
+                spec,
+                case,
+                *players,
+                trials,
+                seed,
+                advance,
+                oracles=oracles(case, oracle),
+                record=writable(record, spec, resume),
+                timeout=move_timeout,
+                concurrency=concurrency,
+                params=params_json(spec, problem_values),
+                resume=resume,
+            )
+    except ResumeError as err:
+        raise UserError(f"--resume: {err}") from err
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     params = params_json(spec, problem_values)

@@ -48,11 +48,15 @@ class RecordWriter:
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, path: Path | None) -> Iterator[RecordWriter | None]:
+    def open(cls, path: Path | None, keep: int = 0) -> Iterator[RecordWriter | None]:
+        """A writer to ``path``, which keeps its first ``keep`` bytes (the whole records of a
+        run being resumed) and drops the rest."""
         if path is None:
             yield None
             return
-        with open(path, "w", encoding="utf-8") as stream:
+        with open(path, "r+" if keep else "w", encoding="utf-8") as stream:
+            stream.seek(keep)
+            stream.truncate()
             yield cls(stream)
 
     def write(self, record: dict[str, Any]) -> None:
@@ -81,6 +85,10 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         raise ReplayError("the record keeps no events")
     if record["instance"] != fingerprint(instance):
         return Replayed(record["debate"], False, ("instance: not the instance the record was played on",))
+    if spec.debate is None:
+        if spec.replay is None:
+            raise ReplayError(f"{spec.name} cannot replay its records")
+        return spec.replay(record, instance)
     moves = iter([e for e in events if "move" in e])
     answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
     ledger = Ledger()
@@ -118,6 +126,23 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
     }
     differences = tuple(f"{k}: recorded {recorded[k]}, replayed {found[k]}" for k in found if found[k] != recorded[k])
     return Replayed(record["debate"], not differences, differences)
+
+
+def completed(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The whole records at the head of a file whose run stopped (its process died, say), and the
+    bytes they take: a last line cut off mid-write, and anything after it, is not kept."""
+    records: list[dict[str, Any]] = []
+    kept = 0
+    with open(path, "rb") as stream:
+        for line in stream:
+            if not line.endswith(b"\n"):
+                break
+            try:
+                records.append(json.loads(line))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                break
+            kept += len(line)
+    return records, kept
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:

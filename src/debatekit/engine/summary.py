@@ -51,6 +51,16 @@ class Summary:
             if forfeit not in self.reasons or index < self.reasons[forfeit][0]:
                 self.reasons[forfeit] = (index, reason)
 
+    def add_record(self, record: dict, answer: int) -> None:
+        """Debate ``record["debate"]`` from its record (a resumed run's earlier debates)."""
+        ledger = Ledger()
+        for role in Role:
+            ledger.count_queries(role, record["queries"][role.value])
+        ledger.count_read(record["bits_read"])
+        ledger.input_bits_read = record["input_bits_read"]
+        forfeit = None if record["forfeit"] is None else Role(record["forfeit"])
+        self.add(record["debate"], record["verdict"], answer, ledger, forfeit, record.get("reason", ""))
+
     def merge(self, other: Summary) -> Summary:
         """The summary of both sets of debates (which must be disjoint)."""
         merged = Summary(
@@ -75,8 +85,9 @@ class Summary:
         return merged
 
     @classmethod
-    def of_tally(cls, tally: Tally, answer: int) -> Summary:
-        """The summary of a batch played at once (stochastic and recursive debate)."""
+    def of_tally(cls, tally: Tally, answer: int, first: int = 0) -> Summary:
+        """The summary of a batch played at once (stochastic and recursive debate), whose first
+        debate is number ``first``."""
         verdicts = tally.verdicts
         summary = cls(
             trials=int(verdicts.size),
@@ -88,7 +99,7 @@ class Summary:
             bits_read_max=int(tally.bits_read.max()),
             input_bits_read_max=int(tally.input_bits_read.max()),
             forfeits={role: int(tally.forfeits[role]) for role in PROVERS},
-            reasons={role: (0, reason) for role, reason in tally.reasons.items()},
+            reasons={role: (first, reason) for role, reason in tally.reasons.items()},
         )
         if tally.payoffs is not None:
             payoffs = np.asarray(tally.payoffs, dtype=float)

@@ -50,6 +50,12 @@ class Strategy:
     trusted: bool = False
     """A built-in programmed strategy: its moves run inline, without a time limit. Every other
     player (a user's, an LLM, a person) moves in a worker thread or coroutine under the limit."""
+    honest: bool = False
+    """The theorem's honest player for its role: its completeness promise covers this strategy
+    (declared, never inferred from the name; analysis reads it)."""
+    truthful: bool = False
+    """Knows the truth of the opponent's proof: the truthful estimator of Lemma A.4, δ = 0 (or
+    naive recursion's challenger that always finds the false subclaim)."""
 
 
 class StrategyError(ValueError):

@@ -29,7 +29,8 @@ soundness bound uses. The tests, each in [-1, 1], query A:
   is kept while |X|·2^q ≤ SELECTION_LIMIT.
 
 Everything A says is asked and parsed as the verifier does it
-(:func:`~debatekit.protocols.prover_estimator.branches`, the verifier's parsers, one catch-all);
+(:func:`~debatekit.protocols.prover_estimator.branches` on a typed call of her method, the
+verifier's parsers, one catch-all);
 a message the verifier refuses is one she forfeits on, so it leads to no situation below and is
 a test value of 0 (1/2 for an answer): her garbage never breaks B's construction, and B's
 situations are the verifier's. At play time a situation not met in training is evaluated by replaying
@@ -42,6 +43,7 @@ plays the same B.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +81,9 @@ SITUATION_LIMIT = 4096
 """The most situations μ_k may hold."""
 SELECTION_LIMIT = 4096
 PROOF_SEED = 0
-"""The seed of the fresh copies of A from which B reads her proof."""
+"""The seed of the copies of A that B queries: the fresh copies it reads her proof from, and the
+copy Algorithm 1's tests ask while B is trained. So B is a function of the instance, the committed
+A and the rules alone, whichever debate of a run (or of a range of its debates) builds it."""
 
 
 def proof_truth(seat: Seat) -> ProofTruth:
@@ -160,8 +164,8 @@ class _RoundTests(CallableTests):
 
 def estimator(seat: Seat) -> Indistinguishable:
     """The trained B for this seat's instance, committed A and rules, built on first use and kept
-    with the instance: every debate of a run plays the one built for its first debate (the
-    construction is deterministic given that debate's seed)."""
+    with the instance: every debate of a run plays the same B (its construction draws nothing
+    from the debate's seed, :data:`PROOF_SEED`)."""
     name = seat.opponent.name if seat.opponent else ""
     return seat.instance.memo(("indistinguishable estimator", name, rules_of(seat)), lambda: Indistinguishable(seat))
 
@@ -177,7 +181,7 @@ class Indistinguishable:
             raise ValueError(f"Algorithm 1 needs 2^q answer vectors; q = {self.D.width} > {MAX_WIDTH}")
         self.rules = rules_of(seat)
         self.truth = proof_truth(seat)
-        a_seat = Seat(seat.instance, Role.ALICE, np.random.default_rng(seat.rng.integers(2**63)), None, seat.rules)
+        a_seat = Seat(seat.instance, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules)
         try:
             self.A: Any = seat.opponent.factory(a_seat)
         except Exception:  # A cannot sit down: she forfeits every debate, and every test of her is 0
@@ -193,22 +197,36 @@ class Indistinguishable:
 
     # -- A's messages, parsed -----------------------------------------------------------------
 
-    def _read(self, method: str, args: tuple, parser: Any, mixed: bool = True) -> list[tuple[float, Any]]:
-        """A's message as the verifier reads it: (weight, parsed value or her Malformed) per
-        outcome of a mixed move."""
+    def _read(self, what: str, move: Callable[[], Any], parser: Any, mixed: bool = True) -> list[tuple[float, Any]]:
+        """A's message ``move()`` as the verifier reads it: (weight, parsed value or her Malformed)
+        per outcome of a mixed move."""
         try:
-            sent = branches(self.A, Role.ALICE, method, *args, mixed=mixed)
+            sent = branches(move, Role.ALICE, what, mixed)
         except Malformed as bad:
             return [(1.0, bad)]
-        return [(w, parse(m, parser, Role.ALICE, method)) for w, m in sent]
+        return [(w, parse(m, parser, Role.ALICE, what)) for w, m in sent]
 
     def _split(self, s: Situation) -> tuple[Query, ...] | None:
-        ((_, ys),) = self._read("queries", (s,), lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False)
+        ((_, ys),) = self._read(
+            "queries", lambda: self.A.queries(s), lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False
+        )
         return None if isinstance(ys, Malformed) else ys
 
     def _choices(self, s: Situation, ys: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]):
         q = self.D.width
-        return _weighted(self._read("recurse", (s, ys, estimates, z), lambda j: index_of(j, q, Role.ALICE, "j")))
+        return _weighted(
+            self._read(
+                "recurse", lambda: self.A.recurse(s, ys, estimates, z), lambda j: index_of(j, q, Role.ALICE, "j")
+            )
+        )
+
+    def _answer(self, level: int, y: Query) -> float:
+        """A's answer to ``y`` (Definition 5.2), averaged over a mixed one; garbage counts as 1/2."""
+        return _expected(self._read("answer", lambda: self.A.answer(level, y), bit_of("answer")), 0.5)
+
+    def _direction(self, s: Situation) -> float:
+        """A's A^k at ``s``, averaged over a mixed one; garbage counts as 0."""
+        return _expected(self._read("direction", lambda: self.A.direction(s), direction_of))
 
     # -- features -------------------------------------------------------------------------------
 
@@ -218,8 +236,8 @@ class Indistinguishable:
             q, k = self.D.width, s.level
             z = (np.arange(2**q)[:, None] >> np.arange(q - 1, -1, -1)) & 1  # (2^q, q), z_1 first
             M = np.array([self.D.combine(s.query, k, tuple(int(b) for b in row)) for row in z], dtype=float)
-            answers = np.array([_expected(self._read("answer", (k - 1, y), bit_of("answer")), 0.5) for y in ys])
-            direction = _expected(self._read("direction", (s,), direction_of))
+            answers = np.array([self._answer(k - 1, y) for y in ys])
+            direction = self._direction(s)
             static = np.concatenate(
                 [z.T.astype(float), (2 * answers[:, None] - 1) * (2 * z.T - 1), [direction * (M - s.p)], [M]]
             )
@@ -241,7 +259,7 @@ class Indistinguishable:
                 continue
             j = max(choices, key=lambda c: c[0])[1]
             below = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
-            out[index] = _expected(self._read("direction", (below,), direction_of)) * (z[j] - estimates[j])
+            out[index] = self._direction(below) * (z[j] - estimates[j])
         return np.clip(out, -1, 1)
 
     # -- training (top down, μ_k exact) ---------------------------------------------------------
@@ -249,7 +267,7 @@ class Indistinguishable:
     def _train(self) -> None:
         D = self.D
         truth = self.truth.truth(D.root(), D.depth)
-        claims = _weighted(self._read("claim", (), bit_of("claim")))
+        claims = _weighted(self._read("claim", lambda: self.A.claim(), bit_of("claim")))
         claim_one = sum(w for w, c in claims if c == 1)
         tests = CallableTests(lambda pts, h: np.array([[[1 - claim_one, claim_one]], [[0.0, 1.0]]]), 2)
         init = self._algorithm1([0], np.ones(1), np.array([[1 - truth, truth]]), tests)

@@ -14,6 +14,11 @@ about them, counted as his queries; challenges one that failed, else picks at ra
 AND-type decompositions, where a false subclaim claimed true has a failing leaf), ``pollard-rho``
 (bounded like ``honest``, but spends the budget factoring N with Pollard's rho instead of trial
 division; obfuscated-primality only), ``first`` and ``malformed``.
+
+Declared metadata (:class:`~debatekit.players.base.Strategy`): A's ``honest`` is ``honest`` (she
+wins every debate); B's ``omniscient`` is ``truthful`` (the only challenger the soundness promise
+covers). B's ``honest`` is bounded and no promise covers it (the point of Section 7), so it
+declares neither.
 """
 
 from __future__ import annotations
@@ -221,6 +226,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Role.ALICE,
             "claim L(x), answer every subclaim correctly",
             lambda seat: HonestAlice(decomposition_of(seat.instance)),
+            honest=True,
         ),
         Strategy("obfuscate", Role.ALICE, "Section 7: the wrong claim, every subclaim answered alike", Obfuscator),
         Strategy("wrong-answer", Role.ALICE, "the wrong claim hidden in one subclaim per round", WrongAnswer),
@@ -244,6 +250,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Role.BOB,
             "challenge a wrong subclaim (unbounded)",
             lambda seat: Omniscient(decomposition_of(seat.instance)),
+            truthful=True,
         ),
         Strategy("random", Role.BOB, "a uniformly random subclaim", RandomBob),
         Strategy("spot-check", Role.BOB, f"ask the oracle about {SPOT} random leaves per subclaim", SpotCheck),

@@ -22,6 +22,10 @@ conditional probabilities on A's committed proof ũ, :class:`ProofTruth`; unboun
 (1 - the truth), ``shifted`` (the truth moved ε towards 1/2, where rule (13) says nothing) and
 ``malformed``.
 B reads A's proof from fresh copies of her strategy (:func:`~debatekit.players.estimator.proof_truth`).
+
+Declared metadata (:class:`~debatekit.players.base.Strategy`): A's ``honest`` is ``honest``
+(Lemma A.5's completeness covers her), B's ``honest`` is ``honest`` (Lemma A.4's estimator, with
+the δ it achieves) and B's ``omniscient`` is ``truthful`` (δ = 0).
 """
 
 from __future__ import annotations
@@ -241,7 +245,13 @@ def _too_wide(instance: Instance) -> str | None:
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
     Role.ALICE: by_name(
-        Strategy("honest", Role.ALICE, "Lemma A.5: claim L(x), rule (13), recurse on B's worst estimate", honest_alice),
+        Strategy(
+            "honest",
+            Role.ALICE,
+            "Lemma A.5: claim L(x), rule (13), recurse on B's worst estimate",
+            honest_alice,
+            honest=True,
+        ),
         Strategy("obfuscate", Role.ALICE, "Section 7: the wrong claim, every subclaim answered alike", Obfuscator),
         Strategy("wrong-answer", Role.ALICE, "claim 1 - L(x), then honest play", WrongAnswer),
         Strategy("random-direction", Role.ALICE, "honest claim; A^k and j uniformly at random", RandomDirection),
@@ -250,9 +260,14 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
     ),
     Role.BOB: by_name(
         Strategy(
-            "honest", Role.BOB, "Algorithm 1 against the committed A (Lemma A.4's estimator)", estimator, _too_wide
+            "honest",
+            Role.BOB,
+            "Algorithm 1 against the committed A (Lemma A.4's estimator)",
+            estimator,
+            _too_wide,
+            honest=True,
         ),
-        Strategy("omniscient", Role.BOB, "the true conditionals on A's proof (unbounded)", truthful_bob),
+        Strategy("omniscient", Role.BOB, "the true conditionals on A's proof (unbounded)", truthful_bob, truthful=True),
         Strategy("sampling", Role.BOB, f"the mean of {SAMPLES} samples of the correct answer", Sampling),
         Strategy("constant", Role.BOB, "1/2 everywhere", Constant),
         Strategy("inverted", Role.BOB, "1 - the correct probability", Inverted),

@@ -87,11 +87,11 @@ class LieOutput(HonestAlice):
         return np.ones(len(view.rows)) if view.t == view.steps - 1 else super().claims(view)
 
 
-def _spoil(honest: np.ndarray, view: StepView, rng: np.random.Generator, garbage: tuple) -> list[Any]:
+def _spoil(honest: np.ndarray, view: StepView, garbage: tuple) -> list[Any]:
     """The honest messages, each replaced by garbage with hazard 1/(steps left): every debate is
-    spoiled once, at a uniformly random step."""
-    strike = rng.random(len(honest)) < 1 / (view.steps - view.t)
-    picks = rng.integers(len(garbage), size=len(honest))
+    spoiled once, at a uniformly random step (each debate's own coins, ``view.random()``)."""
+    strike = view.random() < 1 / (view.steps - view.t)
+    picks = (view.random() * len(garbage)).astype(int)
     return [garbage[k] if s else h for h, s, k in zip(honest.tolist(), strike, picks, strict=True)]
 
 
@@ -101,7 +101,7 @@ class MalformedClaims(HonestAlice):
     GARBAGE = (float("nan"), float("inf"), float("-inf"), -0.5, 1.5, "0.5", None)
 
     def claims(self, view: StepView) -> list[Any]:
-        return _spoil(super().claims(view), view, self.seat.rng, self.GARBAGE)
+        return _spoil(super().claims(view), view, self.GARBAGE)
 
 
 class _ZeroShare:
@@ -133,7 +133,7 @@ class RandomAbort(HonestBob):
     """Abort at one uniformly random step."""
 
     def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> np.ndarray:
-        return self.seat.rng.random(len(view.rows)) < 1 / (view.steps - view.t)
+        return view.random() < 1 / (view.steps - view.t)
 
 
 class BitAbort(HonestBob):
@@ -155,7 +155,7 @@ class MalformedAborts(HonestBob):
     GARBAGE = ("yes", float("nan"), 2, None)
 
     def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> list[Any]:
-        return _spoil(super().aborts(view, claims, bits), view, self.seat.rng, self.GARBAGE)
+        return _spoil(super().aborts(view, claims, bits), view, self.GARBAGE)
 
 
 class FixedShareBob(_ZeroShare, HonestBob):

@@ -9,12 +9,15 @@ A wins iff the oracle agrees with her claim about the leaf. There are no rewards
 A's payoff is 1 when she wins and 0 otherwise.
 
 Each proof bit is asked of a fresh copy of A's strategy, as in prover-estimator debate. Messages
-cross the same :class:`~debatekit.protocols.prover_estimator.Boundary`: asked once, parsed inside
-one catch-all, players shown only parsed data. A split that is not plain data M_D is defined
-on, answers that are not q bits, answers inconsistent with her claim or a proof bit that is not a
-bit lose for A; an index outside [q) loses for B; so does a player that raises. Randomness goes
-through the same :class:`~debatekit.protocols.prover_estimator.Chance` as prover-estimator
-debate, so one implementation plays and computes exact values.
+cross the same :class:`~debatekit.protocols.prover_estimator.Boundary`: asked once by a typed
+call, parsed inside one catch-all, players shown only parsed data, noted as committed when the
+debate is recorded. A split that is not plain data M_D is defined on, answers that are not q
+bits, answers inconsistent with her claim or a proof bit that is not a bit lose for A; an index
+outside [q) loses for B; so does a player that raises. The verifier reads A's q answers (q bits)
+with each split, whether the split parses or not, so what a message costs does not depend on how
+it fails (and a replay recounts it). Randomness goes through the same
+:class:`~debatekit.protocols.prover_estimator.Chance` as prover-estimator debate, so one
+implementation plays, replays and computes exact values.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from debatekit.reader import word_width
 
 
 class Alice(Protocol):
-    def claim(self) -> int:
+    def claim(self) -> int | Dist:
         """A(x) ∈ {0, 1}."""
 
     def decompose(self, level: int, query: Query, claimed: int) -> tuple[tuple[Query, ...], tuple[int, ...]]:
@@ -81,7 +84,8 @@ class NaiveDebate(Boundary):
 
     def value(self) -> float:
         total = 0.0
-        for weight, claim in self.receive(Role.ALICE, "claim", (), 1, bit_of("the claim A(x) =")):
+        claimed = self.receive(Role.ALICE, "claim", lambda: self.alice.claim(), 1, bit_of("the claim A(x) ="))
+        for weight, claim in claimed:
             total += weight * (self.lose(claim) if isinstance(claim, Malformed) else self._claimed(claim))
         return float(total)
 
@@ -97,7 +101,7 @@ class NaiveDebate(Boundary):
             return self._final(query, claimed)
         q = self.D.width
         ((_, sent),) = self.receive(
-            Role.ALICE, "decompose", (level, query, claimed), 0,
+            Role.ALICE, "decompose", lambda: self.alice.decompose(level, query, claimed), q,
             lambda message: self._decomposition(level, query, claimed, message), mixed=False,
         )  # fmt: skip
         if isinstance(sent, Malformed):
@@ -105,7 +109,7 @@ class NaiveDebate(Boundary):
         subqueries, bits = sent
         out: list[tuple[float, float, Any]] = []
         chosen = self.receive(
-            Role.BOB, "challenge", (level, query, claimed, subqueries, bits), word_width(q),
+            Role.BOB, "challenge", lambda: self.bob.challenge(level, query, claimed, subqueries, bits), word_width(q),
             lambda message: index_of(message, q, Role.BOB, "challenge"),
         )  # fmt: skip
         for weight, j in chosen:
@@ -126,7 +130,6 @@ class NaiveDebate(Boundary):
         subqueries = split_of(self.D, query, level, pair[0])
         q, answers = self.D.width, pair[1]
         bits = tuple(as_bit(a) for a in answers) if type(answers) is tuple else ()
-        self.ledger.count_read(q)
         if len(bits) != q or None in bits:
             raise Malformed(Role.ALICE, f"answers {safe_repr(answers)} are not {q} bits")
         if self.D.combine(query, level, bits) != claimed:  # type: ignore[arg-type]
@@ -138,8 +141,7 @@ class NaiveDebate(Boundary):
             bits = self.proof_bits(self.D.leaf(query))
         except Malformed as bad:
             return [(1.0, self.lose(bad), None)]
-        self.ledger.count_queries(Role.VERIFIER)
-        return [(w, float(o == claimed), None) for w, o in self.chance.judge(self.oracle, (query, bits))]
+        return [(w, float(o == claimed), None) for w, o in self.chance.judge(self.oracle, (query, bits), self.ledger)]
 
 
 def win_probability(decomposition: Decomposition, alice: Alice, bob: Bob) -> float:

@@ -16,7 +16,8 @@ soundness argument needs (proof of Lemma A.4, eq. 10: g_0 is well defined). Its 
 probability that M_D evaluates to 1 with every leaf answered by O(ũ_S), are :class:`ProofTruth`;
 the truthful estimator (:class:`TruthfulBob`) plays them.
 
-The verifier is the security boundary (:class:`Boundary`). Every message is asked once and
+The verifier is the security boundary (:class:`Boundary`). Every message is asked once, by a
+typed call of the player's method (:func:`ask`; ``what`` names it only in a forfeit's reason), and
 parsed before use by :mod:`debatekit.engine.boundary`'s conversions, inside one catch-all: a
 claim that is not a bit, a direction outside {-1, 0, 1}, a split that is not plain data
 (:func:`~debatekit.engine.boundary.commit_plain`) M_D is defined on
@@ -28,10 +29,12 @@ rebuilt tuples, estimates and coins tuples of floats and ints. Losing means the 
 debate pays the sender its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k
 for B's), so a forfeit is never better for its sender than any way of playing on.
 
-The same rules serve play and exact analysis: randomness (the trusted coins, mixed moves) goes
-through a :class:`Chance` as a list of weighted branches, one sampled branch (:class:`Sampled`)
-or every outcome with its probability (:class:`Exact`, which memoises rounds by their situation;
-strategies must then be functions of their arguments, as Figure 2's are). Rounds are walked with
+The same rules serve play, replay and exact analysis: randomness (the trusted coins, the
+verifier's oracle query, mixed moves) goes through a :class:`Chance` as a list of weighted
+branches, one sampled branch (:class:`Sampled`, which notes each draw in a ledger that keeps the
+debate's events), the recorded one (replay, :mod:`debatekit.analysis.recursive`) or every outcome
+with its probability (:class:`Exact`, which memoises rounds by their situation; strategies must
+then be functions of their arguments, as Figure 2's are). Rounds are walked with
 an explicit stack, so the depth d and width q are not limited by Python's recursion limit.
 Values are vectors of per-round rewards (index 0 the initial reward, index 1 + d - k round k), so
 one pass yields the reward ledger.
@@ -58,11 +61,12 @@ from debatekit.engine.boundary import (
     mixed_branches,
     plain_int,
     safe_repr,
+    to_json,
 )
 from debatekit.engine.play import describe
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, check_stability_parameters
-from debatekit.oracle import Oracle
+from debatekit.oracle import Asker, Oracle
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
 from debatekit.reader import word_width
@@ -145,40 +149,54 @@ Branches = list[tuple[float, Any]]
 
 
 class Chance(Protocol):
-    """Where the debate's randomness goes: a trusted coin, or a player's mixed move."""
+    """Where the debate's randomness goes: a trusted coin, the verifier's oracle query, or a
+    player's mixed move. ``ledger`` is the debate's: it counts the verifier's query and, when it
+    keeps the debate's events, notes each draw."""
 
     memoise: bool
     """Whether a round's value may be reused for an equal situation (exact values only)."""
 
-    def coin(self, p: float) -> Branches: ...
+    def coin(self, p: float, what: str, ledger: Ledger) -> Branches:
+        """A trusted coin that is 1 with probability ``p`` (``what`` names it: ``z_hat``, ``z^k_i``)."""
 
-    def judge(self, oracle: Oracle, question: Hashable) -> Branches:
+    def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
         """The verifier's one query of the oracle: an answer drawn, or both with their weights."""
 
-    def mixed(self, role: Role, branches: Branches) -> Branches:
+    def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
         """The branches of a move (:func:`~debatekit.engine.boundary.mixed_branches`) to follow."""
+
+
+def coin_event(what: str, p: float, z: int) -> dict:
+    """A trusted coin as the record notes it."""
+    return {"chance": what, "by": Role.VERIFIER.value, "p": p, "outcome": z}
 
 
 @dataclass
 class Sampled:
-    """One debate: coins from the verifier's generator, mixed moves from the mover's."""
+    """One debate: coins from the verifier's generator, the verifier's query through its counted
+    :class:`~debatekit.oracle.Asker`, mixed moves from the mover's generator; each draw noted."""
 
     rngs: dict[Role, np.random.Generator]
     memoise = False
 
-    def coin(self, p: float) -> Branches:
-        return [(1.0, int(self.rngs[Role.VERIFIER].random() < p))]
+    def coin(self, p: float, what: str, ledger: Ledger) -> Branches:
+        z = int(self.rngs[Role.VERIFIER].random() < p)
+        ledger.note(coin_event(what, p, z))
+        return [(1.0, z)]
 
-    def judge(self, oracle: Oracle, question: Hashable) -> Branches:
-        return [(1.0, int(oracle.sample(question, self.rngs[Role.VERIFIER])))]
+    def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
+        return [(1.0, int(Asker(oracle, Role.VERIFIER, ledger, self.rngs[Role.VERIFIER])(question)))]
 
-    def mixed(self, role: Role, branches: Branches) -> Branches:
-        """One branch, drawn with the mover's generator as :meth:`Dist.sample` draws it."""
+    def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
+        """One branch, drawn with the mover's generator as :meth:`Dist.sample` draws it; the
+        record notes its position among the move's outcomes."""
         if len(branches) == 1:
             return [(1.0, branches[0][1])]
         cumulative = np.cumsum([w for w, _ in branches])
         index = int(np.searchsorted(cumulative, self.rngs[role].random() * cumulative[-1], side="right"))
-        return [(1.0, branches[min(index, len(branches) - 1)][1])]
+        index = min(index, len(branches) - 1)
+        ledger.note({"chance": what, "by": role.value, "outcome": index})
+        return [(1.0, branches[index][1])]
 
 
 @dataclass
@@ -187,20 +205,21 @@ class Exact:
 
     memoise = True
 
-    def coin(self, p: float) -> Branches:
+    def coin(self, p: float, what: str = "", ledger: Ledger | None = None) -> Branches:
         if p >= 1:
             return [(1.0, 1)]
         if p <= 0:
             return [(1.0, 0)]
         return [(p, 1), (1 - p, 0)]
 
-    def judge(self, oracle: Oracle, question: Hashable) -> Branches:
+    def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
         p = oracle.probability(question)
         if p is None:
             raise ValueError("exact values need the oracle's probabilities; this oracle only answers samples")
+        ledger.count_queries(Role.VERIFIER)
         return self.coin(p)
 
-    def mixed(self, role: Role, branches: Branches) -> Branches:
+    def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
         return branches
 
 
@@ -259,30 +278,47 @@ def raised(what: str, err: Exception) -> str:
         return f"{what} raised an exception"
 
 
-def ask(player: Any, role: Role, method: str, *args: Any) -> Any:
-    """A player's message; a player that raises has sent garbage."""
+def conceded(value: Any, role: Role) -> Malformed | None:
+    """A fresh copy of ``value`` when it is ``role``'s own forfeit with a plain reason (a player may
+    concede, sending or raising it: a replayed record does so where its sender forfeited), else
+    None. Only its exact type and plain attributes are read."""
     try:
-        return getattr(player, method)(*args)
+        if type(value) is Malformed and value.sender is role and type(value.reason) is str:
+            return Malformed(role, value.reason)
+    except Exception:  # its attributes were taken away
+        pass
+    return None
+
+
+def ask(move: Callable[[], Any], role: Role, what: str) -> Any:
+    """``role``'s message, ``move()`` (a call of one of its player's methods, as
+    ``lambda: alice.direction(s)``); a player that raises has sent garbage (``what`` names the
+    message in the reason)."""
+    try:
+        return move()
     except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
-        raise Malformed(role, raised(method, err)) from None
+        raise conceded(err, role) or Malformed(role, raised(what, err)) from None
 
 
-def branches(player: Any, role: Role, method: str, *args: Any, mixed: bool = True) -> Branches:
-    """A player's message as weighted outcomes, unread (a mixed move's, when ``mixed``, else the
-    message itself, a Dist included); a player that raises or a mixed move that is no
-    distribution is ``role``'s forfeit."""
-    message = ask(player, role, method, *args)
+def branches(move: Callable[[], Any], role: Role, what: str, mixed: bool = True) -> Branches:
+    """``role``'s message (:func:`ask`) as weighted outcomes, unread (a mixed move's, when
+    ``mixed``, else the message itself, a Dist included); a player that raises or a mixed move
+    that is no distribution is ``role``'s forfeit."""
+    message = ask(move, role, what)
     if not mixed:
         return [(1.0, message)]
     try:
         return mixed_branches(message)
     except Exception as err:
-        raise Malformed(role, f"{method} sent {safe_repr(message)}: {raised('its weights', err)}") from None
+        raise Malformed(role, f"{what} sent {safe_repr(message)}: {raised('its weights', err)}") from None
 
 
 def parse(sent: Any, parser: Callable[[Any], Any], role: Role, what: str) -> Any:
     """``parser(sent)``, or the Malformed against ``role`` that reading ``sent`` came to: a
     conversion that raises (a hostile object's method) is its sender's fault."""
+    conceding = conceded(sent, role)
+    if conceding is not None:
+        return conceding
     try:
         return parser(sent)
     except Malformed as bad:
@@ -291,48 +327,69 @@ def parse(sent: Any, parser: Callable[[Any], Any], role: Role, what: str) -> Any
         return Malformed(role, f"{what} {safe_repr(sent)} cannot be read")
 
 
-class Boundary:
-    """Where a recursive protocol's verifier meets its players (A: ``alice``; her proof bits:
-    fresh copies from ``prover``, else ``alice``; B: ``bob``): each message is asked once, a mixed
-    move resolved through ``chance``, the bits read counted in ``ledger``, and each outcome parsed,
-    all inside one catch-all, so nothing a player sends runs code or survives unparsed."""
+class Prover(Protocol):
+    def proof(self, j: int) -> int:
+        """ũ_j, asked of a fresh copy with no other context (Figure 2, step 3b)."""
 
-    alice: Any
-    bob: Any
+
+class Boundary:
+    """Where a recursive protocol's verifier meets its players: each message is asked once
+    (``move``, a call of the player's method), a mixed move resolved through ``chance``, the bits
+    read counted in ``ledger``, and each outcome parsed, all inside one catch-all, so nothing a
+    player sends runs code or survives unparsed. A's proof bits come from fresh copies made by
+    ``prover``, else from ``alice``. When the ledger keeps the debate's events, each message is
+    noted as committed (``{"move", "what", "message"}``), or its forfeit (``"forfeit"``, with
+    ``"refused"`` when a message came and did not parse)."""
+
+    alice: Prover
     chance: Chance
     ledger: Ledger
-    prover: Callable[[], Any] | None
+    prover: Callable[[], Prover] | None
 
     def receive(
-        self, role: Role, method: str, args: tuple, bits: int, parser: Callable[[Any], Any], mixed: bool = True
+        self,
+        role: Role,
+        what: str,
+        move: Callable[[], Any],
+        bits: int,
+        parser: Callable[[Any], Any],
+        mixed: bool = True,
     ) -> list[tuple[float, Any]]:
         """(weight, parsed message, or the Malformed that ends the branch) for each branch followed."""
         try:
-            sent = branches(self.alice if role is Role.ALICE else self.bob, role, method, *args, mixed=mixed)
+            sent = branches(move, role, what, mixed)
         except Malformed as bad:
+            self.ledger.note({"move": role.value, "what": what, "forfeit": bad.reason})
             return [(1.0, bad)]
         out = []
-        for weight, message in self.chance.mixed(role, sent):
+        for weight, message in self.chance.mixed(role, what, sent, self.ledger):
             self.ledger.count_read(bits)
-            out.append((weight, parse(message, parser, role, method)))
+            parsed = parse(message, parser, role, what)
+            if self.ledger.events is not None:
+                self.ledger.note(
+                    {"move": role.value, "what": what, "forfeit": parsed.reason, "refused": True}
+                    if isinstance(parsed, Malformed)
+                    else {"move": role.value, "what": what, "message": to_json(parsed)}
+                )
+            out.append((weight, parsed))
         return out
 
     def proof_bits(self, leaf: tuple[int, ...]) -> tuple[int, ...]:
         """ũ_S, each bit from a fresh copy of A's strategy that has seen nothing of the debate
         (step 3b; from ``alice`` without ``prover``); raises A's Malformed."""
-        bits = []
-        for j in leaf:
-            try:
-                source = self.alice if self.prover is None else self.prover()
-            except Exception as err:  # her strategy failed to sit down again
-                raise Malformed(Role.ALICE, raised(f"a fresh copy for proof bit {j}", err)) from None
-            sent = ask(source, Role.ALICE, "proof", j)
-            self.ledger.count_read(1)
-            bit = parse(sent, bit_of(f"proof bit {j}"), Role.ALICE, f"proof bit {j}")
-            if isinstance(bit, Malformed):
-                raise bit
-            bits.append(bit)
-        return tuple(bits)
+        return tuple(self._proof_bit(j) for j in leaf)
+
+    def _proof_bit(self, j: int) -> int:
+        try:
+            source = self.alice if self.prover is None else self.prover()
+        except Exception as err:  # her strategy failed to sit down again
+            bad = Malformed(Role.ALICE, raised(f"a fresh copy for proof bit {j}", err))
+            self.ledger.note({"move": Role.ALICE.value, "what": "proof", "forfeit": bad.reason})
+            raise bad from None
+        ((_, bit),) = self.receive(Role.ALICE, "proof", lambda: source.proof(j), 1, bit_of(f"proof bit {j}"), False)
+        if isinstance(bit, Malformed):
+            raise bit
+        return bit
 
 
 def reward_scale(depth: int, rules: Rules) -> np.ndarray:
@@ -426,7 +483,8 @@ class Debate(Boundary):
     def value(self) -> np.ndarray:
         """The per-round rewards to A: realised (Sampled) or expected (Exact)."""
         total = np.zeros(self.d + 2)
-        for weight, claim in self.receive(Role.ALICE, "claim", (), 1, bit_of("the claim A(x) =")):
+        claimed = self.receive(Role.ALICE, "claim", lambda: self.alice.claim(), 1, bit_of("the claim A(x) ="))
+        for weight, claim in claimed:
             total += weight * (self.forfeit(claim, None) if isinstance(claim, Malformed) else self._claimed(claim))
         return total
 
@@ -434,11 +492,13 @@ class Debate(Boundary):
         """B's p_d, the trusted coin ẑ ~ p_d and the initial reward r^(d+1)·1(ẑ = A(x))."""
         self.record.claim = claim
         total = np.zeros(self.d + 2)
-        for weight, p_d in self.receive(Role.BOB, "initial", (), PROBABILITY_BITS, _estimate("p_d")):
+        for weight, p_d in self.receive(
+            Role.BOB, "initial", lambda: self.bob.initial(), PROBABILITY_BITS, _estimate("p_d")
+        ):
             if isinstance(p_d, Malformed):
                 total += weight * self.forfeit(p_d, None)
                 continue
-            coins = self.chance.coin(p_d)  # ẑ is drawn before the rounds, as in Figure 2
+            coins = self.chance.coin(p_d, "z_hat", self.ledger)  # ẑ is drawn before the rounds, as in Figure 2
             values = self.rounds(Situation(self.d, self.D.root(), p_d, claim, p_d))
             for w_coin, z_hat in coins:
                 total += weight * w_coin * values
@@ -452,7 +512,9 @@ class Debate(Boundary):
     def outcomes(self, s: Situation) -> list[Outcome]:
         """Round ``s.level`` of Figure 2 up to the next situation, every branch weighted."""
         out: list[Outcome] = []
-        for weight, direction in self.receive(Role.ALICE, "direction", (s,), 2, direction_of):
+        for weight, direction in self.receive(
+            Role.ALICE, "direction", lambda: self.alice.direction(s), 2, direction_of
+        ):
             if isinstance(direction, Malformed):
                 out.append((weight, self.forfeit(direction, s.level), None))
             else:
@@ -463,8 +525,9 @@ class Debate(Boundary):
         if s.level == 0:
             return self._final(s, direction)
         ((_, subqueries),) = self.receive(
-            Role.ALICE, "queries", (s,), 0, lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False
-        )
+            Role.ALICE, "queries", lambda: self.alice.queries(s), 0,
+            lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False,
+        )  # fmt: skip
         if isinstance(subqueries, Malformed):
             return [(1.0, self.forfeit(subqueries, s.level), None)]
         out: list[Outcome] = []
@@ -486,14 +549,21 @@ class Debate(Boundary):
         for i in range(self.q):
             grown = []
             for weight, z, estimates in partial:
-                sent = self.receive(Role.BOB, "conditional", (s, ys, i, z), PROBABILITY_BITS, _estimate(f"B^k_{i + 1}"))
-                for w_move, b in sent:
+                for w_move, b in self._conditional(s, ys, i, z):
                     if isinstance(b, Malformed):
                         done.append((weight * w_move, z, estimates, self.forfeit(b, s.level)))
                     else:
-                        grown += [(weight * w_move * w, (*z, zi), (*estimates, b)) for w, zi in self.chance.coin(b)]
+                        coins = self.chance.coin(b, f"z^{s.level}_{i + 1}", self.ledger)
+                        grown += [(weight * w_move * w, (*z, zi), (*estimates, b)) for w, zi in coins]
             partial = grown
         return done + [(w, z, e, None) for w, z, e in partial]
+
+    def _conditional(self, s: Situation, ys: tuple[Query, ...], i: int, z: tuple[int, ...]) -> list[tuple[float, Any]]:
+        """B's B^k_i(z_<i), i counted from 0."""
+        return self.receive(
+            Role.BOB, "conditional", lambda: self.bob.conditional(s, ys, i, z), PROBABILITY_BITS,
+            _estimate(f"B^k_{i + 1}"),
+        )  # fmt: skip
 
     def _settle(
         self, s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
@@ -505,7 +575,7 @@ class Debate(Boundary):
         )
         out: list[Outcome] = []
         chosen = self.receive(
-            Role.ALICE, "recurse", (s, ys, estimates, z), word_width(self.q),
+            Role.ALICE, "recurse", lambda: self.alice.recurse(s, ys, estimates, z), word_width(self.q),
             lambda sent: index_of(sent, self.q, Role.ALICE, "recursion index"),
         )  # fmt: skip
         for weight, j in chosen:
@@ -521,9 +591,8 @@ class Debate(Boundary):
             bits = self.proof_bits(self.D.leaf(s.query))
         except Malformed as bad:
             return [(1.0, self.forfeit(bad, 0), None)]
-        self.ledger.count_queries(Role.VERIFIER)
         out: list[Outcome] = []
-        for weight, o in self.chance.judge(self.oracle, (s.query, bits)):
+        for weight, o in self.chance.judge(self.oracle, (s.query, bits), self.ledger):
             reward = np.zeros(self.d + 2)
             reward[self.index(0)] = direction * (o - s.p)
             out.append((weight, reward, None))
@@ -695,8 +764,8 @@ def gives_implicit_proof(player: Any, decomposition: Decomposition) -> bool:
     :meth:`HonestAlice.proof` and it holds this decomposition. Then ProofTruth(ũ) is the
     decomposition's own truth, and no bit need be read. A player whose attributes raise is not."""
     try:
-        return getattr(type(player), "proof", None) is HonestAlice.proof and getattr(player, "D", None) is decomposition
-    except Exception:
+        return type(player).proof is HonestAlice.proof and player.D is decomposition
+    except Exception:  # no such attributes, or hostile ones
         return False
 
 

@@ -51,8 +51,14 @@ class ProtocolSpec:
     """T, the length of the computation debated."""
     strategies: dict[Role, dict[str, Strategy]]
     simulate: Callable[..., Any] | None = None
-    """``simulate(instance, alice, bob, trials, seed_sequence, progress) -> Batch``: many debates at
-    once (the Monte Carlo path when present)."""
+    """``simulate(instance, alice, bob, seed, debates, progress, keep) -> Tally``: debates
+    ``debates`` (a range of indices) of a run seeded ``seed`` played at once, debate i drawing only
+    from ``(seed, i)``; with ``keep``, each debate's record (the Monte Carlo path when present)."""
+    batch: int | None = None
+    """The most debates ``simulate`` plays in one call (None: a run's debates in one call)."""
+    replay: Callable[[dict, Instance], Any] | None = None
+    """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
+    interpreter run again on the record's messages and answers."""
     constants: str | None = None
     """The constant choice this spec plays, for protocols that have several."""
     variant: Callable[[str], ProtocolSpec] | None = None

@@ -20,11 +20,11 @@ clamps it) and a share outside [0, 1) lose for their sender; so does an abort de
 not a bit. Compute and coin steps are estimated exactly (their p is 0/1 or the coin's
 probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
 
-This module is run by :func:`simulate`, which plays many debates at once with numpy; the rules
-(:class:`Rules`, :func:`claims_ok`, the thresholds) are plain and shared with exact analysis.
-
-Length: the protocol's rules, its boundary parsing and its batch interpreter; the interpreter leaves
-this module when stochastic debate moves onto the node engine.
+This module states the rules once: the tests (:meth:`Rules.rejects`, :meth:`Rules.accepts`), the
+bit (:func:`coin_bit`, :func:`drawn_bit`), what a message must be (:func:`claims_ok`,
+:func:`shares_ok`, :func:`as_numbers`, :func:`as_flags`) and what a party sees (:class:`StepView`).
+Its interpreters read them: :mod:`debatekit.protocols.stochastic_play` plays and replays debates
+(one or many at once), :mod:`debatekit.analysis.stochastic_exact` solves them exactly.
 """
 
 from __future__ import annotations
@@ -37,12 +37,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from debatekit.engine.boundary import as_bit, plain_int
-from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic_params import PaperConstants, Params
-from debatekit.reader import word_width
 
 CONSTANTS = ("planned", "lean", "paper")
 CLAIM_BITS = 64
@@ -88,6 +86,26 @@ class Rules:
             paper.abort_threshold, paper.verifier_threshold, paper.verifier_threshold, 3 / 5, 3 / 5,
             {"K": paper.K, "T": paper.T, "d": paper.d},
         )  # fmt: skip
+
+
+    def rejects(self, claims: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+        """Honest Bob's test (Lean ``bob``; Figure 2 step 3): abort iff |claim - estimate| >= his threshold."""
+        return np.abs(claims - estimates) >= self.bob_threshold
+
+    def accepts(self, claims: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+        """The verifier's test after an abort (Lean ``vera``; Figure 2 step 3a): accept Alice's claim
+        iff |claim - estimate| < her threshold."""
+        return np.abs(claims - estimates) < self.vera_threshold
+
+
+def coin_bit(claims: np.ndarray, alice_shares: np.ndarray, bob_shares: np.ndarray) -> np.ndarray:
+    """Figure 2 step 2: a_t = 1 iff z_t <= p̂_t, with z_t = z^A_t + z^B_t mod 1."""
+    return (np.mod(alice_shares + bob_shares, 1.0) <= claims).astype(np.uint8)
+
+
+def drawn_bit(claims: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Protocol.lean ``step`` on accept: a_t ~ bernoulli(p̂_t) from the protocol's own randomness."""
+    return (uniforms < claims).astype(np.uint8)
 
 
 def rules_for(constants: str, k: float, steps: int) -> Rules:
@@ -184,6 +202,8 @@ class StepView:
     sampler: Callable[[StepView, int], np.ndarray]
     table: np.ndarray
     width: int
+    draw: Callable[[StepView], np.ndarray] | None = None
+    """The debates' own uniforms (:meth:`random`); None where nothing may be drawn."""
 
     @property
     def p(self) -> np.ndarray:
@@ -202,6 +222,14 @@ class StepView:
         """The mean of n samples of y_t for each live debate (n oracle queries each on an oracle
         step, counted for the caller; exact on compute and coin steps)."""
         return self.sampler(self, n)
+
+    def random(self) -> np.ndarray:
+        """A uniform in [0, 1) for each live debate, from that debate's own stream (its seed and
+        index, the step, the party and how many times it asked this step): a player that draws
+        here plays debate i the same in any batch. Exact analysis refuses players that draw."""
+        if self.draw is None:
+            raise SampleOnlyError("nothing may be drawn here")
+        return self.draw(self)
 
 
 class BatchAlice(Protocol):
@@ -230,7 +258,7 @@ class HonestAlice:
         return view.estimate(view.rules.alice_samples)
 
     def shares(self, view: StepView) -> np.ndarray:
-        return self.seat.rng.random(len(view.rows))
+        return view.random()
 
 
 class HonestBob:
@@ -240,157 +268,16 @@ class HonestBob:
         self.seat = seat
 
     def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> np.ndarray:
-        return np.abs(claims - view.estimate(view.rules.bob_samples)) >= view.rules.bob_threshold
+        return view.rules.rejects(claims, view.estimate(view.rules.bob_samples))
 
     def shares(self, view: StepView) -> np.ndarray:
-        return self.seat.rng.random(len(view.rows))
+        return view.random()
 
 
 def machine_of(instance: Instance) -> TranscriptMachine:
     if instance.machine is None:
         raise ValueError(f"problem {instance.problem} has no transcript machine for stochastic debate")
     return instance.machine
-
-
-def simulate(
-    instance: Instance,
-    rules: Rules,
-    alice: Strategy,
-    bob: Strategy,
-    trials: int,
-    seed: np.random.SeedSequence,
-    progress: Callable[[int], None] | None = None,
-) -> Tally:
-    """Play ``trials`` independent debates at once (Figure 2 / Protocol.lean ``debate``)."""
-    machine = machine_of(instance)
-    steps, offset, n = machine.length, machine.offset, trials
-    seqs = seed.spawn(4)
-    rngs = {role: np.random.default_rng(s) for role, s in zip(Role, seqs[:3], strict=True)}
-    nature = np.random.default_rng(seqs[3])  # the protocol's external randomness (Lean form)
-    queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
-    seats = {
-        role: Seat(instance, role, rngs[role], None, rules)  # type: ignore[arg-type]
-        for role in (Role.ALICE, Role.BOB)
-    }
-    players: dict[Role, Any] = {}
-    for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
-        try:
-            players[role] = chosen.factory(seats[role])
-        except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
-            players[role] = err
-    verdicts = np.full(n, -1)
-    forfeits = np.zeros(n, dtype=np.int8)
-    reasons: dict[Role, str] = {}
-    values = np.zeros((n, offset + steps), dtype=np.uint8, order="F")  # one column per step
-    values[:, : machine.n_inputs] = instance.x
-    alive = np.ones(n, dtype=bool)
-    history = values.view()
-    history.flags.writeable = False
-
-    def forfeit(rows: np.ndarray, role: Role, reason: str) -> None:
-        if rows.size:
-            verdicts[rows] = 0 if role is Role.ALICE else 1
-            forfeits[rows] = 1 if role is Role.ALICE else 2
-            alive[rows] = False
-            reasons.setdefault(role, reason)
-
-    def call(role: Role, method: str, *args: Any) -> Any:
-        if isinstance(players[role], Exception):
-            reasons.setdefault(role, f"{type(players[role]).__name__}: {players[role]}")
-            return players[role]
-        try:
-            return getattr(players[role], method)(*args)
-        except Exception as err:  # untrusted strategy code: its debates are forfeited
-            reasons.setdefault(role, f"{type(err).__name__}: {err}")
-            return err
-
-    if machine.n_witness:
-        w = call(Role.ALICE, "witness", n)
-        w = np.full((n, machine.n_witness), -1) if isinstance(w, Exception) else _bits_matrix(w, n, machine.n_witness)
-        bad = np.flatnonzero((w < 0).any(axis=1))
-        forfeit(bad, Role.ALICE, "the witness is not a matrix of bits")
-        values[:, machine.n_inputs : offset] = np.where(w < 0, 0, w)
-
-    def sampler_for(role: Role) -> Callable[[StepView, int], np.ndarray]:
-        def sample(view: StepView, count: int) -> np.ndarray:
-            if view.kind is not StepKind.ORACLE:
-                return np.array(view.probabilities, dtype=float)
-            queries[role][view.rows] += count
-            if not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
-                return rngs[role].binomial(count, view.probabilities) / count
-            relevant = values[np.ix_(view.rows, machine.relevant(view.t))]  # sample-only: ask each debate's question
-            questions = (machine.rule(view.t, tuple(int(b) for b in row)) for row in relevant)
-            return np.array([instance.oracle.sample_count(q, count, rngs[role]) for q in questions]) / count
-
-        return sample
-
-    samplers = {role: sampler_for(role) for role in Role}
-    width = word_width(steps + 1)
-    bits_read = np.full(n, width, dtype=np.int64)  # V reads Bob's word: the abort step, or none
-    input_bits_read = np.zeros(n, dtype=np.int64)
-    for t in range(steps):
-        rows = np.flatnonzero(alive)
-        if rows.size == 0:
-            break
-        relevant = machine.relevant(t)
-        if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
-            p = np.full(rows.size, _conditional(machine, t, tuple(int(instance.x[a]) for a in relevant), instance))
-        else:
-            p = conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
-
-        def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
-            # Players get read-only copies: nothing they do can change what the verifier uses.
-            return StepView(
-                step,
-                steps,
-                machine.kind(step),
-                _frozen(live),
-                _frozen(probs),
-                rules,
-                samplers[role],
-                history,
-                offset + step,
-            )
-
-        claims = as_numbers(call(Role.ALICE, "claims", view(Role.ALICE)), rows.size)
-        good = claims_ok(claims)
-        forfeit(rows[~good], Role.ALICE, "a claim that is not a probability in [0, 1]")
-        rows, claims, p = rows[good], claims[good], p[good]
-        if rules.form == "paper":
-            a = as_numbers(call(Role.ALICE, "shares", view(Role.ALICE, rows, p)), rows.size)
-            forfeit(rows[~shares_ok(a)], Role.ALICE, "a coin share outside [0, 1)")
-            b = as_numbers(call(Role.BOB, "shares", view(Role.BOB, rows, p)), rows.size)
-            forfeit(rows[shares_ok(a) & ~shares_ok(b)], Role.BOB, "a coin share outside [0, 1)")
-            keep = shares_ok(a) & shares_ok(b)
-            rows, claims, p = rows[keep], claims[keep], p[keep]
-            bits = (np.mod(a[keep] + b[keep], 1.0) <= claims).astype(np.uint8)
-        else:
-            bits = None
-        flags = as_flags(
-            call(Role.BOB, "aborts", view(Role.BOB, rows, p), _frozen(claims), None if bits is None else _frozen(bits)),
-            rows.size,
-        )
-        forfeit(rows[flags < 0], Role.BOB, "an abort decision that is not a bit")
-        stop = flags == 1
-        if stop.any():
-            judged = rows[stop]
-            verifier_view = view(Role.VERIFIER, judged, p[stop])
-            estimate = verifier_view.estimate(rules.vera_samples)
-            verdicts[judged] = np.abs(claims[stop] - estimate) < rules.vera_threshold
-            alive[judged] = False
-            prover = sum(a >= machine.n_inputs for a in relevant)
-            bits_read[judged] += CLAIM_BITS + prover
-            input_bits_read[judged] += len(relevant) - prover
-        go = flags == 0
-        drawn = (nature.random(rows.size) < claims).astype(np.uint8) if bits is None else bits
-        values[rows[go], offset + t] = drawn[go]
-        if progress:
-            progress(trials * (t + 1) // steps)
-    finished = np.flatnonzero(alive)
-    verdicts[finished] = values[finished, -1]
-    bits_read[finished] += 1  # a_T
-    forfeited = {Role.ALICE: int((forfeits == 1).sum()), Role.BOB: int((forfeits == 2).sum())}
-    return Tally(verdicts, queries, bits_read, input_bits_read, forfeited, reasons)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:

@@ -1,0 +1,395 @@
+"""Playing and replaying stochastic-oracle debates: one interpreter of the rules in
+:mod:`debatekit.protocols.stochastic`, for one debate or many at once.
+
+:func:`simulate` plays debates ``debates`` (a range of indices of a run) step by step as numpy
+arrays, one row per live debate. Every draw comes from the debate's own counter-based stream
+(:mod:`debatekit.engine.streams`): nature's bit in the Lean form, each party's estimates, and the
+players' own coins (``view.random()``). So debate i comes out the same played alone, in a batch
+of 10^4, or replayed from its record: a single debate is a batch of one, and there is no second
+interpreter to disagree with the first.
+
+Each step, in the order of the form: Alice claims; in the paper form both send coin shares and
+the bit is :func:`~debatekit.protocols.stochastic.coin_bit`; Bob accepts or aborts; after an
+abort the verifier estimates with ``vera_samples`` queries and decides by
+:meth:`~debatekit.protocols.stochastic.Rules.accepts`; else, in the Lean form, nature draws the bit
+(:func:`~debatekit.protocols.stochastic.drawn_bit`). Every message is read once into a private
+array (:func:`~debatekit.protocols.stochastic.as_numbers`, ``as_flags``) and whatever fails to read
+is its sender's forfeit; players see read-only copies.
+
+With ``keep`` each debate's record lists its events in order: each committed message, nature's
+bits, and every oracle query with its role, question, count and answer (a count of yes among n
+samples). :func:`replay` plays the record's messages and answers through :func:`simulate` again
+(nature's bits come again from the debate's stream) and compares every event and count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from debatekit.engine.record import Replayed, ReplayError
+from debatekit.engine.streams import Streams, counter
+from debatekit.ledger import Role, Tally
+from debatekit.machine.transcript import StepKind
+from debatekit.oracle import Oracle, question_json
+from debatekit.players.base import Seat, Strategy
+from debatekit.problems.registry import Instance
+from debatekit.protocols.stochastic import (
+    CLAIM_BITS,
+    Rules,
+    StepView,
+    _bits_matrix,
+    _conditional,
+    _frozen,
+    as_flags,
+    as_numbers,
+    claims_ok,
+    coin_bit,
+    conditionals,
+    drawn_bit,
+    machine_of,
+    shares_ok,
+)
+from debatekit.reader import word_width
+
+NATURE, PLAYER_COINS, SEAT = 0, 8, 255
+"""Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role); a
+player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator of a seat
+(``Seat.rng``), drawn from the batch's first debate, so a player that draws there rather than from
+``view.random()`` plays debate i the same only in the same batch."""
+_PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
+BATCH = 4096
+"""Debates per call in a run: memory stays at BATCH rows of the transcript whatever the trials."""
+
+
+@dataclass
+class _Events:
+    """Per-debate events of a batch, kept as columns and laid out per debate at the end."""
+
+    size: int
+    columns: list[tuple[list[int], list[dict]]] = field(default_factory=list)
+
+    def add(self, rows: np.ndarray, listed: list[dict]) -> None:
+        """The k-th event of ``listed`` appended to the debate of the k-th of ``rows``."""
+        if rows.size:
+            self.columns.append((rows.tolist(), listed))
+
+    def per_debate(self) -> list[list[dict]]:
+        out: list[list[dict]] = [[] for _ in range(self.size)]
+        for rows, listed in self.columns:
+            for row, event in zip(rows, listed, strict=True):
+                out[row].append(event)
+        return out
+
+
+def _plain(values: np.ndarray) -> list:
+    return [float(v) if np.isfinite(v) else repr(float(v)) for v in values.tolist()]
+
+
+def simulate(
+    instance: Instance,
+    rules: Rules,
+    alice: Strategy,
+    bob: Strategy,
+    seed: int,
+    debates: range,
+    progress: Callable[[int], None] | None = None,
+    keep: bool = False,
+    *,
+    provers: Oracle | None = None,
+    answers: Callable[[int], int] | None = None,
+) -> Tally:
+    """Debates ``debates`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), played
+    at once. The verifier asks ``instance.oracle``; Alice and Bob ask ``provers`` (a model of the
+    judge, say; default the same oracle): each party's view shows, and samples, its own.
+    ``answers(t)``, for :func:`replay` only, answers the verifier's query at step t (the count of
+    yes among ``vera_samples``) instead of the oracle."""
+    machine = machine_of(instance)
+    steps, offset, n = machine.length, machine.offset, len(debates)
+    consulted = {Role.VERIFIER: instance}
+    consulted[Role.ALICE] = consulted[Role.BOB] = instance if provers is None else replace(instance, oracle=provers)
+    views = {Role.ALICE: 0, Role.BOB: 0, Role.VERIFIER: 1}  # the row of a step's probabilities each party sees
+    streams = Streams(seed, np.arange(debates.start, debates.stop))
+    events = _Events(n) if keep else None
+    queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
+    first = streams.generator(0, counter(0, SEAT))  # a seat's own generator: its batch's first debate's
+    players: dict[Role, Any] = {}
+    for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
+        try:
+            players[role] = chosen.factory(Seat(instance, role, first, None, rules))  # type: ignore[arg-type]
+        except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
+            players[role] = err
+    verdicts = np.full(n, -1)
+    forfeits = np.zeros(n, dtype=np.int8)
+    reasons: dict[Role, str] = {}
+    values = np.zeros((n, offset + steps), dtype=np.uint8, order="F")  # one column per step
+    values[:, : machine.n_inputs] = instance.x
+    alive = np.ones(n, dtype=bool)
+    history = values.view()
+    history.flags.writeable = False
+
+    def forfeit(rows: np.ndarray, role: Role, what: str, reason: str, t: int | None = None) -> None:
+        if rows.size:
+            verdicts[rows] = 0 if role is Role.ALICE else 1
+            forfeits[rows] = 1 if role is Role.ALICE else 2
+            alive[rows] = False
+            reasons.setdefault(role, reason)
+            if events is not None:
+                events.add(rows, [{"move": role.value, "what": what, "t": t, "forfeit": reason} for _ in rows])
+
+    def call(role: Role, method: Callable[[Any], Callable[..., Any]], *args: Any) -> Any:
+        """``method(player)(*args)``, the player's move (``method`` picks it, as
+        ``lambda alice: alice.claims``), or the exception a failing player raised (its debates
+        forfeit)."""
+        player = players[role]
+        if isinstance(player, Exception):
+            reasons.setdefault(role, f"{type(player).__name__}: {player}")
+            return player
+        try:
+            return method(player)(*args)
+        except Exception as err:  # untrusted strategy code: its debates are forfeited
+            reasons.setdefault(role, f"{type(err).__name__}: {err}")
+            return err
+
+    def committed(rows: np.ndarray, role: Role, what: str, message: np.ndarray, t: int) -> None:
+        if events is not None:
+            plain = _plain(message) if message.dtype.kind == "f" else message.tolist()
+            events.add(rows, [{"move": role.value, "what": what, "t": t, "message": m} for m in plain])
+
+    if machine.n_witness:
+        w = call(Role.ALICE, lambda alice: alice.witness, n)
+        w = np.full((n, machine.n_witness), -1) if isinstance(w, Exception) else _bits_matrix(w, n, machine.n_witness)
+        bad = (w < 0).any(axis=1)
+        forfeit(np.flatnonzero(bad), Role.ALICE, "witness", "the witness is not a matrix of bits")
+        values[:, machine.n_inputs : offset] = np.where(w < 0, 0, w)
+        good = np.flatnonzero(~bad)
+        if events is not None:
+            witness = values[good, machine.n_inputs : offset].tolist()
+            events.add(good, [{"move": "alice", "what": "witness", "t": None, "message": w} for w in witness])
+
+    calls: dict[tuple[int, int], int] = {}
+
+    def next_count(t: int, purpose: int) -> int:
+        k = calls.get((t, purpose), 0)
+        calls[(t, purpose)] = k + 1
+        return counter(t, purpose, k)
+
+    def questions(view: StepView) -> list:
+        relevant = values[np.ix_(view.rows, machine.relevant(view.t))]
+        return [machine.rule(view.t, tuple(int(b) for b in row)) for row in relevant]
+
+    def sampler_for(role: Role) -> Callable[[StepView, int], np.ndarray]:
+        def sample(view: StepView, count: int) -> np.ndarray:
+            if view.kind is not StepKind.ORACLE:
+                return np.array(view.probabilities, dtype=float)
+            at = next_count(view.t, _PURPOSE[role])
+            queries[role][view.rows] += count
+            if role is Role.VERIFIER and answers is not None:
+                yes = np.array([answers(view.t)] * len(view.rows))
+            elif not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
+                yes = streams.binomial(view.rows, at, count, view.probabilities)
+            else:  # sample-only: ask each debate's question
+                asked = zip(view.rows.tolist(), questions(view), strict=True)
+                oracle = consulted[role].oracle
+                yes = np.array([oracle.sample_count(q, count, streams.generator(r, at)) for r, q in asked])
+            if events is not None:
+                said = zip((question_json(q) for q in questions(view)), yes.tolist(), strict=True)
+                events.add(
+                    view.rows,
+                    [{"query": role.value, "t": view.t, "question": q, "n": count, "answer": int(a)} for q, a in said],
+                )
+            return yes / count
+
+        return sample
+
+    def coins_for(role: Role) -> Callable[[StepView], np.ndarray]:
+        return lambda view: streams.uniform(view.rows, next_count(view.t, PLAYER_COINS + _PURPOSE[role]))
+
+    samplers = {role: sampler_for(role) for role in Role}
+    coins = {role: coins_for(role) for role in (Role.ALICE, Role.BOB)}
+    width = word_width(steps + 1)
+    bits_read = np.full(n, width, dtype=np.int64)  # V reads Bob's word: the abort step, or none
+    input_bits_read = np.zeros(n, dtype=np.int64)
+    for t in range(steps):
+        rows = np.flatnonzero(alive)
+        if rows.size == 0:
+            break
+        relevant = machine.relevant(t)
+        p = np.stack([_probabilities(machine, t, consulted[role], values, rows) for role in (Role.BOB, Role.VERIFIER)])
+
+        def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
+            # Players get read-only copies: nothing they do can change what the verifier uses.
+            return StepView(
+                step, steps, machine.kind(step), _frozen(live), _frozen(probs[views[role]]), rules, samplers[role],
+                history, offset + step, coins.get(role),
+            )  # fmt: skip
+
+        claims = as_numbers(call(Role.ALICE, lambda alice: alice.claims, view(Role.ALICE)), rows.size)
+        good = claims_ok(claims)
+        forfeit(rows[~good], Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
+        rows, claims, p = _kept(good, rows, claims, p)
+        committed(rows, Role.ALICE, "claim", claims, t)
+        if rules.form == "paper":
+            a = as_numbers(call(Role.ALICE, lambda alice: alice.shares, view(Role.ALICE, rows, p)), rows.size)
+            a_ok = shares_ok(a)
+            forfeit(rows[~a_ok], Role.ALICE, "share", "a coin share outside [0, 1)", t)
+            committed(rows[a_ok], Role.ALICE, "share", a[a_ok], t)
+            b = as_numbers(call(Role.BOB, lambda bob: bob.shares, view(Role.BOB, rows, p)), rows.size)
+            both = a_ok & shares_ok(b)
+            forfeit(rows[a_ok & ~shares_ok(b)], Role.BOB, "share", "a coin share outside [0, 1)", t)
+            committed(rows[both], Role.BOB, "share", b[both], t)
+            rows, claims, p, a, b = _kept(both, rows, claims, p, a, b)
+            bits = coin_bit(claims, a, b)
+        else:
+            bits = None
+        seen = _frozen(claims), None if bits is None else _frozen(bits)
+        flags = as_flags(call(Role.BOB, lambda bob: bob.aborts, view(Role.BOB, rows, p), *seen), rows.size)
+        forfeit(rows[flags < 0], Role.BOB, "abort", "an abort decision that is not a bit", t)
+        committed(rows[flags >= 0], Role.BOB, "abort", flags[flags >= 0], t)
+        stop = flags == 1
+        if stop.any():
+            judged = rows[stop]
+            estimate = view(Role.VERIFIER, judged, p[:, stop]).estimate(rules.vera_samples)
+            verdicts[judged] = rules.accepts(claims[stop], estimate)
+            alive[judged] = False
+            prover = sum(a >= machine.n_inputs for a in relevant)
+            bits_read[judged] += CLAIM_BITS + prover
+            input_bits_read[judged] += len(relevant) - prover
+        go = flags == 0
+        if bits is None:
+            bits = drawn_bit(claims, streams.uniform(rows, counter(t, NATURE)))
+            if events is not None:
+                events.add(rows[go], [{"chance": "bit", "t": t, "outcome": b} for b in bits[go].tolist()])
+        live, drawn = _kept(go, rows, bits)
+        values[live, offset + t] = drawn
+        if progress:
+            progress(n * (t + 1) // steps)
+    finished = np.flatnonzero(alive)
+    verdicts[finished] = values[finished, -1]
+    bits_read[finished] += 1  # a_T
+    forfeited = {Role.ALICE: int((forfeits == 1).sum()), Role.BOB: int((forfeits == 2).sum())}
+    records = None
+    if events is not None:
+        records = [
+            {
+                "events": listed,
+                "verdict": int(verdicts[k]),
+                "forfeit": None if forfeits[k] == 0 else (Role.ALICE if forfeits[k] == 1 else Role.BOB).value,
+                "reason": next((e["forfeit"] for e in listed if "forfeit" in e), ""),
+                "queries": {role.value: int(queries[role][k]) for role in Role},
+                "bits_read": int(bits_read[k]),
+                "input_bits_read": int(input_bits_read[k]),
+            }
+            for k, listed in enumerate(events.per_debate())
+        ]
+    return Tally(verdicts, queries, bits_read, input_bits_read, forfeited, reasons, records=records)
+
+
+_GARBAGE = {"claim": float("nan"), "share": float("nan"), "abort": None, "witness": None}
+"""What a scripted player sends where its record has a forfeit: something that cannot commit."""
+
+
+def _kept(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The entries of each array (its last axis) where ``mask`` holds; the arrays themselves when it
+    holds everywhere, as it does in every step honest players play."""
+    if mask.all():
+        return arrays
+    return tuple(array.compress(mask, axis=-1) for array in arrays)
+
+
+def _probabilities(machine: Any, t: int, instance: Instance, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """P[y_t = 1 | a_{I(t)}] under ``instance``'s oracle for each debate in ``rows`` (NaN where a
+    sample-only oracle does not give it)."""
+    relevant = machine.relevant(t)
+    if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
+        return np.full(rows.size, _conditional(machine, t, tuple(int(instance.x[a]) for a in relevant), instance))
+    return conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
+
+
+class _Script:
+    """A player that sends, at each step, what a record says it committed there (something that
+    cannot commit where the record has its forfeit)."""
+
+    def __init__(self, role: Role, events: list[dict]):
+        self.sent = {
+            (e["what"], e.get("t")): e.get("message", _GARBAGE[e["what"]])
+            for e in events
+            if e.get("move") == role.value
+        }
+
+    def _at(self, what: str, t: int | None, size: int) -> list:
+        if (what, t) not in self.sent:
+            raise ReplayError(f"the record has no {what} at step {t}")
+        return [self.sent[(what, t)]] * size
+
+    def witness(self, size: int) -> list:
+        return self._at("witness", None, size)
+
+    def claims(self, view: StepView) -> list:
+        return self._at("claim", view.t, len(view.rows))
+
+    def shares(self, view: StepView) -> list:
+        return self._at("share", view.t, len(view.rows))
+
+    def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> list:
+        return self._at("abort", view.t, len(view.rows))
+
+
+def _numbers(events: list[dict]) -> Iterator[dict]:
+    for event in events:
+        message = event.get("message")
+        if isinstance(message, str):  # a non-finite float, written as its repr
+            event = event | {"message": float(message)}
+        yield event
+
+
+def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed:
+    """Debate ``record["debate"]`` again: its recorded messages and verifier answers through
+    :func:`simulate`, nature's bits from the debate's stream; every event (the provers' own
+    queries apart) and count must come out as recorded."""
+    events = record.get("events")
+    if events is None:
+        raise ReplayError("the record keeps no events")
+    recorded = list(_numbers(events))
+    scripts = {role: _Script(role, recorded) for role in (Role.ALICE, Role.BOB)}
+    verifier = {}
+    for event in recorded:
+        if event.get("query") == Role.VERIFIER.value:
+            verifier[len(verifier)] = int(event["answer"])
+    asked = iter(verifier.values())
+
+    def answers(t: int) -> int:
+        answer = next(asked, None)
+        if answer is None:
+            raise ReplayError("the record has fewer verifier answers than the verifier asks")
+        return answer
+
+    def seat(role: Role) -> Strategy:
+        return Strategy("recorded", role, "the record's messages", lambda _: scripts[role], trusted=True)
+
+    index = int(record["debate"])
+    try:
+        tally = simulate(
+            instance, rules, seat(Role.ALICE), seat(Role.BOB), int(record["seed"]), range(index, index + 1),
+            keep=True, answers=answers,
+        )  # fmt: skip
+    except ReplayError:
+        raise
+    assert tally.records is not None
+    again = tally.records[0]
+    differences = []
+
+    def comparable(listed: list[dict]) -> list[dict]:
+        return [e for e in listed if e.get("query") in (None, Role.VERIFIER.value)]
+
+    if comparable(again["events"]) != comparable(recorded):
+        differences.append("events: the replayed debate's messages, bits or verifier queries differ")
+    for key in ("verdict", "forfeit", "bits_read", "input_bits_read"):
+        if again[key] != record[key]:
+            differences.append(f"{key}: recorded {record[key]}, replayed {again[key]}")
+    if again["queries"][Role.VERIFIER.value] != record["queries"][Role.VERIFIER.value]:
+        differences.append("verifier queries differ")
+    return Replayed(index, not differences, tuple(differences))
