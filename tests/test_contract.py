@@ -36,6 +36,15 @@ def test_every_protocol_has_a_contract_instance() -> None:
         assert name in PROBLEMS[problem].protocols
 
 
+def test_every_role_declares_one_honest_strategy() -> None:
+    """Analysis and the demo find the theorem's honest player by its declaration, never its name."""
+    for name, spec in PROTOCOLS.items():
+        for role in (Role.ALICE, Role.BOB):
+            declared = [s for s in spec.strategies[role].values() if s.honest]
+            assert len(declared) == 1, (name, role)
+            assert spec.honest(role) is declared[0]
+
+
 CASES = [
     (name, role, strategy)
     for name, spec in PROTOCOLS.items()

@@ -203,11 +203,13 @@ def test_solve_finds_the_best_lie_against_a_random_challenger(n, seed):
     """With a uniformly random Bob standing in for the honest one, Alice's best transcript on a
     no-instance has exactly one inconsistent step (one must be: the output is false), so she
     is caught with probability 1/T. The search must find that lie among all 2^T transcripts."""
-    weak = replace(CROSS, strategies={**CROSS.strategies, Role.BOB: {"honest": strategy(Role.BOB, "x:point-random")}})
+    stand_in = replace(strategy(Role.BOB, "x:point-random"), honest=True)  # declared the honest Bob
+    weak = replace(CROSS, strategies={**CROSS.strategies, Role.BOB: {"honest": stand_in}})
     instance = make_instance(PROBLEMS["parity"], n, False, seed)
     solution = solve(weak, instance)
     assert solution.exact == str(Fraction(1, instance.machine.length))
-    blind = replace(CROSS, strategies={**CROSS.strategies, Role.BOB: {"honest": strategy(Role.BOB, "x:accept")}})
+    blind_bob = replace(strategy(Role.BOB, "x:accept"), honest=True)
+    blind = replace(CROSS, strategies={**CROSS.strategies, Role.BOB: {"honest": blind_bob}})
     assert solve(blind, instance).value == 0.0
 
 

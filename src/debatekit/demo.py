@@ -165,7 +165,7 @@ def run_demo(
             case = make_instance(PROBLEMS[problem], size, truth, seed)
             honest = honest_role(spec, truth)
             for adversary in spec.strategies[honest.opponent].values():
-                players = {honest: spec.strategies[honest]["honest"], honest.opponent: adversary}
+                players = {honest: spec.honest(honest), honest.opponent: adversary}
                 r = run(spec, case, players[Role.ALICE], players[Role.BOB], trials, seed, count)
                 done += trials
                 g = r.guarantee
@@ -201,7 +201,7 @@ def run_demo(
                 case = make_instance(PROBLEMS[problem], size, truth, seed)
                 honest = honest_role(spec, truth)
                 for adversary in spec.strategies[honest.opponent].values():
-                    players = {honest: spec.strategies[honest]["honest"], honest.opponent: adversary}
+                    players = {honest: spec.honest(honest), honest.opponent: adversary}
                     r = run(spec, case, players[Role.ALICE], players[Role.BOB], scale_trials, seed, count)
                     done += scale_trials
                     worst, T, bound = max(worst, r.verifier_bits_read_max), r.T, r.guarantee.bits_read

@@ -184,7 +184,7 @@ def solve(
         return spec.solver(instance)
     honest = honest_role(spec, instance.truth)
     adversary = honest.opponent
-    root, players, script = _setup(spec, instance, {honest: spec.strategies[honest]["honest"]})
+    root, players, script = _setup(spec, instance, {honest: spec.honest(honest)})
     search = _Search(players, adversary, instance.answer, script, budget, tick, spec.alice_argues)
     value = search.value(root, {})
     guarantee = guarantee_for(spec, instance, instance.oracle)

@@ -108,14 +108,16 @@ def malformed_half(seat: Seat) -> _Halves:
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
     Role.ALICE: by_name(
-        Strategy("honest", Role.ALICE, "run M once and send the true configurations", HonestAlice),
+        Strategy("honest", Role.ALICE, "run M once and send the true configurations", HonestAlice, honest=True),
         Strategy("lie-final", Role.ALICE, "claim an accepting final configuration, true middles", LieFinal),
         Strategy("lie-step", Role.ALICE, "corrupt one step, follow M from there, claim acceptance", LieStep),
         Strategy("random", Role.ALICE, "uniformly random valid configurations", RandomConfigs),
         Strategy("malformed", Role.ALICE, "short tapes, out-of-range states or heads, None, text", MalformedConfigs),
     ),
     Role.BOB: by_name(
-        Strategy("honest", Role.BOB, "simulate the first half and dispute the half that is false", HonestBob),
+        Strategy(
+            "honest", Role.BOB, "simulate the first half and dispute the half that is false", HonestBob, honest=True
+        ),
         Strategy("first", Role.BOB, "always dispute the first half", first_half),
         Strategy("second", Role.BOB, "always dispute the second half", second_half),
         Strategy("random", Role.BOB, "dispute a uniformly random half (mixed)", random_half),

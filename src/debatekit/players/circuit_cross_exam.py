@@ -151,7 +151,13 @@ class _RandomBob:
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
     Role.ALICE: by_name(
-        Strategy("honest", Role.ALICE, "play the rounds optimally, then write every true gate value", HonestAlice),
+        Strategy(
+            "honest",
+            Role.ALICE,
+            "play the rounds optimally, then write every true gate value",
+            HonestAlice,
+            honest=True,
+        ),
         Strategy("lie-gate", Role.ALICE, "one wrong gate with a consistent cover-up above it, output 0", lie_gate),
         Strategy("lie-output", Role.ALICE, "the true gate values with the output flipped", lie_output),
         Strategy("all-zero", Role.ALICE, "every gate claimed 0", all_zero),
@@ -164,6 +170,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Role.BOB,
             "play the rounds optimally, then name the first wrong gate, else the output if 1",
             HonestBob,
+            honest=True,
         ),
         Strategy("accept", Role.BOB, "point nowhere", always_accept),
         Strategy("point-output", Role.BOB, "name the output gate", point_output),

@@ -130,7 +130,7 @@ def malformed_challenge(seat: Seat) -> _Challenger:
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
     Role.ALICE: by_name(
-        Strategy("honest", Role.ALICE, "run M(x, w) once and send w and the true transcript", HonestAlice),
+        Strategy("honest", Role.ALICE, "run M(x, w) once and send w and the true transcript", HonestAlice, honest=True),
         Strategy("lie-output", Role.ALICE, "the true transcript with the output bit flipped", lie_output),
         Strategy("lie-step", Role.ALICE, "lie at one random step, consistent with M afterwards", lie_step),
         Strategy("random-witness", Role.ALICE, "a random witness, a consistent transcript, output 1", random_witness),
@@ -138,7 +138,13 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy("malformed", Role.ALICE, "wrong length, non-bits, NaN, None or not a sequence", malformed_transcript),
     ),
     Role.BOB: by_name(
-        Strategy("honest", Role.BOB, "name the first step inconsistent with Alice's own bits, else accept", HonestBob),
+        Strategy(
+            "honest",
+            Role.BOB,
+            "name the first step inconsistent with Alice's own bits, else accept",
+            HonestBob,
+            honest=True,
+        ),
         Strategy("accept", Role.BOB, "accept every transcript", always_accept),
         Strategy("point-output", Role.BOB, "name the output step", point_output),
         Strategy("point-random", Role.BOB, "name a uniformly random step (mixed)", point_random),

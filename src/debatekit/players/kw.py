@@ -76,7 +76,7 @@ def malformed(seat: Seat) -> _Pointer:
 def _table(role: Role) -> dict[str, Strategy]:
     aim = "a 0-child at AND gates" if role is Role.ALICE else "a 1-child at OR gates"
     return by_name(
-        Strategy("honest", role, f"play any rounds optimally, then point to {aim} (Theorem 5)", Honest),
+        Strategy("honest", role, f"play any rounds optimally, then point to {aim} (Theorem 5)", Honest, honest=True),
         Strategy("left", role, "always the left child", always_left),
         Strategy("right", role, "always the right child", always_right),
         Strategy("random", role, "uniform round bits, a uniformly random child (mixed)", _Random),

@@ -16,9 +16,9 @@ AND-type decompositions, where a false subclaim claimed true has a failing leaf)
 division; obfuscated-primality only), ``first`` and ``malformed``.
 
 Declared metadata (:class:`~debatekit.players.base.Strategy`): A's ``honest`` is ``honest`` (she
-wins every debate); B's ``omniscient`` is ``truthful`` (the only challenger the soundness promise
-covers). B's ``honest`` is bounded and no promise covers it (the point of Section 7), so it
-declares neither.
+wins every debate); B's ``omniscient`` is ``honest`` and ``truthful`` (the unbounded challenger,
+the only one the soundness promise covers). B's ``honest`` is bounded and no promise covers it
+(the point of Section 7), so it declares neither.
 """
 
 from __future__ import annotations
@@ -250,6 +250,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             Role.BOB,
             "challenge a wrong subclaim (unbounded)",
             lambda seat: Omniscient(decomposition_of(seat.instance)),
+            honest=True,
             truthful=True,
         ),
         Strategy("random", Role.BOB, "a uniformly random subclaim", RandomBob),

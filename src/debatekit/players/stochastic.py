@@ -164,7 +164,13 @@ class FixedShareBob(_ZeroShare, HonestBob):
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {
     Role.ALICE: by_name(
-        Strategy("honest", Role.ALICE, "Lean's alice: the mean of her samples; a uniform coin share", HonestAlice),
+        Strategy(
+            "honest",
+            Role.ALICE,
+            "Lean's alice: the mean of her samples; a uniform coin share",
+            HonestAlice,
+            honest=True,
+        ),
         Strategy("bias", Role.ALICE, f"claim p ± {BIAS} at every step, towards output 1", Bias),
         Strategy("influential", Role.ALICE, "lie only at the most influential step, claiming certainty", Influential),
         Strategy(
@@ -175,7 +181,9 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy("fixed-share", Role.ALICE, "paper form: always the coin share 0 (honest claims)", FixedShareAlice),
     ),
     Role.BOB: by_name(
-        Strategy("honest", Role.BOB, "Lean's bob: abort iff his estimate is far from the claim", HonestBob),
+        Strategy(
+            "honest", Role.BOB, "Lean's bob: abort iff his estimate is far from the claim", HonestBob, honest=True
+        ),
         Strategy("always-abort", Role.BOB, "abort at the first step", AlwaysAbort),
         Strategy("never-abort", Role.BOB, "never abort", NeverAbort),
         Strategy("random-abort", Role.BOB, "abort at a uniformly random step", RandomAbort),

@@ -81,6 +81,10 @@ class ProtocolSpec:
         if self.configure is None and type(self.params) is not NoParams:
             raise TypeError(f"{self.name} declares parameters, so it needs configure")
 
+    def honest(self, role: Role) -> Strategy:
+        """The strategy ``role`` plays in the theorem's completeness (declared ``honest``)."""
+        return next(s for s in self.strategies[role].values() if s.honest)
+
     def with_params(self, values: Any) -> ProtocolSpec:
         """This protocol playing ``values``, an instance of the declaration ``type(self.params)``."""
         if type(values) is not type(self.params):
