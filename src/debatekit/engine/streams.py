@@ -34,6 +34,16 @@ def mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> _S31)
 
 
+_MASK = (1 << 64) - 1
+
+
+def _mix_int(z: int) -> int:
+    """:func:`mix` of one 64-bit value, in Python integers (a numpy scalar is slower)."""
+    z = ((z ^ (z >> 30)) * int(_M1)) & _MASK
+    z = ((z ^ (z >> 27)) * int(_M2)) & _MASK
+    return z ^ (z >> 31)
+
+
 def counter(step: int, purpose: int, call: int = 0) -> int:
     """The counter of one draw: ``purpose`` (a party or nature, < 256) at ``step``, its ``call``-th
     draw of the step (< 2^16)."""
@@ -51,8 +61,7 @@ class Streams:
 
     def words(self, rows: np.ndarray, count: int) -> np.ndarray:
         """64 random bits for each debate in ``rows`` (positions in the batch) at ``count``."""
-        with np.errstate(over="ignore"):
-            return mix(self.keys[rows] ^ mix(np.uint64(count) * _GOLDEN + np.uint64(1)))
+        return mix(self.keys[rows] ^ np.uint64(_mix_int((count * int(_GOLDEN) + 1) & _MASK)))
 
     def uniform(self, rows: np.ndarray, count: int) -> np.ndarray:
         """A uniform in [0, 1) for each debate in ``rows`` at ``count``."""

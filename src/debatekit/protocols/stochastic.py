@@ -151,6 +151,8 @@ def as_numbers(message: Any, size: int) -> np.ndarray:
 def as_flags(message: Any, size: int) -> np.ndarray:
     """A batch of yes/no decisions as 0/1, with -1 for anything that is not a bit."""
     try:
+        if type(message) is np.ndarray and message.dtype == np.bool_ and message.shape == (size,):
+            return message.astype(np.int64)
         if type(message) is np.ndarray and message.dtype.kind in "bui" and message.shape == (size,):
             values = message.astype(np.int64)
             return np.where((values == 0) | (values == 1), values, -1)

@@ -128,11 +128,14 @@ def simulate(
     values = np.zeros((n, offset + steps), dtype=np.uint8, order="F")  # one column per step
     values[:, : machine.n_inputs] = instance.x
     alive = np.ones(n, dtype=bool)
+    ended = False  # some debate ended since the live rows were last listed
     history = values.view()
     history.flags.writeable = False
 
     def forfeit(rows: np.ndarray, role: Role, what: str, reason: str, t: int | None = None) -> None:
+        nonlocal ended
         if rows.size:
+            ended = True
             verdicts[rows] = 0 if role is Role.ALICE else 1
             forfeits[rows] = 1 if role is Role.ALICE else 2
             alive[rows] = False
@@ -154,8 +157,11 @@ def simulate(
             reasons.setdefault(role, f"{type(err).__name__}: {err}")
             return err
 
-    def committed(rows: np.ndarray, role: Role, what: str, message: np.ndarray, t: int) -> None:
+    def committed(rows: np.ndarray, role: Role, what: str, message: np.ndarray, t: int, mask: Any = None) -> None:
+        """Record ``message`` (where ``mask`` holds) as committed, when events are kept."""
         if events is not None:
+            if mask is not None:
+                rows, message = rows[mask], message[mask]
             plain = _plain(message) if message.dtype.kind == "f" else message.tolist()
             events.add(rows, [{"move": role.value, "what": what, "t": t, "message": m} for m in plain])
 
@@ -213,12 +219,17 @@ def simulate(
     width = word_width(steps + 1)
     bits_read = np.full(n, width, dtype=np.int64)  # V reads Bob's word: the abort step, or none
     input_bits_read = np.zeros(n, dtype=np.int64)
+    rows = np.arange(n)
     for t in range(steps):
-        rows = np.flatnonzero(alive)
+        if ended:  # some debates ended last step: find the live ones again
+            ended, rows = False, np.flatnonzero(alive)
         if rows.size == 0:
             break
         relevant = machine.relevant(t)
-        p = np.stack([_probabilities(machine, t, consulted[role], values, rows) for role in (Role.BOB, Role.VERIFIER)])
+        p_provers = _probabilities(machine, t, consulted[Role.BOB], values, rows)
+        p = np.broadcast_to(p_provers, (2, rows.size))
+        if consulted[Role.BOB] is not instance:
+            p = np.stack([p_provers, _probabilities(machine, t, instance, values, rows)])
 
         def view(role: Role, live: np.ndarray = rows, probs: np.ndarray = p, step: int = t) -> StepView:
             # Players get read-only copies: nothing they do can change what the verifier uses.
@@ -229,28 +240,31 @@ def simulate(
 
         claims = as_numbers(call(Role.ALICE, lambda alice: alice.claims, view(Role.ALICE)), rows.size)
         good = claims_ok(claims)
-        forfeit(rows[~good], Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
-        rows, claims, p = _kept(good, rows, claims, p)
+        if not good.all():
+            forfeit(rows[~good], Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
+            rows, claims, p = _kept(good, rows, claims, p)
         committed(rows, Role.ALICE, "claim", claims, t)
         if rules.form == "paper":
             a = as_numbers(call(Role.ALICE, lambda alice: alice.shares, view(Role.ALICE, rows, p)), rows.size)
             a_ok = shares_ok(a)
             forfeit(rows[~a_ok], Role.ALICE, "share", "a coin share outside [0, 1)", t)
-            committed(rows[a_ok], Role.ALICE, "share", a[a_ok], t)
+            committed(rows, Role.ALICE, "share", a, t, a_ok)
             b = as_numbers(call(Role.BOB, lambda bob: bob.shares, view(Role.BOB, rows, p)), rows.size)
             both = a_ok & shares_ok(b)
             forfeit(rows[a_ok & ~shares_ok(b)], Role.BOB, "share", "a coin share outside [0, 1)", t)
-            committed(rows[both], Role.BOB, "share", b[both], t)
+            committed(rows, Role.BOB, "share", b, t, both)
             rows, claims, p, a, b = _kept(both, rows, claims, p, a, b)
             bits = coin_bit(claims, a, b)
         else:
             bits = None
         seen = _frozen(claims), None if bits is None else _frozen(bits)
         flags = as_flags(call(Role.BOB, lambda bob: bob.aborts, view(Role.BOB, rows, p), *seen), rows.size)
-        forfeit(rows[flags < 0], Role.BOB, "abort", "an abort decision that is not a bit", t)
-        committed(rows[flags >= 0], Role.BOB, "abort", flags[flags >= 0], t)
+        if (flags < 0).any():
+            forfeit(rows[flags < 0], Role.BOB, "abort", "an abort decision that is not a bit", t)
+        committed(rows, Role.BOB, "abort", flags, t, flags >= 0)
         stop = flags == 1
         if stop.any():
+            ended = True
             judged = rows[stop]
             estimate = view(Role.VERIFIER, judged, p[:, stop]).estimate(rules.vera_samples)
             verdicts[judged] = rules.accepts(claims[stop], estimate)
@@ -264,7 +278,7 @@ def simulate(
             if events is not None:
                 events.add(rows[go], [{"chance": "bit", "t": t, "outcome": b} for b in bits[go].tolist()])
         live, drawn = _kept(go, rows, bits)
-        values[live, offset + t] = drawn
+        values[slice(None) if live.size == n else live, offset + t] = drawn
         if progress:
             progress(n * (t + 1) // steps)
     finished = np.flatnonzero(alive)
