@@ -19,7 +19,7 @@ from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.stochastic import HonestBob
+from debatekit.protocols.stochastic import HonestAlice, HonestBob
 
 SEED = 7
 
@@ -240,3 +240,56 @@ def test_trials_stream_memory_does_not_grow_with_the_trials(name: str, problem: 
     finally:
         tracemalloc.stop()
     assert peak < 20 * 2**20
+
+
+class Vandal(HonestAlice):
+    """Honest claims, after rewriting everything her seat reaches: the machine's steps and the
+    oracle's table (every judge now says yes for sure)."""
+
+    def __init__(self, seat):
+        super().__init__(seat)
+        machine, oracle = seat.instance.machine, seat.instance.oracle
+        machine._kinds[:] = [StepKind.COMPUTE] * len(machine._kinds)
+        machine._rules[:] = [lambda *bits: 1] * len(machine._rules)
+        for question in list(oracle._table):
+            oracle._table[question] = 1.0
+        oracle._default = 1.0
+
+
+def test_a_player_who_rewrites_her_seat_changes_nothing_the_verifier_reads() -> None:
+    """A user's player gets her own deep copy of the instance: whatever she writes into it, the
+    verifier, the other side and the debates are those of the honest Alice she then plays as.
+    (A trusted built-in shares the verifier's instance: it is our code.)"""
+    s = spec("lean")
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, False, seed=1)
+    honest, bob = players(s, "honest", "random-abort")
+    vandal = Strategy("vandal", Role.ALICE, "", Vandal, trusted=False)
+    played = run(s, instance, vandal, bob, 40, SEED)
+    assert {**played.to_json(), "alice": "honest"} == run(s, instance, honest, bob, 40, SEED).to_json()
+    assert instance.oracle.probability(("is the claim supported by the evidence?",)) != 1.0
+
+
+@pytest.mark.parametrize(
+    ("name", "problem", "size"),
+    [("stochastic", "noisy-majority", 8), ("prover-estimator", "evidence-majority", 1),
+     ("naive-recursive", "evidence-majority", 1)],
+)  # fmt: skip
+def test_a_users_seat_holds_its_own_copy_of_the_instance_on_the_batch_interpreters(name, problem, size) -> None:
+    """Nothing a user's player reaches through its seat is the verifier's: not the instance, not
+    its oracle, not its machine or decomposition."""
+    s = PROTOCOLS[name]
+    instance = make_instance(PROBLEMS[problem], size, True, seed=0)
+    seen = []
+
+    def factory(seat):
+        seen.append(seat.instance)
+        return s.honest(Role.ALICE).factory(seat)
+
+    user = Strategy("user", Role.ALICE, "", factory, trusted=False)
+    run(s, instance, user, s.honest(Role.BOB), 3, SEED)
+    assert seen
+    for copy in seen:
+        assert copy is not instance and copy.oracle is not instance.oracle
+        for part in ("machine", "decomposition"):
+            if getattr(instance, part) is not None:
+                assert getattr(copy, part) is not getattr(instance, part)

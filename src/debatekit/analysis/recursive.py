@@ -53,7 +53,7 @@ from debatekit.engine.seeds import debate_seed
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, LeafOracle
 from debatekit.oracle import Asker, Oracle, SampleOnly
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.estimator import Indistinguishable, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
@@ -243,7 +243,7 @@ NAIVE_RECURSIVE = NaiveRecursive()
 
 
 def _seats(
-    instance: Instance,
+    instances: dict[Role, Instance],
     alice: Strategy,
     bob: Strategy,
     seed: np.random.SeedSequence,
@@ -251,17 +251,19 @@ def _seats(
     rules: Rules | None,
     oracle: Oracle,
 ):
-    """Each party's seat, and a maker of fresh copies of A for her proof bits (module docstring)."""
+    """Each party's seat on its own instance, and a maker of fresh copies of A for her proof bits
+    (module docstring)."""
     *children, proof_seed = seed.spawn(4)
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, children), strict=True))
     seats = {
-        role: Seat(instance, role, rngs[role], Asker(oracle, role, ledger, rngs[role]), rules, opponent)
+        role: Seat(instances[role], role, rngs[role], Asker(oracle, role, ledger, rngs[role]), rules, opponent)
         for role, opponent in ((Role.ALICE, bob), (Role.BOB, alice))
     }
 
     def prover() -> Any:
         rng = np.random.default_rng(proof_seed)
-        return alice.factory(Seat(instance, Role.ALICE, rng, Asker(oracle, Role.ALICE, ledger, rng), rules, bob))
+        seat = Seat(instances[Role.ALICE], Role.ALICE, rng, Asker(oracle, Role.ALICE, ledger, rng), rules, bob)
+        return alice.factory(seat)
 
     return rngs, seats, prover
 
@@ -358,9 +360,10 @@ def simulate(
     reasons: dict[Role, str] = {}
     delta: float | None = 0.0 if bob.truthful else None
     records: list[dict] | None = [] if keep else None
+    instances = own_copies(instance, {Role.ALICE: alice, Role.BOB: bob})
     for k, index in enumerate(debates):
         ledger, record = Ledger(events=[] if keep else None), Record()
-        rngs, seats, prover = _seats(instance, alice, bob, debate_seed(seed, index), ledger, rules, oracle)
+        rngs, seats, prover = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, oracle)
         players = _players(seats, alice, bob)
         rewards = play_debate(protocol, decomposition, rules, players, Sampled(rngs), ledger, record, prover, oracle)
         if not isinstance(players, Malformed) and type(players[Role.BOB]) is Indistinguishable:
@@ -404,7 +407,7 @@ def _p_claim_matches_proof(instance: Instance, alice: Strategy, claims: np.ndarr
     """P[A(x) = M_D(ũ)] over the debates, ũ her proof as fresh copies of her strategy give it
     (:func:`~debatekit.players.estimator.proof_truth`); a debate without a claim counts as wrong."""
     D = decomposition_of(instance)
-    seat = Seat(instance, Role.BOB, np.random.default_rng(0), None, rules, alice)
+    seat = Seat(instance, Role.BOB, np.random.default_rng(0), None, rules, alice)  # her copies get their own
     t = proof_truth(seat).truth(D.root(), D.depth)
     return float(np.mean(np.where(claims == 1, t, np.where(claims == 0, 1 - t, 0.0))))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -56,6 +57,13 @@ class Strategy:
     truthful: bool = False
     """Knows the truth of the opponent's proof: the truthful estimator of Lemma A.4, δ = 0 (or
     naive recursion's challenger that always finds the false subclaim)."""
+
+
+def own_copies(instance: Instance, strategies: dict[Role, Strategy]) -> dict[Role, Instance]:
+    """The instance each seat is given: the verifier's own for a trusted built-in, a deep copy for
+    anyone else, so that nothing a player can reach changes what the verifier or the other player
+    reads (the engine's seats are copies for everyone: :func:`debatekit.engine.play.seat_copies`)."""
+    return {role: instance if s.trusted else copy.deepcopy(instance) for role, s in strategies.items()}
 
 
 class StrategyError(ValueError):

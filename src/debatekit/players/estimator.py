@@ -51,7 +51,7 @@ import numpy as np
 
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
-from debatekit.players.base import Seat
+from debatekit.players.base import Seat, own_copies
 from debatekit.players.indistinguishable import (
     CallableTests,
     Estimate,
@@ -99,7 +99,8 @@ def proof_truth(seat: Seat) -> ProofTruth:
         return ProofTruth(D, None)
 
     def fresh() -> Any:
-        return opponent.factory(Seat(seat.instance, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules))
+        own = own_copies(seat.instance, {Role.ALICE: opponent})[Role.ALICE]
+        return opponent.factory(Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules))
 
     def read() -> ProofTruth:
         try:
@@ -181,7 +182,8 @@ class Indistinguishable:
             raise ValueError(f"Algorithm 1 needs 2^q answer vectors; q = {self.D.width} > {MAX_WIDTH}")
         self.rules = rules_of(seat)
         self.truth = proof_truth(seat)
-        a_seat = Seat(seat.instance, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules)
+        own = own_copies(seat.instance, {Role.ALICE: seat.opponent})[Role.ALICE]
+        a_seat = Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules)
         try:
             self.A: Any = seat.opponent.factory(a_seat)
         except Exception:  # A cannot sit down: she forfeits every debate, and every test of her is 0

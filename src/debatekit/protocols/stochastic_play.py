@@ -35,7 +35,7 @@ from debatekit.engine.streams import Streams, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind
 from debatekit.oracle import Oracle, question_json
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic import (
     CLAIM_BITS,
@@ -117,9 +117,10 @@ def simulate(
     queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
     first = streams.generator(0, counter(0, SEAT))  # a seat's own generator: its batch's first debate's
     players: dict[Role, Any] = {}
+    seated = own_copies(consulted[Role.BOB], {Role.ALICE: alice, Role.BOB: bob})
     for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
         try:
-            players[role] = chosen.factory(Seat(instance, role, first, None, rules))  # type: ignore[arg-type]
+            players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
         except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
             players[role] = err
     verdicts = np.full(n, -1)
