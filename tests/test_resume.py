@@ -8,10 +8,13 @@ import json
 
 import pytest
 
-from debatekit.analysis.montecarlo import ResumeError, make_instance, run
+from debatekit.analysis.montecarlo import Oracles, ResumeError, make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
+from debatekit.engine.record import journal_path, read_records, replay
 from debatekit.ledger import Role
+from debatekit.oracle import SampleOracle
+from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
 
 CASES = [
@@ -69,3 +72,56 @@ def test_resume_on_the_command_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "--resume" in err and len(err.strip().splitlines()) == 1
     assert main([*base[:-3], "--json", "--resume"]) == 2  # no --record
+
+
+class Died(BaseException):
+    """The process dying under the run (a BaseException: nothing in the engine catches it)."""
+
+
+def test_a_debate_waiting_on_the_judge_resumes_from_its_journal(tmp_path) -> None:
+    """A person answers the verifier's queries (always yes) until the process dies while a debate
+    waits on her. Resumed with another judge (always no), that debate's moves come from the
+    journal, not from the players, and play goes on from the pending query; the later debates are
+    played live; every record replays and the journal is gone."""
+    spec = PROTOCOLS["cross-exam"]
+    instance = make_instance(PROBLEMS["approval-majority"], 8, True, seed=3)
+    honest = spec.honest(Role.ALICE)
+    moves = []
+
+    class Counted:
+        def __init__(self, seat):
+            self.player = honest.factory(seat)
+
+        def transcript(self):
+            moves.append(1)
+            return self.player.transcript()
+
+    alice = Strategy("counted-honest", Role.ALICE, "", Counted, trusted=True)
+    bob = spec.strategies[Role.BOB]["point-random"]
+    asked = 0
+
+    def person(question, rng) -> int:
+        nonlocal asked
+        asked += 1
+        if asked == 2:
+            raise Died
+        return 1
+
+    path = tmp_path / "d.jsonl"
+    with pytest.raises(Died):
+        run(spec, instance, alice, bob, 40, 4, record=path, oracles=Oracles(instance.oracle, SampleOracle(person)))
+    journal = journal_path(path)
+    whole, stopped, seated = path.read_bytes(), len(list(read_records(path))), len(moves)
+    entries = [json.loads(line) for line in journal.read_text().splitlines()]
+    journaled = [e["event"] for e in entries if e["debate"] == stopped]
+    assert any("move" in e for e in journaled) and not any(e.get("query") == "verifier" for e in journaled)
+    run(spec, instance, alice, bob, 40, 4, record=path, resume=True,
+        oracles=Oracles(instance.oracle, SampleOracle(lambda question, rng: 0)))  # fmt: skip
+    assert not journal.exists()
+    records = list(read_records(path))
+    assert len(records) == 40 and path.read_bytes().startswith(whole)
+    events = records[stopped]["events"]
+    assert [e for e in events if "move" in e] == [e for e in journaled if "move" in e]
+    assert [e["answer"] for e in events if e.get("query") == "verifier"] == [0]  # the pending query, asked anew
+    assert len(moves) - seated == 40 - stopped - 1  # Alice moved in every later debate, not in the resumed one
+    assert all(replay(r, spec, instance).reproduced for r in records)

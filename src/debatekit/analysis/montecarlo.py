@@ -32,7 +32,7 @@ from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, limited, play, seat_copies, verifier_answer
-from debatekit.engine.record import RecordWriter, completed, fingerprint
+from debatekit.engine.record import Journal, RecordWriter, completed, fingerprint, journaled
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
@@ -104,10 +104,14 @@ class Table:
         return cls(spec, instance, copies, {Role.ALICE: alice, Role.BOB: bob}, oracles, timeout, params or {})
 
 
-async def debate(table: Table, seed: np.random.SeedSequence, keep: bool = False) -> Outcome:
-    """One debate at ``table``, with a fresh ledger (keeping its events when ``keep``)."""
+async def debate(
+    table: Table, seed: np.random.SeedSequence, keep: bool = False, events: list[dict] | None = None
+) -> Outcome:
+    """One debate at ``table``, with a fresh ledger (keeping its events when ``keep``, in
+    ``events`` when given: a journaled list, holding the events it resumes from if any)."""
     spec = table.spec
-    ledger = Ledger(events=[] if keep else None)
+    prefix = list(events) if events else None
+    ledger = Ledger(events=events if events is not None else ([] if keep else None))
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, seed.spawn(3)), strict=True))
     seats: dict[Role, Seated] = {}
     end: End | None = None
@@ -120,7 +124,7 @@ async def debate(table: Table, seed: np.random.SeedSequence, keep: bool = False)
     if end is None:
         root = spec.debate(table.instance, Reader(ledger))
         answer = verifier_answer(table.oracles.verifier, ledger, rngs[Role.VERIFIER])
-        end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout)
+        end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout, prefix)
     return Outcome(end.verdict, end.forfeit, end.reason, ledger)
 
 
@@ -216,10 +220,17 @@ async def _stream(
     progress: Callable[[int], None] | None,
     writer: RecordWriter | None,
     summary: Summary,
+    journal: Journal | None = None,
+    prefixes: dict[int, list[dict]] | None = None,
 ) -> Summary:
     """Debates ``debates``, at most ``concurrency`` at once (one at a time without tasks when
-    ``concurrency`` is 1), added to ``summary`` (and recorded, in order) as they end."""
-    answer, keep = table.instance.answer, writer is not None
+    ``concurrency`` is 1), added to ``summary`` (and recorded, in order) as they end; journaled
+    as they go when ``journal``, each resuming from its events in ``prefixes`` if it has any."""
+    answer, keep, prefixes = table.instance.answer, writer is not None, prefixes or {}
+
+    def one(index: int) -> Any:
+        events = None if journal is None else journal.events(index, prefixes.get(index))
+        return debate(table, debate_seed(seed, index), keep, events)
 
     def finish(index: int, outcome: Outcome) -> None:
         summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
@@ -230,14 +241,14 @@ async def _stream(
 
     if concurrency == 1:
         for index in debates:
-            finish(index, await debate(table, debate_seed(seed, index), keep))
+            finish(index, await one(index))
         return summary
     done: dict[int, Outcome] = {}
     running: dict[asyncio.Task, int] = {}
     started = flushed = debates.start
     while flushed < debates.stop:
         while started < debates.stop and len(running) < concurrency:
-            running[asyncio.ensure_future(debate(table, debate_seed(seed, started), keep))] = started
+            running[asyncio.ensure_future(one(started))] = started
             started += 1
         finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         for task in finished:
@@ -276,9 +287,10 @@ def run(
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    summary, kept = Summary(), 0
+    summary, kept, prefixes = Summary(), 0, {}
     if resume:
         summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
+        prefixes = journaled(record) if record is not None and spec.debate is not None else {}
     debates = range(summary.trials, trials)
     if spec.simulate is not None:
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
@@ -289,8 +301,10 @@ def run(
         verifier = played.oracle
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
-        with RecordWriter.open(record, kept) as writer:
-            summary = asyncio.run(_stream(table, debates, seed, concurrency, progress, writer, summary))
+        with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+            summary = asyncio.run(
+                _stream(table, debates, seed, concurrency, progress, writer, summary, journal, prefixes)
+            )
         extra, verifier = {}, table.oracles.verifier
     return result_of(spec, instance, alice, bob, seed, summary, extra, verifier)
 

@@ -74,6 +74,7 @@ def run(
         with_constants,
         writable,
     )
+    from debatekit.engine.record import ReplayError
     from debatekit.ledger import Role
 
     spec = with_constants(protocol(protocol_name), constants)
@@ -104,7 +105,7 @@ def run(
                 params=params_json(spec, problem_values),
                 resume=resume,
             )
-    except ResumeError as err:
+    except (ResumeError, ReplayError) as err:
         raise UserError(f"--resume: {err}") from err
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)

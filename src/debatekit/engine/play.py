@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.engine.boundary import safe_repr, to_json
+from debatekit.engine.boundary import from_json, safe_repr, to_json
 from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
+from debatekit.engine.record import ReplayError
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
 from debatekit.players.base import Strategy
@@ -87,11 +88,30 @@ async def play(
     ledger: Ledger,
     alice_argues: int = 1,
     timeout: float | None = DEFAULT_MOVE_TIMEOUT,
+    prefix: list[dict] | None = None,
 ) -> End:
     """Play the nodes to the end; ``answer`` answers the verifier's oracle queries (counted and
-    recorded by it). Each committed message is recorded in ``ledger`` when it keeps events."""
+    recorded by it). Each committed message is recorded in ``ledger`` when it keeps events.
+
+    ``prefix`` holds the events a stopped debate had journaled (already in ``ledger``'s events):
+    its moves are committed again without asking the players, its verifier answers are given
+    again without asking the oracle, and play goes on live from where they end."""
+    moves = iter([e for e in prefix or () if "move" in e])
+    answers = iter([e for e in prefix or () if e.get("query") == Role.VERIFIER.value])
+    for event in prefix or ():
+        if "query" in event and event["query"] != Role.VERIFIER.value:
+            ledger.count_queries(Role(event["query"]), event["n"])
     while isinstance(node, Move):
         role = node.role
+        event = next(moves, None)
+        if event is not None:
+            if event["move"] != role.value:
+                raise ReplayError(f"the journal has a {event['move']} move where {role.value} moves")
+            if "forfeit" in event:
+                node = forfeit(role, event["forfeit"], alice_argues)
+            else:
+                _, node = advance(node, from_json(event["message"]), alice_argues)
+            continue
         committed, node = await _move(node, seats[role], timeout, alice_argues)
         if ledger.events is None:
             continue
@@ -106,7 +126,12 @@ async def play(
     try:
         query = next(steps)
         while True:
-            reply = answer(query.question)
+            given = next(answers, None)
+            if given is not None:
+                ledger.count_queries(Role.VERIFIER, given["n"])
+                reply: Any = int(given["answer"])
+            else:
+                reply = answer(query.question)
             query = steps.send(await reply if inspect.isawaitable(reply) else reply)
     except StopIteration as stop:
         return stop.value

@@ -64,6 +64,64 @@ class RecordWriter:
         self._stream.flush()
 
 
+def journal_path(path: Path) -> Path:
+    """Where a recorded run journals the events of its debates in flight: ``FILE.jsonl.journal``."""
+    return path.with_name(path.name + ".journal")
+
+
+class Journal:
+    """Every event of the debates in flight, appended (and flushed) as it happens, one line each,
+    so that a run whose process dies can resume a debate from its last event: the moves already
+    committed and the verifier's answers already given (a person's, say) are not asked again. The
+    file goes when the run ends."""
+
+    def __init__(self, stream: IO[str]):
+        self._stream = stream
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, path: Path | None) -> Iterator[Journal | None]:
+        if path is None:
+            yield None
+            return
+        with open(journal_path(path), "w", encoding="utf-8") as stream:
+            yield cls(stream)
+        journal_path(path).unlink()
+
+    def events(self, index: int, prefix: list[dict] | None = None) -> list[dict]:
+        """Debate ``index``'s event list: what is appended to it is journaled (``prefix``, the
+        events it resumes from, first)."""
+        events = _Journaled(self._stream, index)
+        for event in prefix or ():
+            events.append(event)
+        return events
+
+
+class _Journaled(list):
+    def __init__(self, stream: IO[str], index: int):
+        super().__init__()
+        self._stream, self._index = stream, index
+
+    def append(self, event: dict) -> None:
+        super().append(event)
+        self._stream.write(json.dumps({"debate": self._index, "event": event}, separators=(",", ":")) + "\n")
+        self._stream.flush()
+
+
+def journaled(path: Path) -> dict[int, list[dict]]:
+    """The events each unfinished debate of a stopped run had journaled (none if no journal)."""
+    found: dict[int, list[dict]] = {}
+    if not journal_path(path).exists():
+        return found
+    with open(journal_path(path), "rb") as stream:
+        for line in stream:
+            if not line.endswith(b"\n"):
+                break
+            entry = json.loads(line)
+            found.setdefault(int(entry["debate"]), []).append(entry["event"])
+    return found
+
+
 class ReplayError(ValueError):
     """A record that does not fit its protocol (a move or an answer missing or out of place)."""
 
