@@ -282,7 +282,8 @@ def run(
     protocol were made with, by name) so that replay can rebuild them. With ``resume``, the whole
     records ``record`` already holds from this run (its process died, say) are kept and counted,
     and the run goes on from the first debate missing: the same file and result as a run never
-    stopped, since debate i depends only on (seed, i)."""
+    stopped, since debate i depends only on (seed, i); a node protocol's debate cut off mid-way
+    continues from the events its journal holds (:class:`~debatekit.engine.record.Journal`)."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
