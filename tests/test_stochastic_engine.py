@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -293,3 +294,35 @@ def test_a_users_seat_holds_its_own_copy_of_the_instance_on_the_batch_interprete
         for part in ("machine", "decomposition"):
             if getattr(instance, part) is not None:
                 assert getattr(copy, part) is not getattr(instance, part)
+
+
+class Overwriter(HonestBob):
+    """Decides as honest Bob, then tries to make writable and overwrite everything he was shown:
+    the transcript, the claims, the live rows and the probabilities."""
+
+    attempts: ClassVar[list[str]] = []
+
+    def aborts(self, view, claims, bits):
+        decision = super().aborts(view, claims, bits)
+        for target in (view.table, claims, view.rows, view.probabilities):
+            try:
+                target.flags.writeable = True
+                target[...] = 1 - target
+                Overwriter.attempts.append("written")
+            except ValueError:
+                Overwriter.attempts.append("refused")
+        return decision
+
+
+def test_a_player_cannot_write_into_the_transcript_or_what_the_verifier_uses() -> None:
+    """The transcript a player is shown is backed by a read-only buffer (it cannot be made
+    writable again); the rest is his own copy, which he may spoil for himself only. The debates
+    are those of honest Bob."""
+    s = spec("lean")
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, False, seed=2)
+    honest_alice, honest_bob = players(s, "honest", "honest")
+    Overwriter.attempts.clear()
+    vandal = Strategy("overwriter", Role.BOB, "", Overwriter, trusted=True)
+    played = run(s, instance, honest_alice, vandal, 30, SEED)
+    assert "refused" in Overwriter.attempts
+    assert {**played.to_json(), "bob": "honest"} == run(s, instance, honest_alice, honest_bob, 30, SEED).to_json()

@@ -130,8 +130,7 @@ def simulate(
     values[:, : machine.n_inputs] = instance.x
     alive = np.ones(n, dtype=bool)
     ended = False  # some debate ended since the live rows were last listed
-    history = values.view()
-    history.flags.writeable = False
+    history = np.asarray(memoryview(values).toreadonly())  # players' view: cannot be made writable
 
     def forfeit(rows: np.ndarray, role: Role, what: str, reason: str, t: int | None = None) -> None:
         nonlocal ended
