@@ -24,7 +24,7 @@ samples). :func:`replay` plays the record's messages and answers through :func:`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -83,10 +83,6 @@ class _Events:
             for row, event in zip(rows, listed, strict=True):
                 out[row].append(event)
         return out
-
-
-def _plain(values: np.ndarray) -> list:
-    return [float(v) if np.isfinite(v) else repr(float(v)) for v in values.tolist()]
 
 
 def simulate(
@@ -162,7 +158,7 @@ def simulate(
         if events is not None:
             if mask is not None:
                 rows, message = rows[mask], message[mask]
-            plain = _plain(message) if message.dtype.kind == "f" else message.tolist()
+            plain = message.tolist()  # only what committed: finite claims and shares, 0/1 decisions
             events.add(rows, [{"move": role.value, "what": what, "t": t, "message": m} for m in plain])
 
     if machine.n_witness:
@@ -352,14 +348,6 @@ class _Script:
         return self._at("abort", view.t, len(view.rows))
 
 
-def _numbers(events: list[dict]) -> Iterator[dict]:
-    for event in events:
-        message = event.get("message")
-        if isinstance(message, str):  # a non-finite float, written as its repr
-            event = event | {"message": float(message)}
-        yield event
-
-
 def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed:
     """Debate ``record["debate"]`` again: its recorded messages and verifier answers through
     :func:`simulate`, nature's bits from the debate's stream; every event (the provers' own
@@ -367,13 +355,9 @@ def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed
     events = record.get("events")
     if events is None:
         raise ReplayError("the record keeps no events")
-    recorded = list(_numbers(events))
+    recorded = list(events)
     scripts = {role: _Script(role, recorded) for role in (Role.ALICE, Role.BOB)}
-    verifier = {}
-    for event in recorded:
-        if event.get("query") == Role.VERIFIER.value:
-            verifier[len(verifier)] = int(event["answer"])
-    asked = iter(verifier.values())
+    asked = iter([int(e["answer"]) for e in recorded if e.get("query") == Role.VERIFIER.value])
 
     def answers(t: int) -> int:
         answer = next(asked, None)
@@ -385,13 +369,10 @@ def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed
         return Strategy("recorded", role, "the record's messages", lambda _: scripts[role], trusted=True)
 
     index = int(record["debate"])
-    try:
-        tally = simulate(
-            instance, rules, seat(Role.ALICE), seat(Role.BOB), int(record["seed"]), range(index, index + 1),
-            keep=True, answers=answers,
-        )  # fmt: skip
-    except ReplayError:
-        raise
+    tally = simulate(
+        instance, rules, seat(Role.ALICE), seat(Role.BOB), int(record["seed"]), range(index, index + 1),
+        keep=True, answers=answers,
+    )  # fmt: skip
     assert tally.records is not None
     again = tally.records[0]
     differences = []
