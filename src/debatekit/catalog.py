@@ -23,6 +23,7 @@ from debatekit.protocols import (
     prover_estimator,
     stochastic,
     stochastic_play,
+    stochastic_solo,
 )
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import word_width
@@ -119,12 +120,14 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
             f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries",
         )
 
-    def simulate(instance: Instance, alice, bob, seed, debates, progress=None, keep=False, provers=None):
+    def simulate(instance: Instance, alice, bob, seed, debates, progress=None, keep=False, provers=None, events=None):
         rules = _stochastic_rules(constants, instance)
-        return stochastic_play.simulate(instance, rules, alice, bob, seed, debates, progress, keep, provers=provers)
+        return stochastic_play.simulate(
+            instance, rules, alice, bob, seed, debates, progress, keep, provers=provers, events=events
+        )
 
     def replay(record: dict, instance: Instance):
-        return stochastic_play.replay(record, instance, _stochastic_rules(constants, instance))
+        return stochastic_solo.replay(record, instance, _stochastic_rules(constants, instance))
 
     def describe(instance: Instance) -> dict:
         rules = _stochastic_rules(constants, instance)

@@ -84,3 +84,21 @@ class Tally:
     """When kept: each debate's record body, in order (its events as committed, verdict, forfeit
     and reason, counts by role, payoff), which the run completes with its header
     (:func:`debatekit.analysis.montecarlo.record_of`)."""
+
+    @classmethod
+    def concatenate(cls, tallies: list[Tally]) -> Tally:
+        """Consecutive debates' tallies as one (payoffs and extra not kept: stochastic debate's)."""
+        reasons: dict[Role, str] = {}
+        for tally in tallies:
+            for role, reason in tally.reasons.items():
+                reasons.setdefault(role, reason)
+        kept = [t.records for t in tallies]
+        return cls(
+            np.concatenate([t.verdicts for t in tallies]),
+            {role: np.concatenate([t.queries[role] for t in tallies]) for role in Role},
+            np.concatenate([t.bits_read for t in tallies]),
+            np.concatenate([t.input_bits_read for t in tallies]),
+            {role: sum(t.forfeits.get(role, 0) for t in tallies) for role in (Role.ALICE, Role.BOB)},
+            reasons,
+            records=None if any(r is None for r in kept) else [r for rs in kept for r in rs],  # type: ignore[union-attr]
+        )

@@ -291,14 +291,14 @@ def run(
     summary, kept, prefixes = Summary(), 0, {}
     if resume:
         summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
-        prefixes = journaled(record) if record is not None and spec.debate is not None else {}
+        prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
     debates = range(summary.trials, trials)
     if spec.simulate is not None:
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
         routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
-        with RecordWriter.open(record, kept) as writer:
+        with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
             summary, extra = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
-                                      concurrency, params or {}, routed, summary)  # fmt: skip
+                                      concurrency, params or {}, routed, summary, journal, prefixes)  # fmt: skip
         verifier = played.oracle
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
@@ -358,12 +358,15 @@ def _batches(
     params: dict[str, Any],
     routed: dict[str, Any],
     summary: Summary,
+    journal: Journal | None = None,
+    prefixes: dict[int, list[dict]] | None = None,
 ) -> tuple[Summary, dict]:
     """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins in
     blocks of ``spec.batch``, anyone else one debate per call with ``concurrency`` calls in flight
-    (each move under the time limit), except where the protocol plays a run in one call (``batch``
-    None); summarised and recorded in order as blocks end. ``routed`` holds the provers' own oracle
-    when it is not the verifier's."""
+    (each move under the time limit, each debate's events journaled as they happen and resumed
+    from ``prefixes``), except where the protocol plays a run in one call (``batch`` None);
+    summarised and recorded in order as blocks end. ``routed`` holds the provers' own oracle when
+    it is not the verifier's."""
     assert spec.simulate is not None
     trusted = alice.trusted and bob.trusted
     size = spec.batch or len(debates) or 1
@@ -379,7 +382,10 @@ def _batches(
             if progress and trusted:
                 progress(block.start + k)
 
-        return spec.simulate(instance, *players, seed, block, moved, writer is not None, **routed)
+        options = dict(routed)
+        if journal is not None and size == 1:
+            options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
+        return spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
 
     def finish(done: range, tally: Any) -> None:
         nonlocal summary, extra

@@ -57,6 +57,13 @@ class Strategy:
     truthful: bool = False
     """Knows the truth of the opponent's proof: the truthful estimator of Lemma A.4, δ = 0 (or
     naive recursion's challenger that always finds the false subclaim)."""
+    batched: bool = True
+    """Plays stochastic debate on arrays, one entry per live debate. A batch holding a player that
+    does not is played one debate after another."""
+    scalar: bool = False
+    """Plays stochastic debate on numbers when one debate is played alone (an LLM's or a person's
+    shape; the honest built-ins are written for numbers and arrays alike). Otherwise a debate
+    played alone shows the player arrays of one entry."""
 
 
 def own_copies(instance: Instance, strategies: dict[Role, Strategy]) -> dict[Role, Instance]:

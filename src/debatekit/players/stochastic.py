@@ -170,6 +170,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             "Lean's alice: the mean of her samples; a uniform coin share",
             HonestAlice,
             honest=True,
+            scalar=True,
         ),
         Strategy("bias", Role.ALICE, f"claim p ± {BIAS} at every step, towards output 1", Bias),
         Strategy("influential", Role.ALICE, "lie only at the most influential step, claiming certainty", Influential),
@@ -182,7 +183,12 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
     ),
     Role.BOB: by_name(
         Strategy(
-            "honest", Role.BOB, "Lean's bob: abort iff his estimate is far from the claim", HonestBob, honest=True
+            "honest",
+            Role.BOB,
+            "Lean's bob: abort iff his estimate is far from the claim",
+            HonestBob,
+            honest=True,
+            scalar=True,
         ),
         Strategy("always-abort", Role.BOB, "abort at the first step", AlwaysAbort),
         Strategy("never-abort", Role.BOB, "never abort", NeverAbort),

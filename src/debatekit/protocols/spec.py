@@ -55,7 +55,9 @@ class ProtocolSpec:
     ``debates`` (a range of indices) of a run seeded ``seed`` played at once, debate i drawing only
     from ``(seed, i)``; with ``keep``, each debate's record (the Monte Carlo path when present)."""
     batch: int | None = None
-    """The most debates ``simulate`` plays in one call (None: a run's debates in one call)."""
+    """The most debates ``simulate`` plays in one call (None: a run's debates in one call). A
+    protocol with a batch also plays one debate per call with ``events=`` a journaled list, which
+    it resumes from when the list already holds a stopped debate's events."""
     replay: Callable[[dict, Instance], Any] | None = None
     """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
     interpreter run again on the record's messages and answers."""

@@ -43,6 +43,9 @@ from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic_params import PaperConstants, Params
 
 CONSTANTS = ("planned", "lean", "paper")
+Numbers = np.ndarray | float
+"""One value per live debate: an array in a batch, a number when one debate is played alone. The
+rules below are written once for both (numpy's operators and Python's agree on them)."""
 CLAIM_BITS = 64
 """A claim is sent as an IEEE double; the verifier reads all of it."""
 
@@ -87,25 +90,25 @@ class Rules:
             {"K": paper.K, "T": paper.T, "d": paper.d},
         )  # fmt: skip
 
-
-    def rejects(self, claims: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    def rejects(self, claims: Numbers, estimates: Numbers) -> Numbers:
         """Honest Bob's test (Lean ``bob``; Figure 2 step 3): abort iff |claim - estimate| >= his threshold."""
-        return np.abs(claims - estimates) >= self.bob_threshold
+        return abs(claims - estimates) >= self.bob_threshold
 
-    def accepts(self, claims: np.ndarray, estimates: np.ndarray) -> np.ndarray:
+    def accepts(self, claims: Numbers, estimates: Numbers) -> Numbers:
         """The verifier's test after an abort (Lean ``vera``; Figure 2 step 3a): accept Alice's claim
         iff |claim - estimate| < her threshold."""
-        return np.abs(claims - estimates) < self.vera_threshold
+        return abs(claims - estimates) < self.vera_threshold
 
 
-def coin_bit(claims: np.ndarray, alice_shares: np.ndarray, bob_shares: np.ndarray) -> np.ndarray:
-    """Figure 2 step 2: a_t = 1 iff z_t <= p̂_t, with z_t = z^A_t + z^B_t mod 1."""
-    return (np.mod(alice_shares + bob_shares, 1.0) <= claims).astype(np.uint8)
+def coin_bit(claims: Numbers, alice_shares: Numbers, bob_shares: Numbers) -> Numbers:
+    """Figure 2 step 2: a_t = 1 iff z_t <= p̂_t, with z_t = z^A_t + z^B_t mod 1 (True or False)."""
+    return (alice_shares + bob_shares) % 1.0 <= claims
 
 
-def drawn_bit(claims: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Protocol.lean ``step`` on accept: a_t ~ bernoulli(p̂_t) from the protocol's own randomness."""
-    return (uniforms < claims).astype(np.uint8)
+def drawn_bit(claims: Numbers, uniforms: Numbers) -> Numbers:
+    """Protocol.lean ``step`` on accept: a_t ~ bernoulli(p̂_t) from the protocol's own randomness
+    (True or False)."""
+    return uniforms < claims
 
 
 def rules_for(constants: str, k: float, steps: int) -> Rules:
@@ -121,14 +124,14 @@ def rules_for(constants: str, k: float, steps: int) -> Rules:
     raise ValueError(f"unknown constants {constants!r}; choose from {', '.join(CONSTANTS)}")
 
 
-def claims_ok(claims: np.ndarray) -> np.ndarray:
-    """Which claims are probabilities: finite numbers in [0, 1]."""
-    return np.isfinite(claims) & (claims >= 0) & (claims <= 1)
+def claims_ok(claims: Numbers) -> Numbers:
+    """Which claims are probabilities: numbers in [0, 1] (NaN and the infinities fail both tests)."""
+    return (claims >= 0) & (claims <= 1)
 
 
-def shares_ok(shares: np.ndarray) -> np.ndarray:
+def shares_ok(shares: Numbers) -> Numbers:
     """Which coin shares are in [0, 1)."""
-    return np.isfinite(shares) & (shares >= 0) & (shares < 1)
+    return (shares >= 0) & (shares < 1)
 
 
 def as_numbers(message: Any, size: int) -> np.ndarray:

@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.engine.record import Replayed, ReplayError
 from debatekit.engine.streams import Streams, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind
 from debatekit.oracle import Oracle, question_json
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
+from debatekit.protocols import stochastic_solo as solo
 from debatekit.protocols.stochastic import (
     CLAIM_BITS,
     Rules,
@@ -53,14 +53,9 @@ from debatekit.protocols.stochastic import (
     machine_of,
     shares_ok,
 )
+from debatekit.protocols.stochastic_solo import NATURE, PLAYER_COINS, PURPOSE, SEAT
 from debatekit.reader import word_width
 
-NATURE, PLAYER_COINS, SEAT = 0, 8, 255
-"""Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role); a
-player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator of a seat
-(``Seat.rng``), drawn from the batch's first debate, so a player that draws there rather than from
-``view.random()`` plays debate i the same only in the same batch."""
-_PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
 BATCH = 4096
 """Debates per call in a run: memory stays at BATCH rows of the transcript whatever the trials."""
 
@@ -96,13 +91,17 @@ def simulate(
     keep: bool = False,
     *,
     provers: Oracle | None = None,
-    answers: Callable[[int], int] | None = None,
+    events: list[dict] | None = None,
 ) -> Tally:
     """Debates ``debates`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), played
     at once. The verifier asks ``instance.oracle``; Alice and Bob ask ``provers`` (a model of the
-    judge, say; default the same oracle): each party's view shows, and samples, its own.
-    ``answers(t)``, for :func:`replay` only, answers the verifier's query at step t (the count of
-    yes among ``vera_samples``) instead of the oracle."""
+    judge, say; default the same oracle): each party's view shows, and samples, its own. One
+    debate is played by :func:`~debatekit.protocols.stochastic_solo.play` (``events``: its
+    journaled list, from which it resumes)."""
+    if len(debates) == 1 or not (alice.batched and bob.batched):
+        tallies = [solo.play(instance, rules, alice, bob, seed, i, keep, provers=provers, events=events)
+                   for i in debates]  # fmt: skip
+        return tallies[0] if len(tallies) == 1 else Tally.concatenate(tallies)
     machine = machine_of(instance)
     steps, offset, n = machine.length, machine.offset, len(debates)
     consulted = {Role.VERIFIER: instance}
@@ -187,11 +186,9 @@ def simulate(
         def sample(view: StepView, count: int) -> np.ndarray:
             if view.kind is not StepKind.ORACLE:
                 return np.array(view.probabilities, dtype=float)
-            at = next_count(view.t, _PURPOSE[role])
+            at = next_count(view.t, PURPOSE[role])
             queries[role][view.rows] += count
-            if role is Role.VERIFIER and answers is not None:
-                yes = np.array([answers(view.t)] * len(view.rows))
-            elif not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
+            if not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
                 yes = streams.binomial(view.rows, at, count, view.probabilities)
             else:  # sample-only: ask each debate's question
                 asked = zip(view.rows.tolist(), questions(view), strict=True)
@@ -208,7 +205,7 @@ def simulate(
         return sample
 
     def coins_for(role: Role) -> Callable[[StepView], np.ndarray]:
-        return lambda view: streams.uniform(view.rows, next_count(view.t, PLAYER_COINS + _PURPOSE[role]))
+        return lambda view: streams.uniform(view.rows, next_count(view.t, PLAYER_COINS + PURPOSE[role]))
 
     samplers = {role: sampler_for(role) for role in Role}
     coins = {role: coins_for(role) for role in (Role.ALICE, Role.BOB)}
@@ -250,7 +247,7 @@ def simulate(
             forfeit(rows[a_ok & ~shares_ok(b)], Role.BOB, "share", "a coin share outside [0, 1)", t)
             committed(rows, Role.BOB, "share", b, t, both)
             rows, claims, p, a, b = _kept(both, rows, claims, p, a, b)
-            bits = coin_bit(claims, a, b)
+            bits = coin_bit(claims, a, b).astype(np.uint8)
         else:
             bits = None
         seen = _frozen(claims), None if bits is None else _frozen(bits)
@@ -270,7 +267,7 @@ def simulate(
             input_bits_read[judged] += len(relevant) - prover
         go = flags == 0
         if bits is None:
-            bits = drawn_bit(claims, streams.uniform(rows, counter(t, NATURE)))
+            bits = drawn_bit(claims, streams.uniform(rows, counter(t, NATURE))).astype(np.uint8)
             if events is not None:
                 events.add(rows[go], [{"chance": "bit", "t": t, "outcome": b} for b in bits[go].tolist()])
         live, drawn = _kept(go, rows, bits)
@@ -298,10 +295,6 @@ def simulate(
     return Tally(verdicts, queries, bits_read, input_bits_read, forfeited, reasons, records=records)
 
 
-_GARBAGE = {"claim": float("nan"), "share": float("nan"), "abort": None, "witness": None}
-"""What a scripted player sends where its record has a forfeit: something that cannot commit."""
-
-
 def _kept(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """The entries of each array (its last axis) where ``mask`` holds; the arrays themselves when it
     holds everywhere, as it does in every step honest players play."""
@@ -317,74 +310,3 @@ def _probabilities(machine: Any, t: int, instance: Instance, values: np.ndarray,
     if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
         return np.full(rows.size, _conditional(machine, t, tuple(int(instance.x[a]) for a in relevant), instance))
     return conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
-
-
-class _Script:
-    """A player that sends, at each step, what a record says it committed there (something that
-    cannot commit where the record has its forfeit)."""
-
-    def __init__(self, role: Role, events: list[dict]):
-        self.sent = {
-            (e["what"], e.get("t")): e.get("message", _GARBAGE[e["what"]])
-            for e in events
-            if e.get("move") == role.value
-        }
-
-    def _at(self, what: str, t: int | None, size: int) -> list:
-        if (what, t) not in self.sent:
-            raise ReplayError(f"the record has no {what} at step {t}")
-        return [self.sent[(what, t)]] * size
-
-    def witness(self, size: int) -> list:
-        return self._at("witness", None, size)
-
-    def claims(self, view: StepView) -> list:
-        return self._at("claim", view.t, len(view.rows))
-
-    def shares(self, view: StepView) -> list:
-        return self._at("share", view.t, len(view.rows))
-
-    def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> list:
-        return self._at("abort", view.t, len(view.rows))
-
-
-def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed:
-    """Debate ``record["debate"]`` again: its recorded messages and verifier answers through
-    :func:`simulate`, nature's bits from the debate's stream; every event (the provers' own
-    queries apart) and count must come out as recorded."""
-    events = record.get("events")
-    if events is None:
-        raise ReplayError("the record keeps no events")
-    recorded = list(events)
-    scripts = {role: _Script(role, recorded) for role in (Role.ALICE, Role.BOB)}
-    asked = iter([int(e["answer"]) for e in recorded if e.get("query") == Role.VERIFIER.value])
-
-    def answers(t: int) -> int:
-        answer = next(asked, None)
-        if answer is None:
-            raise ReplayError("the record has fewer verifier answers than the verifier asks")
-        return answer
-
-    def seat(role: Role) -> Strategy:
-        return Strategy("recorded", role, "the record's messages", lambda _: scripts[role], trusted=True)
-
-    index = int(record["debate"])
-    tally = simulate(
-        instance, rules, seat(Role.ALICE), seat(Role.BOB), int(record["seed"]), range(index, index + 1),
-        keep=True, answers=answers,
-    )  # fmt: skip
-    assert tally.records is not None
-    again = tally.records[0]
-    differences = []
-
-    def comparable(listed: list[dict]) -> list[dict]:
-        return [e for e in listed if e.get("query") in (None, Role.VERIFIER.value)]
-
-    if comparable(again["events"]) != comparable(recorded):
-        differences.append("events: the replayed debate's messages, bits or verifier queries differ")
-    for key in ("verdict", "forfeit", "bits_read", "input_bits_read"):
-        if again[key] != record[key]:
-            differences.append(f"{key}: recorded {record[key]}, replayed {again[key]}")
-    if again["queries"][Role.VERIFIER.value] != record["queries"][Role.VERIFIER.value]:
-        differences.append("verifier queries differ")
-    return Replayed(index, not differences, tuple(differences))

@@ -1,0 +1,458 @@
+"""One stochastic-oracle debate played alone, on Python numbers: the scalar interpreter of the
+rules in :mod:`debatekit.protocols.stochastic`, beside the batch interpreter of
+:mod:`debatekit.protocols.stochastic_play`.
+
+The batch interpreter pays numpy's fixed cost per step, which for one debate is most of the work;
+this one plays the same steps with the same rules (:meth:`~debatekit.protocols.stochastic.Rules.rejects`,
+:func:`~debatekit.protocols.stochastic.coin_bit`, ... are written for numbers and arrays alike),
+draws the same numbers from the debate's :class:`~debatekit.engine.streams.Stream`, and writes
+the same events in the same order, so debate i comes out the same played either way (a test
+plays both). It is the path of slow players (one debate per call), of replay, and of a debate
+resumed from its journal: ``prefix`` holds the events it had journaled; its moves are committed
+again without asking the players and its verifier answers given again without asking the oracle.
+
+Players see a :class:`SoloView`: :class:`~debatekit.protocols.stochastic.StepView`'s fields for
+one live debate. A player declared ``scalar`` (:class:`~debatekit.players.base.Strategy`) gets
+numbers; any other gets arrays of one entry, as a batch of one, so a player written for arrays
+plays alone as it plays in a batch. A message may be a number or a length-1 sequence or array;
+anything else is its sender's forfeit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from debatekit.engine.boundary import as_bit
+from debatekit.engine.record import Replayed, ReplayError
+from debatekit.engine.streams import Stream, counter
+from debatekit.ledger import Role, Tally
+from debatekit.machine.transcript import StepKind, TranscriptMachine
+from debatekit.oracle import Oracle, question_json
+from debatekit.players.base import Seat, Strategy, own_copies
+from debatekit.problems.registry import Instance
+from debatekit.protocols.stochastic import (
+    CLAIM_BITS,
+    Rules,
+    SampleOnlyError,
+    _bits_matrix,
+    _conditional,
+    claims_ok,
+    coin_bit,
+    drawn_bit,
+    machine_of,
+    shares_ok,
+)
+from debatekit.reader import word_width
+
+NATURE, PLAYER_COINS, SEAT = 0, 8, 255
+"""Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role); a
+player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator of a seat
+(``Seat.rng``), drawn from the first debate of the call, so a player that draws there rather than
+from ``view.random()`` plays debate i the same only in the same batch."""
+PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
+_ONE_ROW = np.zeros(1, dtype=np.int64)
+_ONE_ROW.flags.writeable = False
+
+
+def one(value: float | int) -> np.ndarray:
+    """``value`` as a batch of one (a bit as uint8, as a batch holds bits)."""
+    return np.array((value,), dtype=np.uint8 if type(value) is int else float)
+
+
+def number(value: float | int) -> float | int:
+    return value
+
+
+class SoloView:
+    """What a party sees at step t of a debate played alone (:class:`StepView`'s fields, each
+    per-debate value through its party's shape: :func:`number` or :func:`one`). Estimates are
+    queries counted for the party; ``p`` is free and refused when a sample-only oracle does not
+    give it. Each party has one view, brought to the current step before each of its calls."""
+
+    __slots__ = ("_bits", "_p", "_party", "_width", "kind", "rules", "steps", "t")
+
+    def __init__(self, t: int, steps: int, kind: StepKind, rules: Rules, p: float, party: _Party, bits: bytearray,
+                 width: int):  # fmt: skip
+        self.t, self.steps, self.kind, self.rules, self._p = t, steps, kind, rules, p
+        self._party, self._bits, self._width = party, bits, width
+
+    rows = _ONE_ROW
+    """One live debate (its position in the call)."""
+
+    @property
+    def probabilities(self) -> Any:
+        return self._party.shape(self._p)
+
+    @property
+    def p(self) -> Any:
+        if self._p != self._p:  # NaN
+            raise SampleOnlyError("this strategy reads P[y_t = 1], which a sample-only oracle does not give")
+        return self._party.shape(self._p)
+
+    @property
+    def values(self) -> np.ndarray:
+        """x, w and a_1..a_t, as one row (a copy)."""
+        return np.frombuffer(bytes(self._bits[: self._width]), dtype=np.uint8).reshape(1, -1)
+
+    def estimate(self, n: int) -> Any:
+        return self._party.shape(self._party.estimate(self.t, self.kind, self._p, n))
+
+    def random(self) -> Any:
+        return self._party.shape(self._party.coin(self.t))
+
+
+class _Party:
+    """One party's access to its debate's randomness and oracle: every estimate on an oracle step
+    is ``count`` queries, counted for it and noted."""
+
+    def __init__(self, role: Role, debate: _Debate, oracle: Oracle, shape: Callable[[Any], Any]):
+        self.role, self.debate, self.oracle, self.shape = role, debate, oracle, shape
+        self.purpose, self.coins = PURPOSE[role], PLAYER_COINS + PURPOSE[role]
+        self.queries = 0
+        self.t, self.estimates, self.coins_drawn = -1, 0, 0
+        """The step of the party's last draw, and how many estimates and coins it drew there."""
+        self.given: deque[int] | None = None
+        """The verifier's answers a script holds (a replay's or a resumed debate's)."""
+
+    def estimate(self, t: int, kind: StepKind, p: float, count: int) -> float:
+        if kind is not StepKind.ORACLE:
+            return p
+        debate = self.debate
+        if t != self.t:
+            self.t, self.estimates, self.coins_drawn = t, 0, 0
+        at = counter(t, self.purpose, self.estimates)
+        self.estimates += 1
+        self.queries += count
+        if self.given is not None and (self.given or debate.strict):
+            if not self.given:
+                raise ReplayError("the record has fewer verifier answers than the verifier asks")
+            yes = self.given.popleft()
+        elif p == p:  # known: one binomial draw for `count` queries
+            yes = debate.stream.binomial(at, count, p)
+        else:  # sample-only: the oracle answers the count of yes itself
+            yes = int(settled(self.oracle.sample_count(debate.question(t), count, debate.stream.generator(at))))
+        if debate.listed is not None:
+            debate.note({"query": self.role.value, "t": t, "question": question_json(debate.question(t)), "n": count,
+                         "answer": yes})  # fmt: skip
+        return yes / count
+
+    def coin(self, t: int) -> float:
+        if t != self.t:
+            self.t, self.estimates, self.coins_drawn = t, 0, 0
+        self.coins_drawn += 1
+        return self.debate.stream.uniform((t << 24) | (self.coins << 16) | (self.coins_drawn - 1))
+
+
+class _Debate:
+    """The state one debate's parties share: its stream, transcript bits and events."""
+
+    def __init__(self, machine: TranscriptMachine, stream: Stream, bits: bytearray, listed: list[dict] | None,
+                 journaled: deque[dict], strict: bool):  # fmt: skip
+        self.machine, self.stream, self.bits, self.listed = machine, stream, bits, listed
+        self.journaled, self.strict = journaled, strict
+
+    def question(self, t: int) -> Any:
+        return self.machine.rule(t, tuple(self.bits[a] for a in self.machine.relevant(t)))
+
+    def note(self, event: dict) -> None:
+        if self.journaled and self.journaled[0] == event:  # journaled before the stop
+            self.journaled.popleft()
+        elif self.listed is not None:
+            self.listed.append(event)
+
+
+def one_number(message: Any) -> float:
+    """A numeric message for one debate as a float (NaN, which fails every test, if unreadable):
+    a number, or a length-1 list, tuple or array of one. Only exact numeric types are read."""
+    kind = type(message)
+    if kind is float or kind is int or kind is bool:
+        return float(message)
+    try:
+        if isinstance(message, np.generic) and message.dtype.kind in "biuf":
+            return float(message)
+        if kind is np.ndarray and message.size == 1 and message.dtype.kind in "biuf":
+            return float(message.reshape(-1)[0])
+        if (kind is list or kind is tuple) and len(message) == 1:
+            inner = message[0]
+            if type(inner) in (float, int, bool) or isinstance(inner, np.generic):
+                return one_number(inner)
+    except Exception:  # a hostile subclass raised while being read: unreadable
+        pass
+    return float("nan")
+
+
+def one_flag(message: Any) -> int:
+    """A yes/no decision for one debate as 0/1, or -1 if it is not a bit (a bit, or a length-1
+    list, tuple or array of one)."""
+    if message is True or message is False:
+        return int(message)
+    try:
+        if type(message) is np.ndarray:
+            if message.size != 1 or message.dtype.kind not in "bui":
+                return -1
+            message = message.reshape(-1)[0]
+        elif (type(message) is list or type(message) is tuple) and len(message) == 1:
+            message = message[0]
+        bit = as_bit(message)
+    except Exception:  # a hostile object raised while being read: not a bit
+        return -1
+    return -1 if bit is None else bit
+
+
+def settled(value: Any) -> Any:
+    """``value``, awaited first when it is awaitable (an async oracle's answer)."""
+    if inspect.isawaitable(value):
+        return asyncio.run(_awaited(value))
+    return value
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def play(
+    instance: Instance,
+    rules: Rules,
+    alice: Strategy,
+    bob: Strategy,
+    seed: int,
+    index: int,
+    keep: bool = False,
+    *,
+    provers: Oracle | None = None,
+    script: list[dict] | None = None,
+    events: list[dict] | None = None,
+) -> Tally:
+    """Debate ``index`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), as
+    :func:`~debatekit.protocols.stochastic_play.simulate` plays it in a batch, keeping its events
+    when ``keep``. Moves and verifier answers that ``script`` holds (a record's events) are taken
+    from it, not from the players and the oracle. ``events``, when given (a journaled list),
+    receives the events as they happen; the events it already holds are those of a stopped
+    debate, which this one resumes (they are its script)."""
+    machine = machine_of(instance)
+    steps, offset, n_inputs = machine.length, machine.offset, machine.n_inputs
+    consulted = {Role.VERIFIER: instance}
+    consulted[Role.ALICE] = consulted[Role.BOB] = instance if provers is None else replace(instance, oracle=provers)
+    routed = consulted[Role.BOB] is not instance
+    reasons: dict[Role, str] = {}
+    resumed = list(events) if events else []
+    strict = script is not None and not resumed  # a replay: the verifier's answers all come from the script
+    script = resumed or script or []
+    listed: list[dict] | None = events if events is not None else ([] if keep else None)
+    bits = bytearray(offset + steps)
+    bits[:n_inputs] = bytes(int(b) for b in instance.x)
+    journaled = deque(e for e in resumed if e.get("query") in (None, Role.VERIFIER.value))
+    debate = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
+    note = debate.note
+    shapes = {Role.ALICE: number if alice.scalar else one, Role.BOB: number if bob.scalar else one}
+    parties = {role: _Party(role, debate, consulted[role].oracle, shapes.get(role, number)) for role in Role}
+    alice_party, bob_party, verifier = parties[Role.ALICE], parties[Role.BOB], parties[Role.VERIFIER]
+    moves = {(e["move"], e["what"], e.get("t")): _message(e) for e in script if "move" in e}
+    if script:
+        verifier.given = deque(int(e["answer"]) for e in script if e.get("query") == Role.VERIFIER.value)
+    elif strict:
+        verifier.given = deque()
+    for event in resumed:  # the provers' queries made before the stop (their moves are not asked again)
+        if event.get("query") in (Role.ALICE.value, Role.BOB.value):
+            parties[Role(event["query"])].queries += int(event["n"])
+
+    players: dict[Role, Any] = {}
+    seated = own_copies(consulted[Role.BOB], {Role.ALICE: alice, Role.BOB: bob})
+    first = debate.stream.generator(counter(0, SEAT))
+    for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
+        try:
+            players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
+        except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
+            players[role] = err
+
+    alice_player, bob_player = players[Role.ALICE], players[Role.BOB]
+
+    def move(role: Role, what: str, t: int | None, method: Callable[..., Any], *args: Any) -> Any:
+        """The role's message: the script's if it holds this move, else ``method(player, *args)``,
+        or the exception a failing player raised."""
+        if moves and (role.value, what, t) in moves:
+            return moves[(role.value, what, t)]
+        player = alice_player if role is Role.ALICE else bob_player
+        if isinstance(player, Exception):
+            reasons.setdefault(role, f"{type(player).__name__}: {player}")
+            return player
+        try:
+            return method(player, *args)
+        except Exception as err:  # untrusted strategy code: the debate is forfeited
+            reasons.setdefault(role, f"{type(err).__name__}: {err}")
+            return err
+
+    def commit(role: Role, what: str, t: int | None, message: Any) -> None:
+        note({"move": role.value, "what": what, "t": t, "message": message})
+
+    verdict, loser, reason = -1, None, ""
+    bits_read, input_bits_read = word_width(steps + 1), 0  # V reads Bob's word: the abort step, or none
+
+    def lose(role: Role, what: str, why: str, t: int | None) -> None:
+        nonlocal verdict, loser, reason
+        verdict, loser, reason = (0 if role is Role.ALICE else 1), role, why
+        reasons.setdefault(role, why)
+        if listed is not None:
+            note({"move": role.value, "what": what, "t": t, "forfeit": why})
+
+    if machine.n_witness:
+        sent = move(Role.ALICE, "witness", None, _witness)
+        w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
+                         1, machine.n_witness)[0]  # fmt: skip
+        if (w < 0).any():
+            lose(Role.ALICE, "witness", "the witness is not a matrix of bits", None)
+        else:
+            bits[n_inputs:offset] = bytes(int(b) for b in w)
+            if listed is not None:
+                commit(Role.ALICE, "witness", None, [int(b) for b in w])
+    paper, bob_shape = rules.form == "paper", bob_party.shape
+    provers_instance = consulted[Role.BOB]
+    view_a = SoloView(0, steps, machine.kind(0), rules, 0.0, alice_party, bits, offset)
+    view_b = SoloView(0, steps, machine.kind(0), rules, 0.0, bob_party, bits, offset)
+    oracle_step = StepKind.ORACLE
+    for t in range(steps if loser is None else 0):
+        kind = machine.kind(t)
+        relevant = machine.relevant(t)
+        seen_bits = tuple(bits[a] for a in relevant)
+        if kind is oracle_step:
+            p = _conditional(machine, t, seen_bits, provers_instance)
+        else:
+            p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
+        width = offset + t
+        view_a.t = view_b.t = t
+        view_a.kind = view_b.kind = kind
+        view_a._p = view_b._p = p
+        view_a._width = view_b._width = width
+        claim = one_number(move(Role.ALICE, "claim", t, _claims, view_a))
+        if not claims_ok(claim):
+            lose(Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
+            break
+        if listed is not None:
+            commit(Role.ALICE, "claim", t, claim)
+        bit: Any = None
+        if paper:
+            a = one_number(move(Role.ALICE, "share", t, _shares, view_a))
+            if not shares_ok(a):
+                lose(Role.ALICE, "share", "a coin share outside [0, 1)", t)
+                break
+            if listed is not None:
+                commit(Role.ALICE, "share", t, a)
+            b = one_number(move(Role.BOB, "share", t, _shares, view_b))
+            if not shares_ok(b):
+                lose(Role.BOB, "share", "a coin share outside [0, 1)", t)
+                break
+            if listed is not None:
+                commit(Role.BOB, "share", t, b)
+            bit = int(coin_bit(claim, a, b))
+        flag = one_flag(
+            move(Role.BOB, "abort", t, _aborts, view_b, bob_shape(claim), None if bit is None else bob_shape(bit))
+        )
+        if flag < 0:
+            lose(Role.BOB, "abort", "an abort decision that is not a bit", t)
+            break
+        if listed is not None:
+            commit(Role.BOB, "abort", t, flag)
+        if flag == 1:
+            p_verifier = _conditional(machine, t, seen_bits, instance) if routed else p
+            verdict = int(rules.accepts(claim, verifier.estimate(t, kind, p_verifier, rules.vera_samples)))
+            prover = sum(a >= n_inputs for a in relevant)
+            bits_read += CLAIM_BITS + prover
+            input_bits_read += len(relevant) - prover
+            break
+        if bit is None:
+            bit = int(drawn_bit(claim, debate.stream.uniform(counter(t, NATURE))))
+            if listed is not None:
+                note({"chance": "bit", "t": t, "outcome": bit})
+        bits[width] = bit
+    else:
+        if loser is None:
+            verdict = bits[-1]
+            bits_read += 1  # a_T
+    forfeited = {Role.ALICE: int(loser is Role.ALICE), Role.BOB: int(loser is Role.BOB)}
+    queries = {role: party.queries for role, party in parties.items()}
+    records = None
+    if listed is not None:
+        records = [{
+            "events": listed,
+            "verdict": verdict,
+            "forfeit": None if loser is None else loser.value,
+            "reason": reason,
+            "queries": {role.value: queries[role] for role in Role},
+            "bits_read": bits_read,
+            "input_bits_read": input_bits_read,
+        }]  # fmt: skip
+    return Tally(
+        np.array([verdict]), {role: np.array([queries[role]]) for role in Role}, np.array([bits_read]),
+        np.array([input_bits_read]), forfeited, reasons, records=records,
+    )  # fmt: skip
+
+
+def _witness(alice: Any) -> Any:
+    return alice.witness(1)
+
+
+def _claims(alice: Any, view: SoloView) -> Any:
+    return alice.claims(view)
+
+
+def _shares(player: Any, view: SoloView) -> Any:
+    return player.shares(view)
+
+
+def _aborts(bob: Any, view: SoloView, claim: Any, bit: Any) -> Any:
+    return bob.aborts(view, claim, bit)
+
+
+def _message(event: dict) -> Any:
+    """What a scripted move sends: the committed message (a witness as its one row), or where the
+    move was a forfeit something that cannot commit."""
+    if "forfeit" in event:
+        return None
+    return [event["message"]] if event["what"] == "witness" else event["message"]
+
+
+class _Unscripted:
+    """A replayed debate's player: the record holds every move it made, so being asked for one is
+    the record's fault."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise ReplayError(f"the record has no {name} here")
+
+
+def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed:
+    """Debate ``record["debate"]`` again: its recorded messages and verifier answers, nature's bits
+    from the debate's stream; every event (the provers' own queries apart) and count must come out
+    as recorded."""
+    recorded = record.get("events")
+    if recorded is None:
+        raise ReplayError("the record keeps no events")
+    recorded = list(recorded)
+    seats = {
+        role: Strategy("recorded", role, "the record's messages", lambda _: _Unscripted(), trusted=True)
+        for role in (Role.ALICE, Role.BOB)
+    }
+    index = int(record["debate"])
+    tally = play(instance, rules, seats[Role.ALICE], seats[Role.BOB], int(record["seed"]), index, keep=True,
+                 script=recorded)  # fmt: skip
+    assert tally.records is not None
+    again = tally.records[0]
+    differences = []
+
+    def comparable(listed: list[dict]) -> list[dict]:
+        return [e for e in listed if e.get("query") in (None, Role.VERIFIER.value)]
+
+    if comparable(again["events"]) != comparable(recorded):
+        differences.append("events: the replayed debate's messages, bits or verifier queries differ")
+    for key in ("verdict", "forfeit", "bits_read", "input_bits_read"):
+        if again[key] != record[key]:
+            differences.append(f"{key}: recorded {record[key]}, replayed {again[key]}")
+    if again["queries"][Role.VERIFIER.value] != record["queries"][Role.VERIFIER.value]:
+        differences.append("verifier queries differ")
+    return Replayed(index, not differences, tuple(differences))
