@@ -125,3 +125,91 @@ def test_a_debate_waiting_on_the_judge_resumes_from_its_journal(tmp_path) -> Non
     assert [e["answer"] for e in events if e.get("query") == "verifier"] == [0]  # the pending query, asked anew
     assert len(moves) - seated == 40 - stopped - 1  # Alice moved in every later debate, not in the resumed one
     assert all(replay(r, spec, instance).reproduced for r in records)
+
+
+def rounded(data):
+    """JSON data with its floats to 12 significant digits: a resumed run's payoff moments are
+    merged from the record and the rest, in another order of summation."""
+    if isinstance(data, float):
+        return float(f"{data:.12g}")
+    if isinstance(data, dict):
+        return {k: rounded(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [rounded(v) for v in data]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("name", "problem", "alice", "bob"),
+    [("prover-estimator", "obfuscated-primality", "obfuscate", "honest"),
+     ("naive-recursive", "evidence-majority", "wrong-answer", "random")],
+)  # fmt: skip
+def test_a_resumed_recursive_run_is_the_run_never_stopped(tmp_path, name, problem, alice, bob) -> None:
+    """The recursive protocols resume too: their payoff bound and conclusions, read from counts
+    that merge (reward sums, A's claims, the estimator's δ), come out as in a run never stopped."""
+    spec = PROTOCOLS[name]
+    instance = make_instance(PROBLEMS[problem], PROBLEMS[problem].default_size, False, seed=3)
+    players = spec.strategies[Role.ALICE][alice], spec.strategies[Role.BOB][bob]
+    whole, resumed = tmp_path / "whole.jsonl", tmp_path / "resumed.jsonl"
+    expected = run(spec, instance, *players, 12, 5, record=whole)
+    resumed.write_bytes(whole.read_bytes())
+    cut(resumed, 5)
+    again = run(spec, instance, *players, 12, 5, record=resumed, resume=True)
+    assert resumed.read_bytes() == whole.read_bytes()
+    assert rounded(again.to_json()) == rounded(expected.to_json())
+    assert "payoff_bound" in again.extra and again.extra["payoff_bound"] == expected.extra["payoff_bound"]
+
+
+def test_a_recursive_debate_waiting_on_the_judge_resumes_from_its_journal(tmp_path) -> None:
+    """Prover-estimator debate with people as the verifier's leaf judge: the process dies while
+    a debate waits on their answer; resumed, that debate's moves come from the journal (A is not
+    asked again), the pending query is asked anew, and every record replays."""
+    spec = PROTOCOLS["prover-estimator"]
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 8, True, seed=3)
+    honest = spec.honest(Role.ALICE)
+    moves = []
+
+    class Counted:
+        def __init__(self, seat):
+            self.player = honest.factory(seat)
+
+        def __getattr__(self, name):
+            method = getattr(self.player, name)
+
+            def counted(*args):
+                moves.append(name)
+                return method(*args)
+
+            return counted
+
+    alice = Strategy("counted-honest", Role.ALICE, "", Counted, honest=True)  # not trusted: journaled
+    bob = spec.honest(Role.BOB)
+    asked = 0
+
+    def person(question, rng) -> int:
+        nonlocal asked
+        asked += 1
+        if asked == 2:
+            raise Died
+        return instance.oracle.sample(question, rng)
+
+    path = tmp_path / "pe.jsonl"
+    with pytest.raises(Died):
+        run(spec, instance, alice, bob, 6, 4, record=path, oracles=Oracles(instance.oracle, SampleOracle(person)))
+    stopped, seated = len(list(read_records(path))), len(moves)
+    entries = [json.loads(line) for line in journal_path(path).read_text().splitlines()]
+    journaled = [e["event"] for e in entries if e["debate"] == stopped]
+    assert any("move" in e for e in journaled) and not any(e.get("query") == "verifier" for e in journaled)
+    run(spec, instance, alice, bob, 6, 4, record=path, resume=True)
+    assert not journal_path(path).exists()
+    records = list(read_records(path))
+    assert len(records) == 6
+    events = records[stopped]["events"]
+    assert [e for e in events if "move" in e][: len([e for e in journaled if "move" in e])] == [
+        e for e in journaled if "move" in e
+    ]
+    assert [e for e in events if e.get("query") == "verifier"]  # the pending query, asked anew
+    later = len(moves) - seated
+    per_debate = seated / (stopped + 1) if stopped else None
+    assert per_debate is None or later < per_debate * (6 - stopped)  # the resumed debate's moves were not asked again
+    assert all(replay(r, spec, instance).reproduced for r in records)

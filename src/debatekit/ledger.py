@@ -80,6 +80,12 @@ class Tally:
     """A's payoff in each debate, for protocols with rewards (prover-estimator debate)."""
     extra: dict = field(default_factory=dict)
     """Protocol-specific results of the run (a payoff bound), merged into the JSON."""
+    rewards: np.ndarray | None = None
+    """A's reward vector in each debate, one row each (prover-estimator and naive debate)."""
+    claims: np.ndarray | None = None
+    """A's claim A(x) in each debate, -1 where she made none (the recursive protocols)."""
+    estimator_delta: float | None = None
+    """The δ of the estimator B played, where the engine computed it (Lemma A.4)."""
     records: list[dict] | None = None
     """When kept: each debate's record body, in order (its events as committed, verdict, forfeit
     and reason, counts by role, payoff), which the run completes with its header

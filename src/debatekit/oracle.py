@@ -109,6 +109,11 @@ class SampleOnly(Oracle):
     def sample(self, query: Query, rng: np.random.Generator) -> int:
         return self._oracle.sample(query, rng)
 
+    @property
+    def hidden(self) -> Oracle:
+        """The oracle whose probabilities this one hides."""
+        return self._oracle
+
     def sample_count(self, query: Query, r: int, rng: np.random.Generator) -> int:
         """The count of yes among ``r`` answers in one call, as a panel or a model answers: the
         underlying oracle's count (one binomial draw when it knows p), still never p itself."""

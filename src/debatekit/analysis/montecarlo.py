@@ -297,9 +297,10 @@ def run(
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
         routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
         with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
-            summary, extra = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
+            summary = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
                                       concurrency, params or {}, routed, summary, journal, prefixes)  # fmt: skip
         verifier = played.oracle
+        extra = spec.conclude(played, alice, bob, summary) if spec.conclude else {}
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
         with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
@@ -360,7 +361,7 @@ def _batches(
     summary: Summary,
     journal: Journal | None = None,
     prefixes: dict[int, list[dict]] | None = None,
-) -> tuple[Summary, dict]:
+) -> Summary:
     """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins in
     blocks of ``spec.batch``, anyone else one debate per call with ``concurrency`` calls in flight
     (each move under the time limit, each debate's events journaled as they happen and resumed
@@ -375,7 +376,6 @@ def _batches(
     players = (alice, bob) if trusted else (limited(alice, timeout), limited(bob, timeout))
     stop = debates.stop
     blocks = (range(start, min(stop, start + size)) for start in range(debates.start, stop, size))  # lazy
-    extra: dict = {}
 
     def play(block: range) -> Any:
         def moved(k: int) -> None:
@@ -388,8 +388,8 @@ def _batches(
         return spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
 
     def finish(done: range, tally: Any) -> None:
-        nonlocal summary, extra
-        summary, extra = summary.merge(Summary.of_tally(tally, instance.answer, done.start)), tally.extra
+        nonlocal summary
+        summary = summary.merge(Summary.of_tally(tally, instance.answer, done.start))
         if writer is not None:
             for index, body in zip(done, tally.records, strict=True):
                 writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
@@ -406,7 +406,7 @@ def _batches(
                 finish(done, future.result())
         for done, future in pending:
             finish(done, future.result())
-    return summary, extra
+    return summary
 
 
 def result_of(

@@ -43,16 +43,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from debatekit.analysis.recursive_script import SITTING_DOWN, ContinuedLedger, resumed
 from debatekit.analysis.stats import wilson
 from debatekit.engine.seeds import debate_seed
+from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, LeafOracle
-from debatekit.oracle import Asker, Oracle, SampleOnly
+from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.estimator import Indistinguishable, proof_truth
 from debatekit.problems.registry import Instance
@@ -69,8 +71,8 @@ from debatekit.protocols.prover_estimator import (
     rules_for,
 )
 
-SITTING_DOWN = "sitting down"
-"""The ``what`` of a forfeit before the debate: a strategy that failed to sit down."""
+BATCH = 256
+"""Debates per call in a run (so a run streams, resumes and shows progress by blocks)."""
 
 
 @dataclass(frozen=True)
@@ -159,11 +161,10 @@ class Recursive(ABC):
 
     @abstractmethod
     def summary(
-        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, rewards: np.ndarray,
-        claims: np.ndarray, delta: float | None,
-    ) -> tuple[Bound, dict[str, Any]]:  # fmt: skip
-        """The payoff bound and the protocol's own results over the debates played (rows of
-        ``rewards``, A's claims or -1)."""
+        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, played: Summary
+    ) -> tuple[Bound, dict[str, Any]]:
+        """The payoff bound and the protocol's own results over the debates ``played`` summarises
+        (its reward sums and counts of A's claims, which merge across blocks and shards)."""
 
 
 @dataclass(frozen=True)
@@ -187,13 +188,13 @@ class ProverEstimator(Recursive):
         return forfeit_values(sender, decomposition.depth, rules, None)
 
     def summary(
-        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, rewards: np.ndarray,
-        claims: np.ndarray, delta: float | None,
-    ) -> tuple[Bound, dict[str, Any]]:  # fmt: skip
-        assert rules is not None
+        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, played: Summary
+    ) -> tuple[Bound, dict[str, Any]]:
+        assert rules is not None and played.reward_sums is not None
         depth = decomposition_of(instance).depth
-        p_proof = _p_claim_matches_proof(instance, alice, claims, rules)
-        bound = pe_bound(instance, rules, alice, p_proof, delta)
+        p_proof = _p_claim_matches_proof(instance, alice, played, rules)
+        bound = pe_bound(instance, rules, alice, p_proof, played.estimator_delta)
+        means = played.reward_sums / played.trials
         unit = rules.r ** (depth + 1)
         vacuous = bound.kind == "soundness" and bound.value >= (1 - rules.epsilon) * unit
         return bound, {
@@ -202,9 +203,9 @@ class ProverEstimator(Recursive):
             "delta": rules.delta,
             "reward_ratio": rules.r,
             "reward_unit": unit,
-            "rewards_mean": {"initial": float(rewards[:, 0].mean())}
-            | {f"round_{depth - i}": float(rewards[:, 1 + i].mean()) for i in range(depth + 1)},
-            "estimator_delta": delta,
+            "rewards_mean": {"initial": float(means[0])}
+            | {f"round_{depth - i}": float(means[1 + i]) for i in range(depth + 1)},
+            "estimator_delta": played.estimator_delta,
             "p_claim_matches_proof": p_proof,
             "payoff_bound_units": bound.value / unit,
             "payoff_bound_vacuous": vacuous,
@@ -231,11 +232,11 @@ class NaiveRecursive(Recursive):
         return np.array([float(sender is Role.BOB)])
 
     def summary(
-        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, rewards: np.ndarray,
-        claims: np.ndarray, delta: float | None,
-    ) -> tuple[Bound, dict[str, Any]]:  # fmt: skip
-        wins = int(rewards[:, 0].sum())  # payoffs are 0 or 1
-        return naive_bound(alice, bob, _p_right(instance, claims)), {"payoff_ci": list(wilson(wins, len(rewards)))}
+        self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, played: Summary
+    ) -> tuple[Bound, dict[str, Any]]:
+        assert played.reward_sums is not None
+        wins = round(float(played.reward_sums[0]))  # payoffs are 0 or 1
+        return naive_bound(alice, bob, _p_right(instance, played)), {"payoff_ci": list(wilson(wins, played.trials))}
 
 
 PROVER_ESTIMATOR = ProverEstimator()
@@ -279,9 +280,14 @@ def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Ro
 
 
 def leaf_oracle(instance: Instance, decomposition: Decomposition) -> Oracle:
-    """The oracle every party asks about a leaf (the verifier once, in round 0): the
-    decomposition's judge, seen only through samples when the run hides probabilities
-    (``--oracle sample`` gives the instance a :class:`~debatekit.oracle.SampleOnly` oracle)."""
+    """The oracle asked about the leaves through ``instance`` (the verifier once, in round 0):
+    its own oracle where that is the leaves' judge (the recursive problems', or one a run put in
+    its place: people, a model), else the decomposition's judge (a problem whose oracle is its
+    transcript machine's), seen only through samples when the run hides probabilities
+    (``--oracle sample``)."""
+    given = instance.oracle.hidden if isinstance(instance.oracle, SampleOnly) else instance.oracle
+    if instance.machine is None and given is not NO_ORACLE:
+        return instance.oracle
     leaf = LeafOracle(decomposition)
     return SampleOnly(leaf) if isinstance(instance.oracle, SampleOnly) else leaf
 
@@ -313,8 +319,11 @@ def decided(instance: Instance, rewards: np.ndarray, record: Record) -> tuple[fl
     return payoff, record.claim if payoff > 0 else 1 - record.claim
 
 
-def record_body(index: int, ledger: Ledger, record: Record, verdict: int, payoff: float, rewards: np.ndarray) -> dict:
-    """Debate ``index``'s record (the run adds its header)."""
+def record_body(
+    index: int, ledger: Ledger, record: Record, verdict: int, payoff: float, rewards: np.ndarray, delta: float | None
+) -> dict:
+    """Debate ``index``'s record (the run adds its header): with A's claim and the estimator's δ,
+    which the run's conclusions read."""
     return {
         "debate": index,
         "events": ledger.events,
@@ -326,6 +335,8 @@ def record_body(index: int, ledger: Ledger, record: Record, verdict: int, payoff
         "input_bits_read": ledger.input_bits_read,
         "payoff": payoff,
         "rewards": [float(r) for r in rewards],
+        "claim": record.claim,
+        "estimator_delta": delta,
     }
 
 
@@ -340,18 +351,24 @@ def simulate(
     keep: bool = False,
     *,
     rules: Rules | None = None,
+    provers: Oracle | None = None,
+    events: list[dict] | None = None,
 ) -> Tally:
     """Debates ``debates`` of a run of ``protocol`` seeded ``seed``, debate i drawing only from
-    ``debate_seed(seed, i)``; ``progress(k)`` after k of them; with ``keep``, each one's record in
-    ``Tally.records``. Prover-estimator debate plays ``rules`` (default
+    ``debate_seed(seed, i)``; ``progress(k)`` after k of them; the verifier asks the instance's
+    leaf oracle, Alice and Bob ask ``provers`` (a model of the judge, say; default the same);
+    with ``keep``, each one's record in ``Tally.records``. Prover-estimator debate plays ``rules`` (default
     :func:`~debatekit.protocols.prover_estimator.rules_for` the instance). The payoff bound and the
-    other results in ``Tally.extra`` are over these debates."""
+    other results in ``Tally.extra`` are over these debates. ``events``, for one debate: its
+    journaled list, written as the debate goes; when it already holds a stopped debate's events,
+    the debate resumes from them (:func:`~debatekit.analysis.recursive_script.resumed`)."""
     n = len(debates)
     if n == 0:
         raise ValueError("debates must hold at least one debate")
     decomposition = decomposition_of(instance)
     rules = protocol.rules(instance, rules)
     oracle = leaf_oracle(instance, decomposition)
+    consulted = oracle if provers is None else leaf_oracle(replace(instance, oracle=provers), decomposition)
     verdicts, payoffs, claims = np.zeros(n, dtype=int), np.zeros(n), np.full(n, -1)
     rows: list[np.ndarray] = []
     queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
@@ -360,12 +377,18 @@ def simulate(
     reasons: dict[Role, str] = {}
     delta: float | None = 0.0 if bob.truthful else None
     records: list[dict] | None = [] if keep else None
-    instances = own_copies(instance, {Role.ALICE: alice, Role.BOB: bob})
+    instances = own_copies(replace(instance, oracle=consulted), {Role.ALICE: alice, Role.BOB: bob})
     for k, index in enumerate(debates):
-        ledger, record = Ledger(events=[] if keep else None), Record()
-        rngs, seats, prover = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, oracle)
-        players = _players(seats, alice, bob)
-        rewards = play_debate(protocol, decomposition, rules, players, Sampled(rngs), ledger, record, prover, oracle)
+        resuming, record = bool(events), Record()
+        if events:  # a stopped debate's events: resume from them
+            ledger: Ledger = ContinuedLedger(events)
+        else:
+            ledger = Ledger(events=events if events is not None else [] if keep else None)
+        rngs, seats, prover = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, consulted)
+        players, chance = _players(seats, alice, bob), Sampled(rngs)
+        if resuming:
+            players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
+        rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, prover, oracle)
         if not isinstance(players, Malformed) and type(players[Role.BOB]) is Indistinguishable:
             delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
         payoff, verdict = decided(instance, rewards, record)
@@ -379,37 +402,51 @@ def simulate(
             forfeits[record.forfeit] += 1
             reasons.setdefault(record.forfeit, record.reason)
         if records is not None:
-            records.append(record_body(index, ledger, record, verdict, payoff, rewards))
+            records.append(record_body(index, ledger, record, verdict, payoff, rewards, delta))
         if progress:
             progress(k + 1)
-    bound, extra = protocol.summary(instance, alice, bob, rules, np.array(rows), claims, delta)
-    extra |= {
+    tally = Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, {}, np.array(rows), claims, delta,
+                  records)  # fmt: skip
+    return replace(
+        tally, extra=conclusions(protocol, instance, alice, bob, Summary.of_tally(tally, instance.answer), rules)
+    )
+
+
+def conclusions(
+    protocol: Recursive, instance: Instance, alice: Strategy, bob: Strategy, played: Summary, rules: Rules | None = None
+) -> dict[str, Any]:
+    """The run's results beside its counts: the payoff bound for the instance and the protocol's
+    own, over the debates ``played`` summarises (one block, or a whole run merged from blocks,
+    shards and a resumed run's records)."""
+    rules = protocol.rules(instance, rules)
+    bound, extra = protocol.summary(instance, alice, bob, rules, played)
+    decomposition = decomposition_of(instance)
+    return extra | {
         "payoff_bound": bound.value,
         "payoff_bound_kind": bound.kind,
         "payoff_bound_statement": bound.statement,
         "payoff_bound_covers_bob": bound.covers_bob,
         "payoff_bound_uncovered": None if bound.covers_bob else bound.uncovered,
         "payoff_bound_needs_stability": bound.needs_stability,
-        "p_claim_right": _p_right(instance, claims),
+        "p_claim_right": _p_right(instance, played),
         "input_distribution": "the point mass at this instance (its seed)",
         "depth": decomposition.depth,
         "width": decomposition.width,
     }
-    return Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, extra, records)
 
 
-def _p_right(instance: Instance, claims: np.ndarray) -> float:
+def _p_right(instance: Instance, played: Summary) -> float:
     """P[A(x) = L(x)] over the debates; a debate without a claim counts as wrong."""
-    return float(np.mean(claims == instance.answer))
+    return played.claims.get(instance.answer, 0) / played.trials
 
 
-def _p_claim_matches_proof(instance: Instance, alice: Strategy, claims: np.ndarray, rules: Rules) -> float:
+def _p_claim_matches_proof(instance: Instance, alice: Strategy, played: Summary, rules: Rules) -> float:
     """P[A(x) = M_D(ũ)] over the debates, ũ her proof as fresh copies of her strategy give it
     (:func:`~debatekit.players.estimator.proof_truth`); a debate without a claim counts as wrong."""
     D = decomposition_of(instance)
     seat = Seat(instance, Role.BOB, np.random.default_rng(0), None, rules, alice)  # her copies get their own
     t = proof_truth(seat).truth(D.root(), D.depth)
-    return float(np.mean(np.where(claims == 1, t, np.where(claims == 0, 1 - t, 0.0))))
+    return (played.claims.get(1, 0) * t + played.claims.get(0, 0) * (1 - t)) / played.trials
 
 
 def _note(bound: Bound, unit: float, rules: Rules, vacuous: bool) -> str:

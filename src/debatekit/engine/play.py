@@ -186,6 +186,9 @@ class Limited:
         self._player, self._timeout = player, timeout
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__"):  # Python's own protocols (copy, pickle) are not moves
+            raise AttributeError(name)
+
         def method(*args: Any, **kwargs: Any) -> Any:
             return call_within(self._timeout, lambda: getattr(self._player, name)(*args, **kwargs))
 

@@ -3,7 +3,9 @@
 A summary grows by one debate at a time (memory does not grow with the number of trials) and two
 summaries of disjoint sets of debates merge into the summary of their union (shards, workers), in
 any order: the first forfeit reason kept for a role is the one of the lowest-numbered debate.
-Payoffs keep a count, mean and sum of squared deviations, merged by Chan et al.'s formula.
+Payoffs keep a count, mean and sum of squared deviations, merged by Chan et al.'s formula; the
+recursive protocols' reward vectors a sum, A's claims a count of each (what their run-level
+conclusions read, :func:`debatekit.analysis.recursive.conclusions`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class Summary:
     payoffs: int = 0
     payoff_mean: float = 0.0
     payoff_m2: float = 0.0
+    reward_sums: np.ndarray | None = None
+    """The sum of A's reward vectors (the recursive protocols)."""
+    claims: dict[int, int] = field(default_factory=dict)
+    """How many debates A claimed 1, 0 or nothing (-1) in."""
+    estimator_delta: float | None = None
 
     def add(self, index: int, verdict: int, answer: int, ledger: Ledger, forfeit: Role | None, reason: str) -> None:
         """Debate ``index``: its verdict, the true answer, its ledger and who forfeited."""
@@ -60,6 +67,14 @@ class Summary:
         ledger.input_bits_read = record["input_bits_read"]
         forfeit = None if record["forfeit"] is None else Role(record["forfeit"])
         self.add(record["debate"], record["verdict"], answer, ledger, forfeit, record.get("reason", ""))
+        if "payoff" in record:
+            self._merge_payoffs(Summary(payoffs=1, payoff_mean=float(record["payoff"])))
+        if "rewards" in record:
+            rewards = np.asarray(record["rewards"], dtype=float)
+            self.reward_sums = rewards if self.reward_sums is None else self.reward_sums + rewards
+            claim = -1 if record.get("claim") is None else int(record["claim"])
+            self.claims[claim] = self.claims.get(claim, 0) + 1
+            self.estimator_delta = record.get("estimator_delta", self.estimator_delta)
 
     def merge(self, other: Summary) -> Summary:
         """The summary of both sets of debates (which must be disjoint)."""
@@ -73,16 +88,30 @@ class Summary:
             bits_read_max=max(self.bits_read_max, other.bits_read_max),
             input_bits_read_max=max(self.input_bits_read_max, other.input_bits_read_max),
             forfeits={role: self.forfeits[role] + other.forfeits[role] for role in PROVERS},
-            reasons={role: min(r for r in (self.reasons.get(role), other.reasons.get(role)) if r is not None)
-                     for role in set(self.reasons) | set(other.reasons)},
+            reasons={
+                role: min(r for r in (self.reasons.get(role), other.reasons.get(role)) if r is not None)
+                for role in set(self.reasons) | set(other.reasons)
+            },
         )
+        merged.payoffs, merged.payoff_mean, merged.payoff_m2 = self.payoffs, self.payoff_mean, self.payoff_m2
+        merged._merge_payoffs(other)
+        sums = [s for s in (self.reward_sums, other.reward_sums) if s is not None]
+        merged.reward_sums = sum(sums[1:], sums[0]) if sums else None
+        merged.claims = {
+            k: self.claims.get(k, 0) + other.claims.get(k, 0) for k in set(self.claims) | set(other.claims)
+        }
+        merged.estimator_delta = other.estimator_delta if other.estimator_delta is not None else self.estimator_delta
+        return merged
+
+    def _merge_payoffs(self, other: Summary) -> None:
         n = self.payoffs + other.payoffs
         if n:
             delta = other.payoff_mean - self.payoff_mean
-            merged.payoffs = n
-            merged.payoff_mean = self.payoff_mean + delta * other.payoffs / n
-            merged.payoff_m2 = self.payoff_m2 + other.payoff_m2 + delta**2 * self.payoffs * other.payoffs / n
-        return merged
+            self.payoff_mean, self.payoff_m2, self.payoffs = (
+                self.payoff_mean + delta * other.payoffs / n,
+                self.payoff_m2 + other.payoff_m2 + delta**2 * self.payoffs * other.payoffs / n,
+                n,
+            )
 
     @classmethod
     def of_tally(cls, tally: Tally, answer: int, first: int = 0) -> Summary:
@@ -106,6 +135,11 @@ class Summary:
             summary.payoffs = int(payoffs.size)
             summary.payoff_mean = float(payoffs.mean())
             summary.payoff_m2 = float(((payoffs - payoffs.mean()) ** 2).sum())
+        if tally.rewards is not None and tally.claims is not None:
+            summary.reward_sums = np.asarray(tally.rewards, dtype=float).sum(axis=0)
+            values, counts = np.unique(tally.claims, return_counts=True)
+            summary.claims = {int(v): int(c) for v, c in zip(values, counts, strict=True)}
+            summary.estimator_delta = tally.estimator_delta
         return summary
 
     def payoff_ci(self, z: float) -> tuple[float, float]:

@@ -55,7 +55,7 @@ from itertools import combinations
 
 import numpy as np
 
-from debatekit.machine.decomposition import Automaton, Decomposition, Query
+from debatekit.machine.decomposition import Automaton, Decomposition, LeafOracle, Query
 from debatekit.params import param
 from debatekit.problems.registry import Instance, problem
 
@@ -397,7 +397,9 @@ def obfuscated_primality(b: int, truth: bool, rng: np.random.Generator, params: 
         factors = (min(p, p2), max(p, p2))
         n = p * p2
     decomposition = FactorIntervals(n, factors, params.q, params.leaf, params.budget)
-    return Instance("obfuscated-primality", b, truth, _bits(n, 2 * b), decomposition=decomposition)
+    return Instance(
+        "obfuscated-primality", b, truth, _bits(n, 2 * b), oracle=LeafOracle(decomposition), decomposition=decomposition
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -590,4 +592,7 @@ def evidence_majority(d: int, truth: bool, rng: np.random.Generator) -> Instance
             break
     else:
         raise RuntimeError(f"C' disagreed with L(x) on {EVIDENCE_DRAWS} draws of the evidence: C' is broken")
-    return Instance("evidence-majority", d, truth, np.concatenate([x, evidence]), decomposition=decomposition)
+    return Instance(
+        "evidence-majority", d, truth, np.concatenate([x, evidence]), oracle=LeafOracle(decomposition),
+        decomposition=decomposition,
+    )  # fmt: skip

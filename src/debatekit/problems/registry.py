@@ -10,8 +10,9 @@ witness problems the honest prover's witness (Theorem 7.1).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,11 @@ class Instance:
                     array.flags.writeable = False
             cache[key] = value
         return cache[key]
+
+    def __deepcopy__(self, memo: dict) -> Instance:
+        """A seat's own copy: every field, but not the memo, which holds what the seats sharing
+        this instance derived from it (a trusted estimator's knowledge of its opponent, say)."""
+        return type(self)(**{f.name: copy.deepcopy(getattr(self, f.name), memo) for f in fields(self)})
 
     def __post_init__(self) -> None:
         for array in (self.x, self.witness):  # players share the instance: none may edit it

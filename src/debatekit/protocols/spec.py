@@ -58,6 +58,10 @@ class ProtocolSpec:
     """The most debates ``simulate`` plays in one call (None: a run's debates in one call). A
     protocol with a batch also plays one debate per call with ``events=`` a journaled list, which
     it resumes from when the list already holds a stopped debate's events."""
+    conclude: Callable[..., dict] | None = None
+    """``conclude(instance, alice, bob, summary) -> dict``: the run's own results (a payoff bound)
+    from its :class:`~debatekit.engine.summary.Summary`, which merges over blocks, shards and a
+    resumed run's records."""
     replay: Callable[[dict, Instance], Any] | None = None
     """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
     interpreter run again on the record's messages and answers."""
