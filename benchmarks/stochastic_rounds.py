@@ -14,7 +14,9 @@ each against a reference written in this script that makes the same draws:
      shares and the bit; honest Bob's estimate and test; after an abort the verifier's estimate and
      test; in the Lean form nature's bit. No players, views, message checks or ledger objects: the
      protocol's arithmetic alone. Floor: (a) within 1.5x of (a').
-(b)  one debate through the engine (``range(i, i + 1)``), the median over ``--match`` debates, against
+(b)  one debate through the engine (``simulate`` on ``range(i, i + 1)``, which plays it on Python numbers
+     through ``protocols.stochastic_solo``: the same rules, draws and events), the median over
+     ``--match`` debates, against
 (c)  a plain scalar Python loop for one debate: the same steps on Python ints and floats, its uniforms
      from SplitMix64 in Python integers and its binomials by ``bisect`` on the engine's cached CDF.
      Floor: (b) within 2x of (c).
@@ -61,7 +63,7 @@ from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import stochastic, stochastic_play
-from debatekit.protocols.stochastic_play import NATURE, PLAYER_COINS
+from debatekit.protocols.stochastic_solo import NATURE, PLAYER_COINS
 from timing import median_time, print_table
 
 BERNOULLI_P = 0.8
@@ -286,10 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     plain_debate(instance, rules, args.seed, 0)
 
     # (b) one debate through the engine, (c) the plain loop, on debates 0 .. match - 1
-    singles: list[tuple[float, Tally]] = [
-        median_time(lambda i=i: engine(range(i, i + 1)), 1, clock) for i in range(args.match)
-    ]
-    plains = [median_time(lambda i=i: plain_debate(instance, rules, args.seed, i), 1, clock) for i in range(args.match)]
+    singles: list[tuple[float, Tally]] = []
+    plains: list[tuple[float, tuple]] = []
+    for i in range(args.match):  # interleaved, so a slow spell of the machine falls on both sides alike
+        singles.append(median_time(lambda i=i: engine(range(i, i + 1)), 1, clock))
+        plains.append(median_time(lambda i=i: plain_debate(instance, rules, args.seed, i), 1, clock))
     single = [engine_debates(tally, rules, machine).row(0) for _, tally in singles]
     plain = [debate for _, debate in plains]
     t_single, t_plain = statistics.median(s for s, _ in singles), statistics.median(s for s, _ in plains)

@@ -42,14 +42,24 @@ def slow(inner: Strategy, gauge: Gauge) -> Strategy:
 
             return move
 
-    return Strategy(f"slow-{inner.name}", inner.role, "", Slow)
+    declared = {"honest": inner.honest, "truthful": inner.truthful, "batched": inner.batched, "scalar": inner.scalar}
+    return Strategy(f"slow-{inner.name}", inner.role, "", Slow, **declared)
+
+
+SLOW = [  # protocol, problem, size, Alice, Bob: one of each interpreter's protocols
+    ("cross-exam", "approval-majority", 6, "honest", "point-random"),
+    ("stochastic", "noisy-majority", 8, "honest", "honest"),
+    ("naive-recursive", "evidence-majority", 1, "honest", "random"),
+    ("prover-estimator", "obfuscated-primality", 10, "obfuscate", "omniscient"),
+]
 
 
 @pytest.mark.parametrize("concurrency", [1, 4, 16])
-def test_debates_in_flight_are_bounded_and_do_not_change_results(concurrency: int) -> None:
-    spec = PROTOCOLS["cross-exam"]
-    instance = make_instance(PROBLEMS["approval-majority"], 6, True, 0)
-    alice, bob = spec.strategies[Role.ALICE]["honest"], spec.strategies[Role.BOB]["point-random"]
+@pytest.mark.parametrize(("name", "problem", "size", "a", "b"), SLOW)
+def test_debates_in_flight_are_bounded_and_do_not_change_results(concurrency, name, problem, size, a, b) -> None:
+    spec = PROTOCOLS[name]
+    instance = make_instance(PROBLEMS[problem], size, True, 0)
+    alice, bob = spec.strategies[Role.ALICE][a], spec.strategies[Role.BOB][b]
     gauge = Gauge()
     result = run(spec, instance, slow(alice, gauge), slow(bob, gauge), trials=12, seed=5, concurrency=concurrency)
     assert gauge.most == min(concurrency, 12)  # one move of each debate in flight at a time

@@ -16,6 +16,9 @@ one live debate. A player declared ``scalar`` (:class:`~debatekit.players.base.S
 numbers; any other gets arrays of one entry, as a batch of one, so a player written for arrays
 plays alone as it plays in a batch. A message may be a number or a length-1 sequence or array;
 anything else is its sender's forfeit.
+
+Length: the interpreter, its per-party views and the journal's resumed prefix are one loop's
+state; replay is that loop with scripted players, so it lives here too.
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ from debatekit.reader import word_width
 NATURE, PLAYER_COINS, SEAT = 0, 8, 255
 """Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role); a
 player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator of a seat
-(``Seat.rng``), drawn from the first debate of the call, so a player that draws there rather than
-from ``view.random()`` plays debate i the same only in the same batch."""
+(``Seat.rng``) from the first debate of the call. A user's player is always called one debate per
+call, so its ``Seat.rng`` is debate i's alone; only trusted built-ins play in batches, and they draw
+from ``view.random()``, never from the seat's generator."""
 PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
 _ONE_ROW = np.zeros(1, dtype=np.int64)
 _ONE_ROW.flags.writeable = False
@@ -273,18 +277,16 @@ def play(
             players[role] = err
 
     alice_player, bob_player = players[Role.ALICE], players[Role.BOB]
+    witness_of, claims_of, alice_shares = (_bound(alice_player, m) for m in (_witness, _claims, _shares))
+    bob_shares, aborts_of = _bound(bob_player, _shares), _bound(bob_player, _aborts)
 
     def move(role: Role, what: str, t: int | None, method: Callable[..., Any], *args: Any) -> Any:
-        """The role's message: the script's if it holds this move, else ``method(player, *args)``,
-        or the exception a failing player raised."""
+        """The role's message: the script's if it holds this move, else ``method(*args)`` (one of
+        the role's bound methods), or the exception a failing player raised."""
         if moves and (role.value, what, t) in moves:
             return moves[(role.value, what, t)]
-        player = alice_player if role is Role.ALICE else bob_player
-        if isinstance(player, Exception):
-            reasons.setdefault(role, f"{type(player).__name__}: {player}")
-            return player
         try:
-            return method(player, *args)
+            return method(*args)
         except Exception as err:  # untrusted strategy code: the debate is forfeited
             reasons.setdefault(role, f"{type(err).__name__}: {err}")
             return err
@@ -303,7 +305,7 @@ def play(
             note({"move": role.value, "what": what, "t": t, "forfeit": why})
 
     if machine.n_witness:
-        sent = move(Role.ALICE, "witness", None, _witness)
+        sent = move(Role.ALICE, "witness", None, witness_of, 1)
         w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
                          1, machine.n_witness)[0]  # fmt: skip
         if (w < 0).any():
@@ -330,7 +332,7 @@ def play(
         view_a.kind = view_b.kind = kind
         view_a._p = view_b._p = p
         view_a._width = view_b._width = width
-        claim = one_number(move(Role.ALICE, "claim", t, _claims, view_a))
+        claim = one_number(move(Role.ALICE, "claim", t, claims_of, view_a))
         if not claims_ok(claim):
             lose(Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
             break
@@ -338,13 +340,13 @@ def play(
             commit(Role.ALICE, "claim", t, claim)
         bit: Any = None
         if paper:
-            a = one_number(move(Role.ALICE, "share", t, _shares, view_a))
+            a = one_number(move(Role.ALICE, "share", t, alice_shares, view_a))
             if not shares_ok(a):
                 lose(Role.ALICE, "share", "a coin share outside [0, 1)", t)
                 break
             if listed is not None:
                 commit(Role.ALICE, "share", t, a)
-            b = one_number(move(Role.BOB, "share", t, _shares, view_b))
+            b = one_number(move(Role.BOB, "share", t, bob_shares, view_b))
             if not shares_ok(b):
                 lose(Role.BOB, "share", "a coin share outside [0, 1)", t)
                 break
@@ -352,7 +354,7 @@ def play(
                 commit(Role.BOB, "share", t, b)
             bit = int(coin_bit(claim, a, b))
         flag = one_flag(
-            move(Role.BOB, "abort", t, _aborts, view_b, bob_shape(claim), None if bit is None else bob_shape(bit))
+            move(Role.BOB, "abort", t, aborts_of, view_b, bob_shape(claim), None if bit is None else bob_shape(bit))
         )
         if flag < 0:
             lose(Role.BOB, "abort", "an abort decision that is not a bit", t)
@@ -394,20 +396,38 @@ def play(
     )  # fmt: skip
 
 
-def _witness(alice: Any) -> Any:
-    return alice.witness(1)
+def _witness(alice: Any) -> Callable[[int], Any]:
+    return alice.witness
 
 
-def _claims(alice: Any, view: SoloView) -> Any:
-    return alice.claims(view)
+def _claims(alice: Any) -> Callable[[SoloView], Any]:
+    return alice.claims
 
 
-def _shares(player: Any, view: SoloView) -> Any:
-    return player.shares(view)
+def _shares(player: Any) -> Callable[[SoloView], Any]:
+    return player.shares
 
 
-def _aborts(bob: Any, view: SoloView, claim: Any, bit: Any) -> Any:
-    return bob.aborts(view, claim, bit)
+def _aborts(bob: Any) -> Callable[[SoloView, Any, Any], Any]:
+    return bob.aborts
+
+
+def _bound(player: Any, method: Callable[[Any], Callable[..., Any]]) -> Callable[..., Any]:
+    """The player's bound ``method``, looked up once per debate; where the player failed to sit
+    down (an exception in its place) or the lookup raises, a move that sends that exception."""
+    if isinstance(player, Exception):
+        return _raising(player)
+    try:
+        return method(player)
+    except Exception as err:  # untrusted strategy code: its moves fail
+        return _raising(err)
+
+
+def _raising(err: Exception) -> Callable[..., Any]:
+    def send(*args: Any) -> Any:
+        raise err
+
+    return send
 
 
 def _message(event: dict) -> Any:
