@@ -17,10 +17,18 @@ from debatekit.problems import PROBLEMS
 
 
 class Gauge:
-    """Counts the moves in flight at once."""
+    """Counts the moves in flight at once. Until ``target`` moves have been in flight together,
+    a move waits for the others (at most ``patience`` seconds), so that reaching the bound does
+    not depend on how fast the machine starts debates."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: int = 0, patience: float = 5.0) -> None:
         self.now = self.most = 0
+        self.target, self.patience = target, patience
+
+    async def gather(self) -> None:
+        deadline = time.monotonic() + self.patience
+        while self.most < self.target and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
 
 
 def slow(inner: Strategy, gauge: Gauge) -> Strategy:
@@ -36,6 +44,7 @@ def slow(inner: Strategy, gauge: Gauge) -> Strategy:
             async def move(*args: Any) -> Any:
                 gauge.now += 1
                 gauge.most = max(gauge.most, gauge.now)
+                await gauge.gather()
                 await asyncio.sleep(0.01)
                 gauge.now -= 1
                 return method(*args)
@@ -60,7 +69,7 @@ def test_debates_in_flight_are_bounded_and_do_not_change_results(concurrency, na
     spec = PROTOCOLS[name]
     instance = make_instance(PROBLEMS[problem], size, True, 0)
     alice, bob = spec.strategies[Role.ALICE][a], spec.strategies[Role.BOB][b]
-    gauge = Gauge()
+    gauge = Gauge(target=min(concurrency, 12))
     result = run(spec, instance, slow(alice, gauge), slow(bob, gauge), trials=12, seed=5, concurrency=concurrency)
     assert gauge.most == min(concurrency, 12)  # one move of each debate in flight at a time
     reference = run(spec, instance, alice, bob, trials=12, seed=5)

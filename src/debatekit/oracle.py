@@ -3,13 +3,24 @@
 An oracle either knows P[O(z)=1] (simulation and exact analysis) or can only be sampled (a
 person, an LLM). A deterministic oracle is the case P[O(z)=1] in {0, 1}. Parties reach an
 oracle only through an :class:`Asker` bound to their role, so every query lands in the ledger.
+
+An oracle's ``sample`` and ``sample_count`` may return an awaitable (a person or a model answers
+in minutes); such an oracle says so with ``waits``, and a run then plays one debate per call,
+each journaled, so a debate that died waiting resumes at the pending query. While an oracle is
+called, :func:`asking` says which query it answers (run, debate, role, number): a stable key for
+a person's task, the same when a stopped debate is resumed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,8 +31,70 @@ from debatekit.ledger import Ledger, Role
 Query = Hashable
 
 
+@dataclass(frozen=True)
+class Question:
+    """A judgement question in words, as a person or a model is asked it: ``text``, and the
+    relevant coordinates it depends on (the earlier steps I(t), each rendered as a line)."""
+
+    text: str
+    context: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Asking:
+    """The query an oracle is answering: the run (a fingerprint of its protocol, instance, seed,
+    players and parameters), the debate's index, the role asking and the query's number among
+    that role's queries in the debate (queries counted so far, so R samples take R numbers)."""
+
+    run: str
+    debate: int
+    role: Role
+    number: int
+
+
+_ASKING: ContextVar[Asking | None] = ContextVar("asking", default=None)
+_DEBATE: ContextVar[tuple[str, int] | None] = ContextVar("debate", default=None)
+
+
+def asking() -> Asking | None:
+    """The query the oracle being called answers, or None outside a run's debate. Read it when
+    called (an ``async def`` body runs within the same context when awaited)."""
+    return _ASKING.get()
+
+
+def in_debate(run: str, index: int) -> None:
+    """Mark the current context (one debate's task or thread) as debate ``index`` of ``run``."""
+    _DEBATE.set((run, index))
+
+
+def consulted(role: Role, number: int, call: Callable[[], Any]) -> Any:
+    """``call()`` with :func:`asking` telling the oracle which query it answers; an awaitable
+    answer is awaited within the same context."""
+    where = _DEBATE.get()
+    token = _ASKING.set(None if where is None else Asking(where[0], where[1], role, number))
+    try:
+        answer = call()
+    finally:
+        _ASKING.reset(token)
+    if inspect.isawaitable(answer):
+        return _awaited_asking(answer, _ASKING.get() if where is None else Asking(where[0], where[1], role, number))
+    return answer
+
+
+async def _awaited_asking(answer: Awaitable[Any], where: Asking | None) -> Any:
+    token = _ASKING.set(where)
+    try:
+        return await answer
+    finally:
+        _ASKING.reset(token)
+
+
 class Oracle(ABC):
     """P[O(z)=1] when known, and a sampler."""
+
+    waits: bool = False
+    """Answers may take minutes and may be awaitable (a person, a model): a run plays one debate
+    per call, concurrently, each journaled, rather than a batch."""
 
     def probability(self, query: Query) -> float | None:
         """P[O(query)=1], or None for a sample-only oracle."""
@@ -110,6 +183,10 @@ class SampleOnly(Oracle):
         return self._oracle.sample(query, rng)
 
     @property
+    def waits(self) -> bool:  # type: ignore[override]
+        return self._oracle.waits
+
+    @property
     def hidden(self) -> Oracle:
         """The oracle whose probabilities this one hides."""
         return self._oracle
@@ -136,17 +213,52 @@ class Asker:
         self.oracle, self.role, self._ledger, self._rng = oracle, role, ledger, rng
 
     def __call__(self, query: Query) -> int:
-        return self._counted(query, 1, self.oracle.sample(query, self._rng))
+        """One answer; a player calling it waits for an oracle that waits (a person, a model)."""
+        return settled(self.asked(query))
 
     def many(self, query: Query, r: int) -> int:
         """Ones among ``r`` queries on ``query``; counts ``r`` queries."""
-        return self._counted(query, r, self.oracle.sample_count(query, r, self._rng))
+        return settled(self.asked(query, r))
+
+    def asked(self, query: Query, r: int = 1) -> int | Awaitable[int]:
+        """Ones among ``r`` answers, or an awaitable of them when the oracle waits: the
+        interpreter's form, which awaits it without holding up the other debates in flight. The
+        query is numbered by this role's queries counted so far, which a resumed debate counts
+        again from its journal, so a person's task keeps its key."""
+        number = self._ledger.queries[self.role]
+        if r == 1:
+            answer = consulted(self.role, number, lambda: self.oracle.sample(query, self._rng))
+        else:
+            answer = consulted(self.role, number, lambda: self.oracle.sample_count(query, r, self._rng))
+        if inspect.isawaitable(answer):
+            return self._counted_later(query, r, answer)
+        return self._counted(query, r, answer)
+
+    async def _counted_later(self, query: Query, r: int, answer: Awaitable[int]) -> int:
+        return self._counted(query, r, await answer)
 
     def _counted(self, query: Query, r: int, answer: int) -> int:
         self._ledger.count_queries(self.role, r)
         if self._ledger.events is not None:
             self._ledger.note({"query": self.role.value, "question": question_json(query), "n": r, "answer": answer})
         return answer
+
+
+def settled(value: Any) -> Any:
+    """``value``, awaited first when it is awaitable (a waiting oracle's answer, asked from
+    synchronous code): in a fresh event loop, on a thread of its own if this one runs a loop."""
+    if not inspect.isawaitable(value):
+        return value
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(value))
+    with ThreadPoolExecutor(max_workers=1) as pool:  # contextvars travel with the coroutine object
+        return pool.submit(asyncio.run, _awaited(value)).result()
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def question_json(query: Query) -> Any:

@@ -20,6 +20,8 @@ type; splitting them would split the contract ``run`` keeps.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -36,7 +38,7 @@ from debatekit.engine.record import Journal, RecordWriter, completed, fingerprin
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
-from debatekit.oracle import Asker, Oracle
+from debatekit.oracle import Asker, Oracle, in_debate
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
 from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
@@ -197,6 +199,13 @@ def record_header(
     }
 
 
+def run_key(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict) -> str:
+    """What identifies a run, as a short digest of its records' header: the key under which a
+    person's tasks are kept, so a resumed run finds the tasks its debates already asked."""
+    header = record_header(spec, instance, alice, bob, seed, params, 0) | {"debate": None}
+    return hashlib.sha256(json.dumps(header, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str, Any]:
     """Debate ``index`` of a run as JSON data (:mod:`debatekit.engine.record` describes it)."""
     ledger = outcome.ledger
@@ -227,10 +236,13 @@ async def _stream(
     ``concurrency`` is 1), added to ``summary`` (and recorded, in order) as they end; journaled
     as they go when ``journal``, each resuming from its events in ``prefixes`` if it has any."""
     answer, keep, prefixes = table.instance.answer, writer is not None, prefixes or {}
+    alice, bob = table.strategies[Role.ALICE], table.strategies[Role.BOB]
+    run = run_key(table.spec, table.instance, alice, bob, seed, table.params)
 
-    def one(index: int) -> Any:
+    async def one(index: int) -> Outcome:
+        in_debate(run, index)  # this task's context: what a person's task is keyed by
         events = None if journal is None else journal.events(index, prefixes.get(index))
-        return debate(table, debate_seed(seed, index), keep, events)
+        return await debate(table, debate_seed(seed, index), keep, events)
 
     def finish(index: int, outcome: Outcome) -> None:
         summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
@@ -369,11 +381,13 @@ def _batches(
     summarised and recorded in order as blocks end. ``routed`` holds the provers' own oracle when
     it is not the verifier's."""
     assert spec.simulate is not None
-    trusted = alice.trusted and bob.trusted
+    waiting = instance.oracle.waits or any(oracle.waits for oracle in routed.values())
+    trusted = alice.trusted and bob.trusted and not waiting
     size = spec.batch or len(debates) or 1
     if not trusted and spec.batch:  # slow players: one debate per call, several calls in flight
         size = 1
-    players = (alice, bob) if trusted else (limited(alice, timeout), limited(bob, timeout))
+    players = (alice, bob) if alice.trusted and bob.trusted else (limited(alice, timeout), limited(bob, timeout))
+    run = run_key(spec, instance, alice, bob, seed, params)
     stop = debates.stop
     blocks = (range(start, min(stop, start + size)) for start in range(debates.start, stop, size))  # lazy
 
@@ -383,6 +397,8 @@ def _batches(
                 progress(block.start + k)
 
         options = dict(routed)
+        if size == 1:
+            in_debate(run, block.start)
         if journal is not None and size == 1:
             options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
         return spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)

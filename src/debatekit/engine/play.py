@@ -145,7 +145,7 @@ def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB))
 
 def verifier_answer(oracle: Oracle, ledger: Ledger, rng: np.random.Generator) -> Answer:
     """The verifier's oracle access: each query counted and recorded for the verifier."""
-    return Asker(oracle, Role.VERIFIER, ledger, rng)
+    return Asker(oracle, Role.VERIFIER, ledger, rng).asked
 
 
 def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:

@@ -23,8 +23,6 @@ state; replay is that loop with scripted players, so it lives here too.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -37,7 +35,7 @@ from debatekit.engine.record import Replayed, ReplayError
 from debatekit.engine.streams import Stream, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.oracle import Oracle, question_json
+from debatekit.oracle import Oracle, consulted, question_json, settled
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic import (
@@ -141,7 +139,9 @@ class _Party:
         elif p == p:  # known: one binomial draw for `count` queries
             yes = debate.stream.binomial(at, count, p)
         else:  # sample-only: the oracle answers the count of yes itself
-            yes = int(settled(self.oracle.sample_count(debate.question(t), count, debate.stream.generator(at))))
+            question, rng = debate.question(t), debate.stream.generator(at)
+            number = self.queries - count  # this role's queries before these: the task's key on resume too
+            yes = int(settled(consulted(self.role, number, lambda: self.oracle.sample_count(question, count, rng))))
         if debate.listed is not None:
             debate.note({"query": self.role.value, "t": t, "question": question_json(debate.question(t)), "n": count,
                          "answer": yes})  # fmt: skip
@@ -210,15 +210,6 @@ def one_flag(message: Any) -> int:
     return -1 if bit is None else bit
 
 
-def settled(value: Any) -> Any:
-    """``value``, awaited first when it is awaitable (an async oracle's answer)."""
-    if inspect.isawaitable(value):
-        return asyncio.run(_awaited(value))
-    return value
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
 
 
 def play(
