@@ -67,17 +67,22 @@ def in_debate(run: str, index: int) -> None:
     _DEBATE.set((run, index))
 
 
-def consulted(role: Role, number: int, call: Callable[[], Any]) -> Any:
+def here(role: Role, number: int) -> Asking | None:
+    """Query ``number`` of ``role`` in the debate of the current context (None outside a run)."""
+    debate = _DEBATE.get()
+    return None if debate is None else Asking(debate[0], debate[1], role, number)
+
+
+def consulted(where: Asking | None, call: Callable[[], Any]) -> Any:
     """``call()`` with :func:`asking` telling the oracle which query it answers; an awaitable
     answer is awaited within the same context."""
-    where = _DEBATE.get()
-    token = _ASKING.set(None if where is None else Asking(where[0], where[1], role, number))
+    token = _ASKING.set(where)
     try:
         answer = call()
     finally:
         _ASKING.reset(token)
     if inspect.isawaitable(answer):
-        return _awaited_asking(answer, _ASKING.get() if where is None else Asking(where[0], where[1], role, number))
+        return _awaited_asking(answer, where)
     return answer
 
 
@@ -95,6 +100,11 @@ class Oracle(ABC):
     waits: bool = False
     """Answers may take minutes and may be awaitable (a person, a model): a run plays one debate
     per call, concurrently, each journaled, rather than a batch."""
+
+    def judgements(self, where: Asking) -> list[dict[str, Any]]:
+        """Who gave the answers to the query ``where`` and when, for the debate's record (people;
+        never their tokens); none for an oracle that is not a panel."""
+        return []
 
     def probability(self, query: Query) -> float | None:
         """P[O(query)=1], or None for a sample-only oracle."""
@@ -225,23 +235,30 @@ class Asker:
         interpreter's form, which awaits it without holding up the other debates in flight. The
         query is numbered by this role's queries counted so far, which a resumed debate counts
         again from its journal, so a person's task keeps its key."""
-        number = self._ledger.queries[self.role]
+        where = here(self.role, self._ledger.queries[self.role])
         if r == 1:
-            answer = consulted(self.role, number, lambda: self.oracle.sample(query, self._rng))
+            answer = consulted(where, lambda: self.oracle.sample(query, self._rng))
         else:
-            answer = consulted(self.role, number, lambda: self.oracle.sample_count(query, r, self._rng))
+            answer = consulted(where, lambda: self.oracle.sample_count(query, r, self._rng))
         if inspect.isawaitable(answer):
-            return self._counted_later(query, r, answer)
-        return self._counted(query, r, answer)
+            return self._counted_later(query, r, answer, where)
+        return self._counted(query, r, answer, where)
 
-    async def _counted_later(self, query: Query, r: int, answer: Awaitable[int]) -> int:
-        return self._counted(query, r, await answer)
+    async def _counted_later(self, query: Query, r: int, answer: Awaitable[int], where: Asking | None) -> int:
+        return self._counted(query, r, await answer, where)
 
-    def _counted(self, query: Query, r: int, answer: int) -> int:
+    def _counted(self, query: Query, r: int, answer: int, where: Asking | None) -> int:
         self._ledger.count_queries(self.role, r)
         if self._ledger.events is not None:
-            self._ledger.note({"query": self.role.value, "question": question_json(query), "n": r, "answer": answer})
+            event = {"query": self.role.value, "question": question_json(query), "n": r, "answer": answer}
+            self._ledger.note(event | judged(self.oracle, where))
         return answer
+
+
+def judged(oracle: Oracle, where: Asking | None) -> dict[str, Any]:
+    """The record's note of who answered a query (``judges``), when the oracle is a panel."""
+    given = [] if where is None else oracle.judgements(where)
+    return {"judges": given} if given else {}
 
 
 def settled(value: Any) -> Any:

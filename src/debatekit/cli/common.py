@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,9 +17,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from debatekit.catalog import PROTOCOLS
-from debatekit.cli.options import Constants, OracleChoice, Truth, UserError
+from debatekit.cli.options import Constants, Truth, UserError
 from debatekit.ledger import Role
-from debatekit.oracle import SampleOnly
+from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
@@ -31,14 +32,88 @@ stdout = Console(width=None if sys.stdout.isatty() else 160)
 stderr = Console(stderr=True)
 
 
-def oracles(case: Instance, choice: OracleChoice) -> Oracles:
-    """Both sides' oracle: the instance's own, or its sample-only view."""
+class OracleKind(Enum):
+    BUILTIN = "builtin"
+    SAMPLE = "sample"
+    PEOPLE = "people"
+    MODEL = "llm"
+
+
+@dataclass(frozen=True)
+class OracleSpec:
+    """An oracle named on the command line: the instance's own (``builtin``), its sample-only view
+    (``sample``), people answering in a browser (``people``, with ``--judge-db``) or a model of
+    the judge (``llm:PROVIDER/MODEL``)."""
+
+    kind: OracleKind
+    model: str = ""
+
+    @classmethod
+    def parse(cls, text: str, option: str) -> OracleSpec:
+        kind, _, model = text.partition(":")
+        try:
+            found = OracleKind(kind)
+        except ValueError:
+            known = "builtin, sample, people or llm:PROVIDER/MODEL"
+            raise UserError(f"{option}: unknown oracle {text!r}; use {known}") from None
+        if (found is OracleKind.MODEL) != bool(model):
+            raise UserError(f"{option}: {text!r}: only llm takes a model, as llm:PROVIDER/MODEL")
+        return cls(found, model)
+
+
+def oracles(
+    case: Instance, both: str, provers: str | None = None, verifier: str | None = None, judge_db: Path | None = None
+) -> Oracles:
+    """Each side's oracle: ``--oracle`` for both, ``--prover-oracle`` / ``--verifier-oracle`` for
+    one (the provers may consult a model of the judge while the verifier asks people)."""
     from debatekit.analysis.montecarlo import Oracles
 
-    if choice is OracleChoice.builtin:
-        return Oracles.of(case)
-    hidden = SampleOnly(case.oracle)
-    return Oracles(hidden, hidden)
+    made: dict[OracleSpec, Oracle] = {}
+
+    def made_of(spec: OracleSpec, option: str) -> Oracle:
+        if spec not in made:
+            made[spec] = _oracle(case, spec, option, judge_db)
+        return made[spec]
+
+    chosen = [  # (spec, the option that named it): the provers', then the verifier's
+        (OracleSpec.parse(text, option), option)
+        for text, option in ((provers, "--prover-oracle"), (verifier, "--verifier-oracle"))
+        if text is not None
+    ]
+    default = OracleSpec.parse(both, "--oracle"), "--oracle"
+    if provers is None:
+        chosen.insert(0, default)
+    if verifier is None:
+        chosen.append(default)
+    if judge_db is not None and OracleKind.PEOPLE not in {spec.kind for spec, _ in chosen}:
+        raise UserError("--judge-db is for people answering: add --oracle people or --verifier-oracle people")
+    return Oracles(*(made_of(spec, option) for spec, option in chosen))
+
+
+def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None) -> Oracle:
+    if spec.kind is OracleKind.BUILTIN:
+        return case.oracle
+    if spec.kind is OracleKind.SAMPLE:
+        return SampleOnly(case.oracle)
+    if spec.kind is OracleKind.PEOPLE:
+        if judge_db is None:
+            raise UserError(f"{option} people needs --judge-db FILE.sqlite, the judges' database")
+        try:
+            from debatekit.judge.people import People
+        except ImportError as err:
+            raise UserError(f"{option} people needs the judge extra: pip install '.[judge]' ({err.name})") from err
+        try:
+            return People(judge_db)
+        except Exception as err:  # sqlite's errors for a path it cannot open
+            raise UserError(f"--judge-db: cannot open {str(judge_db)!r}: {err}") from err
+    try:
+        from debatekit.llm import ConfigError, ModelJudge, ModelSpec, model_of
+    except ImportError as err:
+        raise UserError(f"{option} llm:... needs the llm extra: pip install '.[llm]' ({err.name})") from err
+    try:
+        return ModelJudge(model_of(ModelSpec.parse(spec.model)))
+    except ConfigError as err:
+        raise UserError(f"{option}: {err}") from err
 
 
 def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False) -> Path | None:

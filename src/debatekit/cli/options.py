@@ -24,11 +24,6 @@ class Constants(StrEnum):
     paper = "paper"
 
 
-class OracleChoice(StrEnum):
-    builtin = "builtin"
-    sample = "sample"
-
-
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
 TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]

@@ -11,7 +11,6 @@ import typer
 from debatekit.cli.options import (
     Constants,
     JsonOption,
-    OracleChoice,
     ParamOption,
     SeedOption,
     SizeOption,
@@ -42,8 +41,25 @@ def run(
     ] = None,
     seed: SeedOption = 0,
     oracle: Annotated[
-        OracleChoice, typer.Option("--oracle", help="builtin, or sample: the built-in oracle, probabilities hidden.")
-    ] = OracleChoice.builtin,
+        str,
+        typer.Option(
+            "--oracle",
+            metavar="ORACLE",
+            help="Everyone's oracle: builtin; sample (the built-in one, probabilities hidden); people (judges "
+            "in a browser, with --judge-db); or llm:PROVIDER/MODEL (a model of the judge).",
+        ),
+    ] = "builtin",
+    prover_oracle: Annotated[
+        str | None, typer.Option("--prover-oracle", metavar="ORACLE", help="The provers' oracle (default --oracle).")
+    ] = None,
+    verifier_oracle: Annotated[
+        str | None,
+        typer.Option("--verifier-oracle", metavar="ORACLE", help="The verifier's oracle (default --oracle)."),
+    ] = None,
+    judge_db: Annotated[
+        Path | None,
+        typer.Option("--judge-db", metavar="FILE.sqlite", help="The judges' database, for people (`debatekit judge`)."),
+    ] = None,
     record: Annotated[
         Path | None, typer.Option("--record", metavar="FILE.jsonl", help="Write one JSON record per debate.")
     ] = None,
@@ -89,6 +105,7 @@ def run(
     for chosen in players:
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
+    chosen = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db)
     try:
         with progress(trials, f"{spec.name} on {found.name}") as advance:
             result = run_trials(
@@ -98,7 +115,7 @@ def run(
                 trials,
                 seed,
                 advance,
-                oracles=oracles(case, oracle),
+                oracles=chosen,
                 record=writable(record, spec, resume),
                 timeout=move_timeout,
                 concurrency=concurrency,

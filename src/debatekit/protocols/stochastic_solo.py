@@ -35,7 +35,7 @@ from debatekit.engine.record import Replayed, ReplayError
 from debatekit.engine.streams import Stream, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.oracle import Oracle, consulted, question_json, settled
+from debatekit.oracle import Oracle, consulted, here, judged, question_json, settled
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic import (
@@ -131,6 +131,7 @@ class _Party:
             self.t, self.estimates, self.coins_drawn = t, 0, 0
         at = counter(t, self.purpose, self.estimates)
         self.estimates += 1
+        where = here(self.role, self.queries)  # the queries before these: the task's key on resume too
         self.queries += count
         if self.given is not None and (self.given or debate.strict):
             if not self.given:
@@ -140,11 +141,11 @@ class _Party:
             yes = debate.stream.binomial(at, count, p)
         else:  # sample-only: the oracle answers the count of yes itself
             question, rng = debate.question(t), debate.stream.generator(at)
-            number = self.queries - count  # this role's queries before these: the task's key on resume too
-            yes = int(settled(consulted(self.role, number, lambda: self.oracle.sample_count(question, count, rng))))
+            yes = int(settled(consulted(where, lambda: self.oracle.sample_count(question, count, rng))))
         if debate.listed is not None:
-            debate.note({"query": self.role.value, "t": t, "question": question_json(debate.question(t)), "n": count,
-                         "answer": yes})  # fmt: skip
+            event = {"query": self.role.value, "t": t, "question": question_json(debate.question(t)), "n": count,
+                     "answer": yes}  # fmt: skip
+            debate.note(event | judged(self.oracle, where))
         return yes / count
 
     def coin(self, t: int) -> float:
