@@ -457,3 +457,20 @@ def test_executable_user_strategy_that_raises() -> None:
     assert data["forfeits"]["bob"] == 3 and data["accept_rate"] == 1.0
     assert "bob forfeited 3 of 3" in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["lipschitz", "--problem", "noisy-majority"],
+        ["problems"],
+        ["players", "stochastic"],
+        ["plan", "--T", "100", "--K", "1"],
+        ["dqc", "--n", "2"],
+    ],
+)
+def test_each_command_runs_in_a_fresh_interpreter(argv) -> None:
+    """A command's own imports, first in a process (an import cycle shows only there)."""
+    code = "import sys; from debatekit.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from debatekit.problems.registry import Instance
+if TYPE_CHECKING:  # the problems import this module's closed forms: no import back at run time
+    from debatekit.problems.registry import Instance
 
 MAX_ENUMERATED_STEPS = 18
 

@@ -147,9 +147,19 @@ def protocol(name: str) -> ProtocolSpec:
 
 
 def problem_for(name: str, spec: ProtocolSpec) -> Problem:
-    if name not in PROBLEMS:
-        raise UserError(f"unknown problem {name!r}; choose from: {', '.join(PROBLEMS)}")
-    found = PROBLEMS[name]
+    """A built-in problem by name, or the plan of steps in a ``.toml`` or ``.json`` file."""
+    if name.endswith((".toml", ".json")):
+        from debatekit.problems.plan import plan_problem
+
+        try:
+            found = plan_problem(Path(name))
+        except InstanceError as err:  # PlanError: the file and step at fault
+            raise UserError(str(err)) from err
+    elif name in PROBLEMS:
+        found = PROBLEMS[name]
+    else:
+        known = ", ".join(PROBLEMS)
+        raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json)")
     if spec.name not in found.protocols:
         raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
     return found
