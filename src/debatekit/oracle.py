@@ -53,7 +53,19 @@ class Asking:
 
 
 _ASKING: ContextVar[Asking | None] = ContextVar("asking", default=None)
-_DEBATE: ContextVar[tuple[str, int] | None] = ContextVar("debate", default=None)
+_DEBATE: ContextVar[Debating | None] = ContextVar("debate", default=None)
+
+
+@dataclass(frozen=True)
+class Debating:
+    """The debate a context (one debate's task or thread) plays: debate ``index`` of ``run``, and
+    its ``aside``: what trusted parts of the system (an LLM player, a model of the judge) did in
+    it beyond committed messages and oracle answers (prompts, completions, tokens), kept in its
+    record under ``aside`` and not read by replay."""
+
+    run: str
+    index: int
+    aside: list[dict[str, Any]]
 
 
 def asking() -> Asking | None:
@@ -62,15 +74,29 @@ def asking() -> Asking | None:
     return _ASKING.get()
 
 
-def in_debate(run: str, index: int) -> None:
+def in_debate(run: str, index: int) -> Debating:
     """Mark the current context (one debate's task or thread) as debate ``index`` of ``run``."""
-    _DEBATE.set((run, index))
+    debate = Debating(run, index, [])
+    _DEBATE.set(debate)
+    return debate
+
+
+def debating() -> Debating | None:
+    """The debate the current context plays, or None outside a run."""
+    return _DEBATE.get()
+
+
+def aside(entry: dict[str, Any]) -> None:
+    """Keep ``entry`` (plain JSON data) in the current debate's record under ``aside``."""
+    debate = _DEBATE.get()
+    if debate is not None:
+        debate.aside.append(entry)
 
 
 def here(role: Role, number: int) -> Asking | None:
     """Query ``number`` of ``role`` in the debate of the current context (None outside a run)."""
     debate = _DEBATE.get()
-    return None if debate is None else Asking(debate[0], debate[1], role, number)
+    return None if debate is None else Asking(debate.run, debate.index, role, number)
 
 
 def consulted(where: Asking | None, call: Callable[[], Any]) -> Any:

@@ -38,7 +38,7 @@ from debatekit.engine.record import Journal, RecordWriter, completed, fingerprin
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
-from debatekit.oracle import Asker, Oracle, in_debate
+from debatekit.oracle import Asker, Oracle, debating, in_debate
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
 from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
@@ -74,6 +74,8 @@ class Outcome:
     forfeit: Role | None
     reason: str
     ledger: Ledger
+    aside: list[dict] = field(default_factory=list)
+    """What trusted parts of the system did beyond messages and answers (:func:`~debatekit.oracle.aside`)."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,8 @@ async def debate(
         root = spec.debate(table.instance, Reader(ledger))
         answer = verifier_answer(table.oracles.verifier, ledger, rngs[Role.VERIFIER])
         end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout, prefix)
-    return Outcome(end.verdict, end.forfeit, end.reason, ledger)
+    playing = debating()
+    return Outcome(end.verdict, end.forfeit, end.reason, ledger, [] if playing is None else playing.aside)
 
 
 def play_one(
@@ -218,7 +221,7 @@ def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str
         "queries": {role.value: n for role, n in ledger.queries.items()},
         "bits_read": ledger.bits_read,
         "input_bits_read": ledger.input_bits_read,
-    }
+    } | ({"aside": outcome.aside} if outcome.aside else {})
 
 
 async def _stream(
@@ -398,10 +401,13 @@ def _batches(
 
         options = dict(routed)
         if size == 1:
-            in_debate(run, block.start)
+            playing = in_debate(run, block.start)
         if journal is not None and size == 1:
             options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
-        return spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        if size == 1 and playing.aside and tally.records:
+            tally.records[0]["aside"] = playing.aside
+        return tally
 
     def finish(done: range, tally: Any) -> None:
         nonlocal summary

@@ -15,6 +15,7 @@ the provers' through their seats, the verifier's through the answer function of 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import inspect
 import threading
@@ -163,7 +164,8 @@ def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:
         except BaseException as err:  # handed to the caller, who charges its sender
             box["error"] = err
 
-    thread = threading.Thread(target=target, daemon=True)
+    context = contextvars.copy_context()  # the debate it plays: asking(), aside()
+    thread = threading.Thread(target=context.run, args=(target,), daemon=True)
     thread.start()
     thread.join(timeout)
     if thread.is_alive():
