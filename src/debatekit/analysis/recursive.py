@@ -53,7 +53,7 @@ from debatekit.analysis.stats import wilson
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Malformed, Role, Tally
-from debatekit.machine.decomposition import Decomposition, LeafOracle
+from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.estimator import Indistinguishable, proof_truth
@@ -282,14 +282,15 @@ def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Ro
 def leaf_oracle(instance: Instance, decomposition: Decomposition) -> Oracle:
     """The oracle asked about the leaves through ``instance`` (the verifier once, in round 0):
     its own oracle where that is the leaves' judge (the recursive problems', or one a run put in
-    its place: people, a model), else the decomposition's judge (a problem whose oracle is its
-    transcript machine's), seen only through samples when the run hides probabilities
-    (``--oracle sample``)."""
+    its place: people, a model); else the decomposition's leaves (a problem whose oracle is its
+    transcript machine's, or a plan's claim tree), whose human judgements are asked of the
+    instance's oracle (:class:`~debatekit.machine.decomposition.Leaves`), seen only through
+    samples when the run hides probabilities (``--oracle sample``)."""
     given = instance.oracle.hidden if isinstance(instance.oracle, SampleOnly) else instance.oracle
     if instance.machine is None and given is not NO_ORACLE:
         return instance.oracle
-    leaf = LeafOracle(decomposition)
-    return SampleOnly(leaf) if isinstance(instance.oracle, SampleOnly) else leaf
+    leaves = Leaves(decomposition, instance.oracle)
+    return SampleOnly(leaves) if isinstance(instance.oracle, SampleOnly) else leaves
 
 
 def play_debate(

@@ -17,16 +17,18 @@ correct" is the AND of two claims about 2^(k-1) steps), in a width-q form; users
 
 from __future__ import annotations
 
+import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.oracle import KnownOracle, Oracle
+from debatekit.oracle import Asking, KnownOracle, Oracle
 
 Query = Hashable
 
@@ -48,6 +50,16 @@ class Automaton:
     start: Hashable
     step: Callable[[Hashable, int, int], Hashable]
     output: Callable[[Hashable], int]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A leaf that puts one question to the human-judgement oracle: the query asked, and the leaf's
+    answer when the judge says yes and when no."""
+
+    question: Query
+    if_yes: int
+    if_no: int
 
 
 class Decomposition(ABC):
@@ -87,6 +99,12 @@ class Decomposition(ABC):
     def judge(self, query: Query, bits: tuple[int, ...]) -> float:
         """P[O(ũ_S) = 1] for a level-0 query, given the proof bits ũ_S (0/1, in the order of
         :meth:`leaf`)."""
+
+    def judged(self, query: Query, bits: tuple[int, ...]) -> Judged | None:
+        """The question a level-0 query puts to the human-judgement oracle, or None where the
+        verifier computes its answer itself (:meth:`judge` then gives it): what a run asks its own
+        judge (people, a model) in place of the problem's simulated one."""
+        return None
 
     @abstractmethod
     def proof(self, j: int) -> int:
@@ -194,6 +212,14 @@ class NaturalDecomposition(Decomposition):
         last = t == self.machine.length - 1
         return float(written == expected and (written == 1 or not last))
 
+    def judged(self, query: Query, bits: tuple[int, ...]) -> Judged | None:
+        t = query[0]  # type: ignore[index]
+        if t >= self.machine.length or self.machine.kind(t) is StepKind.COMPUTE:
+            return None
+        *inputs, written = bits
+        passes = int(written == 1 or t != self.machine.length - 1)
+        return Judged(self.machine.rule(t, tuple(inputs)), passes * int(written == 1), passes * int(written == 0))
+
     def proof(self, j: int) -> int:
         offset = self.machine.offset
         return int(self.x[j]) if j < offset else int(self._transcript[j - offset])
@@ -207,6 +233,54 @@ class NaturalDecomposition(Decomposition):
 def natural(machine: TranscriptMachine, x: Sequence[int] | np.ndarray, oracle: Oracle, width: int = 2) -> Decomposition:
     """The width-q natural decomposition of M on x (q = 2 is the paper's)."""
     return NaturalDecomposition(machine, np.asarray(x), oracle, width)
+
+
+class Leaves(Oracle):
+    """The verifier's oracle at a decomposition's leaves in a run whose judge is ``judge`` (the
+    instance's oracle: the problem's own, people, a model, or its sample-only view): a leaf that
+    asks a human judgement (:meth:`Decomposition.judged`) asks ``judge`` that question, and is
+    answered as the decomposition maps the judge's yes or no; a leaf the verifier computes is
+    answered by :meth:`Decomposition.judge`. So a judge swapped in for a run is the one asked."""
+
+    def __init__(self, decomposition: Decomposition, judge: Oracle):
+        self.decomposition, self.judge = decomposition, judge
+
+    @property
+    def waits(self) -> bool:  # type: ignore[override]
+        return self.judge.waits
+
+    @property
+    def deterministic(self) -> bool | None:
+        return self.judge.deterministic
+
+    def probability(self, query: Query) -> float | None:
+        leaf, bits = query  # type: ignore[misc]
+        asked = self.decomposition.judged(leaf, tuple(bits))
+        if asked is None:
+            return float(self.decomposition.judge(leaf, tuple(bits)))
+        p = self.judge.probability(asked.question)
+        return None if p is None else p * asked.if_yes + (1 - p) * asked.if_no
+
+    def sample(self, query: Query, rng: np.random.Generator) -> Any:
+        return self.sample_count(query, 1, rng)
+
+    def sample_count(self, query: Query, r: int, rng: np.random.Generator) -> Any:
+        leaf, bits = query  # type: ignore[misc]
+        asked = self.decomposition.judged(leaf, tuple(bits))
+        if asked is None:
+            return int(rng.binomial(r, float(self.decomposition.judge(leaf, tuple(bits)))))
+        yes = self.judge.sample_count(asked.question, r, rng)
+        if inspect.isawaitable(yes):
+            return _mapped(yes, asked, r)
+        return asked.if_yes * int(yes) + asked.if_no * (r - int(yes))
+
+    def judgements(self, where: Asking) -> list[dict[str, Any]]:
+        return self.judge.judgements(where)
+
+
+async def _mapped(yes: Awaitable[int], asked: Judged, r: int) -> int:
+    count = int(await yes)
+    return asked.if_yes * count + asked.if_no * (r - count)
 
 
 class LeafOracle(KnownOracle):

@@ -75,7 +75,7 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.machine.decomposition import Decomposition, Query, natural
+from debatekit.machine.decomposition import Decomposition, Judged, Query, natural
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.oracle import FunctionOracle, Oracle, Question
 from debatekit.problems.registry import PROBLEMS, Instance, InstanceError, Problem
@@ -284,6 +284,10 @@ class ClaimTree(Decomposition):
         step = self._steps[query]
         assert isinstance(step, Ask)
         return self.plan.question(step)
+
+    def judged(self, query: Query, bits: tuple[int, ...]) -> Judged:
+        """Every leaf is the judge's answer to its question."""
+        return Judged(self.question(query), 1, 0)
 
     def judge(self, query: Query, bits: tuple[int, ...]) -> float:
         if bits:
