@@ -22,11 +22,10 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.nodes import End, Judge, Move, Node, advance, forfeit, judge
-from debatekit.engine.play import seat_copies
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit
 from debatekit.oracle import Asker, Oracle
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.prob import Dist, Weight
 from debatekit.problems.registry import Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec, guarantee_for, honest_role
@@ -141,7 +140,7 @@ def _setup(
 ) -> tuple[Node, dict[Role, Any], _Script]:
     ledger = Ledger()
     script = _Script(instance.oracle)
-    copies = seat_copies(instance, tuple(strategies))
+    copies = own_copies(instance, strategies)  # a user's seat its own copy; built-ins read the verifier's
     players = {
         role: s.factory(Seat(copies[role], role, NoRandom(), Asker(instance.oracle, role, ledger, NoRandom())))  # type: ignore[arg-type]
         for role, s in strategies.items()
