@@ -14,6 +14,7 @@ from debatekit.cli import (
     catalog_cmd,
     demo_cmd,
     dqc_cmd,
+    judge_cmd,
     lipschitz_cmd,
     plan_cmd,
     replay_cmd,
@@ -39,6 +40,7 @@ app.command("lipschitz")(lipschitz_cmd.lipschitz)
 app.command("dqc")(dqc_cmd.dqc)
 app.command("stability")(stability_cmd.stability)
 app.command("replay")(replay_cmd.replay_file)
+app.add_typer(judge_cmd.app, name="judge")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,223 @@
+"""The judges' web app: each person sees one verifier query at a time and answers yes or no.
+
+Doubly-efficient debate promises that the judge checks one local step, never the whole argument;
+so a judge's page (``/j/{token}``, their personal link) shows only the next task's question and
+its context lines I(t): never the rest of the transcript, which side claimed what, or other
+judges' answers; it says how many answers the debate still needs. The experimenter's page
+(``/admin/{token}``) shows the debates waiting, judgements per debate against the planned budget
+and the judges' throughput, with a JSON export of every judgement.
+
+Malformed requests get a clear 4xx and change nothing: bodies are capped (413), forms carry a
+token bound by HMAC to the judge, the task and the slot, and a cross-site Origin, Referer or
+Sec-Fetch-Site is refused (403). Pages are server-rendered Jinja2 with plain forms; no cookies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Form, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from debatekit.judge.store import Judge, Refused, Store
+
+MAX_BODY = 4096
+"""Largest request body accepted, in bytes: an answer form is well under 200."""
+
+ANSWERS = {"yes": 1, "no": 0, "1": 1, "0": 0}
+
+HEADERS = [
+    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+                                 b"frame-ancestors 'none'; base-uri 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+]
+
+REFUSED_STATUS = {"answer": 422, "unknown": 404, "not yours": 403, "closed": 409, "changed": 409}
+
+
+class Problem(Exception):
+    """A request refused with ``status`` and a one-line reason for the person who sent it."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class Guard:
+    """ASGI middleware: refuses bodies over ``limit`` bytes before the app sees them (413; a
+    malformed Content-Length 400), and adds the security headers to every response."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def guarded(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *HEADERS]
+            await send(message)
+
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and not declared.isdigit():
+            await self._refuse(guarded, 400, "malformed Content-Length")
+            return
+        if declared is not None and int(declared) > self.limit:
+            await self._refuse(guarded, 413, f"request body larger than {self.limit} bytes")
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.limit:
+                await self._refuse(guarded, 413, f"request body larger than {self.limit} bytes")
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, guarded)
+
+    @staticmethod
+    async def _refuse(send: Send, status: int, reason: str) -> None:
+        text = reason.encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                (b"content-length", str(len(text)).encode()), (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": text})
+
+
+def form_token(secret: bytes, judge: int, task: int, slot: int) -> str:
+    """The token a judge's answer form carries: HMAC-SHA256 of (judge, task, slot)."""
+    return hmac.new(secret, f"{judge}:{task}:{slot}".encode(), hashlib.sha256).hexdigest()
+
+
+def same_origin(request: Request) -> bool:
+    """False when the browser says the request comes from another site: Sec-Fetch-Site, else
+    Origin, else Referer, compared with the Host the request was sent to (absent: allowed)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    host = request.headers.get("host", "")
+    for header in ("origin", "referer"):
+        value = request.headers.get(header)
+        if value is not None:
+            return urlsplit(value).netloc == host
+    return True
+
+
+def ago(then: float | None, now: float | None = None) -> str:
+    """``then`` as a short age for the experimenter's page."""
+    if then is None:
+        return "–"
+    seconds = max(0, int((time.time() if now is None else now) - then))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY) -> FastAPI:
+    """The judges' app on the store at ``db_path`` (created if missing)."""
+    store = Store(db_path)
+    secret = store.form_secret()
+    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
+    env.filters["ago"] = ago
+    app = FastAPI(title="debatekit judges", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(Guard, limit=max_body)
+
+    def page(template: str, code: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(template).render(**context), status_code=code)
+
+    def judge_of(token: str) -> Judge:
+        judge = store.judge(token)
+        if judge is None:
+            raise Problem(404, "this judge link is not known here; ask the experimenter for yours")
+        return judge
+
+    def admin(token: str) -> None:
+        if not store.is_admin(token):
+            raise Problem(403, "this experimenter link is not valid (each `debatekit judge admin` makes a new one)")
+
+    @app.exception_handler(Problem)
+    def problem(request: Request, err: Problem) -> HTMLResponse:
+        return page("error.html", err.status, status=err.status, message=str(err))
+
+    @app.exception_handler(RequestValidationError)
+    def malformed(request: Request, err: RequestValidationError) -> HTMLResponse:
+        fields = sorted({str(e["loc"][-1]) for e in err.errors()})
+        return page("error.html", 422, status=422, message=f"malformed request: check {', '.join(fields)}")
+
+    @app.exception_handler(HTTPException)
+    def http_error(request: Request, err: HTTPException) -> HTMLResponse:
+        return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
+
+    @app.get("/j/{token}", response_class=HTMLResponse)
+    def judge_page(token: str, answered: bool = False) -> HTMLResponse:
+        """The judge's next question and its context lines, nothing else of the debate."""
+        judge = judge_of(token)
+        offer = store.offer(judge)
+        csrf = None if offer is None else form_token(secret, judge.id, offer.task.id, offer.slot)
+        return page("judge.html", judge=judge, offer=offer, csrf=csrf, token=token, answered=answered)
+
+    @app.post("/j/{token}/answer")
+    def submit(
+        request: Request,
+        token: str,
+        task: Annotated[int, Form()],
+        slot: Annotated[int, Form()],
+        csrf: Annotated[str, Form(max_length=64)],
+        answer: Annotated[str, Form(max_length=8)],
+    ) -> Response:
+        """Record one answer (yes or no) to a task shown to this judge; a double submit counts once."""
+        judge = judge_of(token)
+        if not same_origin(request):
+            raise Problem(403, "answers are accepted only from this site's own pages")
+        if answer not in ANSWERS:
+            raise Problem(422, "an answer is yes or no (1 or 0)")
+        if store.task(task) is None:
+            raise Problem(404, f"there is no task {task}")
+        if not hmac.compare_digest(csrf, form_token(secret, judge.id, task, slot)):
+            raise Problem(403, "this form was not issued to you for this question; reload your page")
+        try:
+            store.submit(judge, task, slot, ANSWERS[answer])
+        except Refused as refused:
+            raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
+        return RedirectResponse(f"/j/{token}?answered=true", status_code=303)
+
+    @app.get("/admin/{token}", response_class=HTMLResponse)
+    def admin_page(token: str) -> HTMLResponse:
+        """Debates waiting, judgements per debate against the planned budget, judges' throughput."""
+        admin(token)
+        return page("admin.html", status=store.status(), token=token)
+
+    @app.get("/admin/{token}/export.json")
+    def export(token: str) -> JSONResponse:
+        """Every task and every judgement (judges by id and name, never tokens)."""
+        admin(token)
+        return JSONResponse(store.export())
+
+    return app

@@ -1,0 +1,73 @@
+"""``debatekit judge``: invite prints a personal link whose token is stored hashed, admin prints a
+fresh experimenter link, and every user mistake is one line on stderr with exit status 2."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import pytest
+
+from debatekit.cli.main import main
+from debatekit.judge.store import Store, token_hash
+
+
+def test_invite_and_admin_print_working_links(tmp_path, capsys) -> None:
+    db = tmp_path / "judges.sqlite"
+    assert main(["judge", "invite", "Ada Lovelace", "--db", str(db), "--url", "https://judges.example/"]) == 0
+    link = capsys.readouterr().out.strip()
+    assert link.startswith("https://judges.example/j/")
+    token = link.rsplit("/", 1)[1]
+    store = Store(db)
+    assert store.judge(token).name == "Ada Lovelace"
+    assert store._db().execute("SELECT token_hash FROM judges").fetchone()[0] == token_hash(token)
+    assert main(["judge", "admin", "--db", str(db)]) == 0
+    admin = capsys.readouterr().out.strip()
+    assert admin.startswith("http://127.0.0.1:8000/admin/") and store.is_admin(admin.rsplit("/", 1)[1])
+
+
+def test_judge_alone_prints_its_help(capsys) -> None:
+    assert main(["judge"]) == 0
+    out = capsys.readouterr().out
+    assert "serve" in out and "invite" in out and "admin" in out
+
+
+def mistakes(tmp_path) -> dict[str, tuple[list[str], str]]:
+    (tmp_path / "junk.sqlite").write_text("not a database")
+    return {
+        "no such folder": (["invite", "a", "--db", str(tmp_path / "missing" / "j.sqlite")], "does not exist"),
+        "db is a folder": (["invite", "a", "--db", str(tmp_path)], "is a folder"),
+        "not a database": (["admin", "--db", str(tmp_path / "junk.sqlite")], "not a database"),
+        "empty name": (["invite", " ", "--db", str(tmp_path / "j.sqlite")], "needs a name"),
+        "bad url": (["admin", "--db", str(tmp_path / "j.sqlite"), "--url", "judges.example"], "http://"),
+        "bad port": (["serve", "--db", str(tmp_path / "j.sqlite"), "--port", "70000"], "--port"),
+        "unknown option": (["invite", "a", "--db", str(tmp_path / "j.sqlite"), "--colour"], "--colour"),
+    }
+
+
+CASES = ["no such folder", "db is a folder", "not a database", "empty name", "bad url", "bad port", "unknown option"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_user_mistake_is_one_line_and_status_2(tmp_path, capsys, case) -> None:
+    argv, says = mistakes(tmp_path)[case]
+    assert main(["judge", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("debatekit: error: ") and says in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_serve_on_a_port_in_use_is_a_user_mistake(tmp_path, capsys) -> None:
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("fastapi")
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        assert main(["judge", "serve", "--db", str(tmp_path / "j.sqlite"), "--port", str(port)]) == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+def test_serve_without_the_extra_says_how_to_install_it(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
+    assert main(["judge", "serve", "--db", str(tmp_path / "j.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'debatekit[judge]'" in err and "uvicorn" in err

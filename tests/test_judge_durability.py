@@ -1,0 +1,123 @@
+"""Durability with real processes: kill -9 the judges' server just after answers were acknowledged
+while tasks are pending, and (separately) the debate process while it waits for a person; after a
+restart every acknowledged answer is there, no task was created twice, and the debate completes."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("multipart")
+pytest.importorskip("uvicorn")
+
+import httpx
+
+from debatekit.judge.store import Store, TaskKey
+from judge_helpers import form_fields, free_port, serve_process
+
+KEYS = [TaskKey("run-k", d, "verifier", 0) for d in range(4)]
+
+
+def ask_all(store: Store) -> list[int]:
+    """The producer: one task of R = 2 per debate, as a resumed run asks them again."""
+    return [store.task_for(key, f"Is claim {key.debate} supported?", (f"fact {key.debate}",), 2, 1).id for key in KEYS]
+
+
+def answer(url: str, token: str, yes: bool) -> tuple[int, int] | None:
+    """One judge's next answer over HTTP; (task, slot) once the server acknowledged it (303)."""
+    with httpx.Client(base_url=url, timeout=10) as client:
+        fields = form_fields(client.get(f"/j/{token}").text)
+        if not fields:
+            return None
+        done = client.post(f"/j/{token}/answer", data={**fields, "answer": "yes" if yes else "no"})
+        assert done.status_code == 303, done.text
+    return int(fields["task"]), int(fields["slot"])
+
+
+def kill9(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+
+
+def test_acknowledged_answers_survive_kill_9_of_the_server(tmp_path) -> None:
+    db = tmp_path / "judges.sqlite"
+    store = Store(db)
+    tasks = ask_all(store)
+    tokens = {name: store.invite(name)[1] for name in ("ann", "bob", "cy")}
+    port = free_port()
+    server = serve_process(db, port, tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}"
+    acknowledged = {}
+    try:
+        for name in ("ann", "bob", "ann", "cy"):  # two tasks get their two answers each
+            acknowledged[(name, answer(url, tokens[name], name != "bob"))] = name != "bob"
+        assert form_fields(httpx.get(f"{url}/j/{tokens['ann']}").text)  # ann now holds a slot of a pending task
+        assert server.poll() is None
+    finally:
+        kill9(server)  # just after the last acknowledgement, with tasks pending
+    given = {(a.judge_name, (a.task, a.slot)): bool(a.answer) for t in tasks for a in store.answers(t)}
+    assert given == acknowledged and len(given) == 4
+    assert [store.task(t).closed is not None for t in tasks] == [True, True, False, False]
+    assert ask_all(store) == tasks and len(store.export()["tasks"]) == len(KEYS)  # asked again: not duplicated
+
+    port = free_port()
+    server = serve_process(db, port, tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        while any(store.task(t).closed is None for t in tasks):
+            assert any([answer(url, tokens[name], True) for name in tokens]), "a pending task no judge is offered"
+    finally:
+        kill9(server)
+    for t in tasks:
+        answers = store.answers(t)
+        assert len(answers) == 2 and len({a.judge for a in answers}) == 2
+    kept = {(a.judge_name, (a.task, a.slot)): bool(a.answer) for t in tasks for a in store.answers(t)}
+    assert acknowledged.items() <= kept.items()
+
+
+WAITING_DEBATE = """
+import asyncio, sys
+from debatekit.judge import People
+from debatekit.ledger import Role
+from debatekit.oracle import Question, consulted, here, in_debate
+
+people = People(sys.argv[1], poll=0.02)
+in_debate("run-d", 0)
+query = Question("Is the claim supported?", ("fact 1",))
+print(asyncio.run(consulted(here(Role.VERIFIER, 0), lambda: people.sample_count(query, 2, None))), flush=True)
+"""
+
+
+def test_a_debate_killed_while_waiting_resumes_at_its_task(tmp_path) -> None:
+    db = tmp_path / "judges.sqlite"
+    store = Store(db)
+    ann, bob = store.invite("ann")[0], store.invite("bob")[0]
+    command = [sys.executable, "-c", WAITING_DEBATE, str(db)]
+    debate = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while (offer := store.offer(ann)) is None:
+            assert time.monotonic() < deadline and debate.poll() is None, debate.stderr and debate.stderr.read()
+            time.sleep(0.02)
+        store.submit(ann, offer.task.id, offer.slot, 1)
+    finally:
+        kill9(debate)  # just after an answer, while the debate waits for the second one
+    resumed = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    offer = None
+    while offer is None and resumed.poll() is None:
+        offer = store.offer(bob)
+        time.sleep(0.02)
+    assert offer is not None
+    store.submit(bob, offer.task.id, offer.slot, 0)
+    out, err = resumed.communicate(timeout=20)
+    assert resumed.returncode == 0, err
+    assert out.strip() == "1"  # ann's yes from before the kill, bob's no after
+    (task,) = store.export()["tasks"]
+    assert task["closed"] is not None
+    assert [(j["judge_name"], j["answer"]) for j in store.export()["judgements"]] == [("ann", 1), ("bob", 0)]

@@ -1,0 +1,215 @@
+"""Every route of the judges' app on FastAPI's TestClient: a judge sees only the next question and
+its context lines (doubly-efficient debate: one local step, never the transcript), answers once,
+and every malformed or cross-site request gets a clear 4xx and changes nothing."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("multipart")
+
+from fastapi.testclient import TestClient
+
+from debatekit.judge.server import create_app
+from debatekit.judge.store import Store, TaskKey
+from judge_helpers import form_fields
+
+QUESTION = "Does Study B show that caffeine improved exam scores?"
+CONTEXT = ("Step 6: Study B has a placebo group", "Step 7: scores were measured blind")
+SECRET_STEP = "Alice claims step 9 is 1"  # the rest of the debate: in the store, never on a page
+
+
+class Setup:
+    def __init__(self, tmp_path):
+        self.store = Store(tmp_path / "judges.sqlite")
+        self.ann, self.ann_token = self.store.invite("ann")
+        self.bob, self.bob_token = self.store.invite("bob")
+        self.admin = self.store.new_admin_token()
+        self.task = self.store.task_for(TaskKey("run-1", 0, "verifier", 0), QUESTION, CONTEXT, 2, 1)
+        self.later = self.store.task_for(TaskKey("run-1", 1, "verifier", 0), SECRET_STEP, (), 1, 1)
+        self.client = TestClient(create_app(self.store.path))
+
+    def page(self, token: str) -> str:
+        response = self.client.get(f"/j/{token}")
+        assert response.status_code == 200
+        return response.text
+
+    def post(self, token: str, data: dict, **kwargs):
+        return self.client.post(f"/j/{token}/answer", data=data, follow_redirects=False, **kwargs)
+
+    def state(self) -> dict:
+        return self.store.export()
+
+
+@pytest.fixture
+def s(tmp_path) -> Setup:
+    return Setup(tmp_path)
+
+
+def visible_text(page: str) -> list[str]:
+    """The lines a person reads: the page without its style sheet, tags and blank lines."""
+    body = re.sub(r"<style>.*?</style>|<title>.*?</title>", "", page, flags=re.S)
+    return [line.strip() for line in re.sub(r"<[^>]+>", "\n", body).splitlines() if line.strip()]
+
+
+def test_the_judge_sees_only_the_question_and_its_context(s) -> None:
+    page = s.page(s.ann_token)
+    assert visible_text(page) == [
+        "Judge: ann",
+        QUESTION,
+        "It depends only on these facts:",
+        *CONTEXT,
+        "Yes",
+        "No",
+        "The debate is waiting for 2 more answers to this question, from 2 in all, each from a different judge.",
+    ]
+    assert SECRET_STEP not in page and "bob" not in page
+    fields = form_fields(page)
+    assert fields["task"] == str(s.task.id) and fields["slot"] == "0" and len(fields["csrf"]) == 64
+
+
+def test_an_answer_is_recorded_and_the_page_moves_on(s) -> None:
+    fields = form_fields(s.page(s.ann_token))
+    response = s.post(s.ann_token, {**fields, "answer": "yes"})
+    assert response.status_code == 303 and response.headers["location"] == f"/j/{s.ann_token}?answered=true"
+    assert [(a.judge, a.answer) for a in s.store.answers(s.task.id)] == [(s.ann.id, 1)]
+    after = s.client.get(response.headers["location"]).text
+    assert "your answer was recorded" in after
+    assert SECRET_STEP in after  # ann's next task: the other debate's question (one answer each here)
+    bob_page = s.page(s.bob_token)
+    assert QUESTION in bob_page and "waiting for 1 more answer to this question" in bob_page
+    assert "Yes</button>" in bob_page and "ann" not in bob_page  # nothing of ann's answer
+
+
+def test_a_double_submit_counts_once(s) -> None:
+    fields = form_fields(s.page(s.ann_token))
+    assert s.post(s.ann_token, {**fields, "answer": "no"}).status_code == 303
+    assert s.post(s.ann_token, {**fields, "answer": "no"}).status_code == 303
+    changed = s.post(s.ann_token, {**fields, "answer": "yes"})
+    assert changed.status_code == 409 and "first answer stands" in changed.text
+    assert [a.answer for a in s.store.answers(s.task.id)] == [0]
+
+
+@pytest.mark.parametrize(
+    ("case", "status", "says"),
+    [
+        ("unknown task", 404, "there is no task"),
+        ("another judge's form", 403, "not issued to you"),
+        ("forged csrf", 403, "not issued to you"),
+        ("missing csrf", 422, "csrf"),
+        ("answer maybe", 422, "yes or no"),
+        ("answer 2", 422, "yes or no"),
+        ("slot not a number", 422, "slot"),
+        ("json body", 422, "malformed request"),
+        ("cross-site origin", 403, "from this site"),
+        ("cross-site referer", 403, "from this site"),
+        ("cross-site fetch", 403, "from this site"),
+        ("null origin", 403, "from this site"),
+        ("unknown judge", 404, "not known"),
+    ],
+)
+def test_a_malformed_answer_gets_a_clear_4xx_and_changes_nothing(s, case, status, says) -> None:
+    ann = form_fields(s.page(s.ann_token))
+    s.page(s.bob_token)
+    before = s.state()
+    token, data, headers = s.bob_token, {**ann, "answer": "yes"}, {}
+    own = {**form_fields(s.page(s.bob_token)), "answer": "yes"}
+    if case == "unknown task":
+        data = {**own, "task": "999"}
+    elif case == "forged csrf":
+        data = {**own, "csrf": "0" * 64}
+    elif case == "missing csrf":
+        data = {k: v for k, v in own.items() if k != "csrf"}
+    elif case.startswith("answer"):
+        data = {**own, "answer": case.split()[1]}
+    elif case == "slot not a number":
+        data = {**own, "slot": "first"}
+    elif case.startswith(("cross-site", "null")):
+        data = own
+        headers = {
+            "cross-site origin": {"origin": "https://evil.example"},
+            "cross-site referer": {"referer": "https://evil.example/page"},
+            "cross-site fetch": {"sec-fetch-site": "cross-site"},
+            "null origin": {"origin": "null"},
+        }[case]
+    elif case == "unknown judge":
+        token, data = s.ann_token + "x", {**ann, "answer": "yes"}
+    if case == "json body":
+        response = s.client.post(f"/j/{token}/answer", json=own, follow_redirects=False)
+    else:
+        response = s.post(token, data, headers=headers)
+    assert response.status_code == status, response.text
+    assert says in response.text and "Nothing was changed" in response.text
+    assert s.state() == before
+
+
+def test_a_form_from_its_own_origin_is_accepted(s) -> None:
+    fields = form_fields(s.page(s.ann_token))
+    headers = {"origin": "http://testserver", "referer": f"http://testserver/j/{s.ann_token}",
+               "sec-fetch-site": "same-origin"}
+    assert s.post(s.ann_token, {**fields, "answer": "1"}, headers=headers).status_code == 303
+    assert [a.answer for a in s.store.answers(s.task.id)] == [1]
+
+
+def test_an_answer_to_a_closed_question_is_refused(s) -> None:
+    ann, bob = form_fields(s.page(s.ann_token)), form_fields(s.page(s.bob_token))
+    carol_token = s.store.invite("carol")[1]
+    carol = s.page(carol_token)
+    assert QUESTION not in carol and SECRET_STEP in carol  # both slots are held: the next task instead
+    assert s.post(s.ann_token, {**ann, "answer": "yes"}).status_code == 303
+    assert s.post(s.bob_token, {**bob, "answer": "no"}).status_code == 303
+    assert s.store.task(s.task.id).closed is not None
+    assert s.post(s.bob_token, {**bob, "answer": "no"}).status_code == 303  # still idempotent
+    assert [a.answer for a in s.store.answers(s.task.id)] == [1, 0]
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_an_oversized_body_is_refused_before_it_is_read(s, chunked) -> None:
+    fields = form_fields(s.page(s.ann_token))
+    body = "&".join(f"{k}={v}" for k, v in fields.items()) + "&answer=yes&pad=" + "x" * 5000
+    before = s.state()
+    headers = {"content-type": "application/x-www-form-urlencoded"}
+    content = iter([body[:3000].encode(), body[3000:].encode()]) if chunked else body.encode()
+    response = s.client.post(f"/j/{s.ann_token}/answer", content=content, headers=headers)
+    assert response.status_code == 413 and "larger than 4096 bytes" in response.text
+    assert s.state() == before
+
+
+def test_wrong_tokens_are_refused(s) -> None:
+    assert s.client.get("/j/not-a-judge").status_code == 404
+    assert s.client.get(f"/j/{s.admin}").status_code == 404  # the experimenter's token is no judge link
+    for path in (f"/admin/{s.ann_token}", "/admin/x", f"/admin/{s.ann_token}/export.json", "/admin/x/export.json"):
+        response = s.client.get(path)
+        assert response.status_code == 403 and "not valid" in response.text
+    assert s.client.get("/elsewhere").status_code == 404
+    assert s.client.get(f"/j/{s.ann_token}/answer").status_code == 405
+
+
+def test_pages_carry_the_security_headers(s) -> None:
+    headers = s.client.get(f"/j/{s.ann_token}").headers
+    assert "form-action 'self'" in headers["content-security-policy"]
+    assert headers["x-frame-options"] == "DENY" and headers["cache-control"] == "no-store"
+    assert "set-cookie" not in headers
+
+
+def test_the_experimenter_sees_debates_budgets_and_judges(s) -> None:
+    fields = form_fields(s.page(s.ann_token))
+    s.post(s.ann_token, {**fields, "answer": "yes"})
+    page = s.client.get(f"/admin/{s.admin}")
+    assert page.status_code == 200
+    waiting = re.search(r'<table id="waiting">(.*?)</table>', page.text, re.S).group(1)
+    assert "<td>0</td><td>1</td><td>1 / 2</td>" in waiting  # debate 0: one open question, 1 of 2 answers
+    assert "<td>1</td><td>1</td><td>0 / 1</td>" in waiting
+    judges = re.search(r'<table id="judges">(.*?)</table>', page.text, re.S).group(1)
+    assert "<td>ann</td><td>1</td><td>1</td>" in judges and "<td>bob</td><td>0</td><td>0</td>" in judges
+    export = s.client.get(f"/admin/{s.admin}/export.json")
+    assert export.status_code == 200 and export.headers["content-type"] == "application/json"
+    data = export.json()
+    assert [(j["task"], j["judge_name"], j["answer"]) for j in data["judgements"]] == [(s.task.id, "ann", 1)]
+    assert {t["question"] for t in data["tasks"]} == {QUESTION, SECRET_STEP}
+    for token in (s.ann_token, s.bob_token):
+        assert token not in export.text and token not in page.text
+    assert s.admin not in export.text

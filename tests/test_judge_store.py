@@ -1,0 +1,178 @@
+"""The judges' store (debatekit.judge.store): tasks keyed by the query they answer are created
+once, R answers come from a panel of distinct judges, a double submit counts once, a refused
+submission changes nothing, tokens are kept only as hashes, and the file is in WAL mode."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import pytest
+
+from debatekit.judge.store import CLAIM_SECONDS, Outcome, Refused, Store, TaskKey
+
+KEY = TaskKey("run-a", 0, "verifier", 0)
+
+
+def snapshot(store: Store) -> tuple:
+    """Everything a refused submission must leave as it was."""
+    claims = store._db().execute("SELECT task, judge, slot, expires FROM claims ORDER BY task, judge").fetchall()
+    return store.export(), [tuple(row) for row in claims]
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    return Store(tmp_path / "judges.sqlite")
+
+
+def test_the_file_is_in_wal_mode_with_full_sync(store) -> None:
+    db = store._db()
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+
+
+def test_tokens_are_stored_as_hashes_only(store, tmp_path) -> None:
+    judge, token = store.invite("ann")
+    admin = store.new_admin_token()
+    assert store.judge(token) == judge and store.judge(token + "x") is None
+    assert store.is_admin(admin) and not store.is_admin(token)
+    store.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("judges.sqlite"))
+    assert token.encode() not in stored and admin.encode() not in stored
+    assert hashlib.sha256(token.encode()).hexdigest().encode() in stored
+    assert store.new_admin_token() != admin and not store.is_admin(admin)  # a new experimenter link revokes the old
+
+
+def test_a_task_is_created_once_per_key(store) -> None:
+    first = store.task_for(KEY, "Is step 3 right?", ("x1 = 1",), 3, 1)
+    again = store.task_for(KEY, "Is step 3 right?", ("x1 = 1",), 3, 1)
+    other = store.task_for(TaskKey("run-a", 0, "verifier", 3), "Is step 3 right?", ("x1 = 1",), 3, 1)
+    assert again == first and other.id != first.id
+    assert len(store.export()["tasks"]) == 2
+    with pytest.raises(ValueError, match="different question"):
+        store.task_for(KEY, "Is step 4 right?", ("x1 = 1",), 3, 1)
+    with pytest.raises(ValueError, match="different question"):
+        store.task_for(KEY, "Is step 3 right?", ("x1 = 1",), 5, 1)
+    with pytest.raises(ValueError, match="at least one answer"):
+        store.task_for(TaskKey("run-a", 1, "verifier", 0), "q", (), 0, 1)
+
+
+def test_r_answers_come_from_distinct_judges(store) -> None:
+    task = store.task_for(KEY, "q", (), 3, 1)
+    judges = [store.invite(name)[0] for name in ("a", "b", "c", "d")]
+    offers = [store.offer(j) for j in judges]
+    assert [o is not None for o in offers] == [True, True, True, False]  # three slots held, none left for d
+    assert {o.slot for o in offers[:3]} == {0} and {o.remaining for o in offers[:3]} == {3}
+    assert store.offer(judges[0]) == offers[0]  # the same task again on reload
+    for judge, answer in zip(judges[:2], (1, 0), strict=True):
+        assert store.submit(judge, task.id, 0, answer) is Outcome.RECORDED
+        assert store.offer(judge) is None  # one answer each: nothing more for this judge
+    assert store.offer(judges[2]).remaining == 1
+    store.submit(judges[2], task.id, 0, 1)
+    answers = store.answers(task.id)
+    assert [a.answer for a in answers] == [1, 0, 1]
+    assert len({a.judge for a in answers}) == 3
+    assert store.task(task.id).closed is not None
+    assert store.offer(judges[3]) is None
+
+
+def test_answers_per_judge_lets_one_judge_fill_several_slots(store) -> None:
+    task = store.task_for(KEY, "q", (), 4, 2)
+    a, b = store.invite("a")[0], store.invite("b")[0]
+    for judge in (a, a, b, b):
+        offer = store.offer(judge)
+        store.submit(judge, task.id, offer.slot, 1)
+    assert sorted((x.judge, x.slot) for x in store.answers(task.id)) == [(a.id, 0), (a.id, 1), (b.id, 0), (b.id, 1)]
+    assert store.task(task.id).closed is not None
+
+
+def test_a_double_submit_counts_once(store) -> None:
+    task = store.task_for(KEY, "q", (), 2, 1)
+    judge = store.invite("a")[0]
+    store.offer(judge)
+    assert store.submit(judge, task.id, 0, 1) is Outcome.RECORDED
+    assert store.submit(judge, task.id, 0, 1) is Outcome.ALREADY
+    with pytest.raises(Refused) as refused:
+        store.submit(judge, task.id, 0, 0)
+    assert refused.value.kind == "changed"
+    assert [x.answer for x in store.answers(task.id)] == [1]
+
+
+@pytest.mark.parametrize(
+    ("case", "kind"),
+    [("unknown task", "unknown"), ("never shown", "not yours"), ("not 0/1", "answer"), ("closed", "closed")],
+)
+def test_a_refused_submission_changes_nothing(store, case, kind) -> None:
+    task = store.task_for(KEY, "q", (), 1, 1)
+    a, b = store.invite("a")[0], store.invite("b")[0]
+    store.offer(a)
+    if case == "closed":
+        store.submit(a, task.id, 0, 1)
+    before = snapshot(store)
+    judge, task_id, answer = {
+        "unknown task": (a, task.id + 7, 1),
+        "never shown": (b, task.id, 1),
+        "not 0/1": (a, task.id, 2),
+        "closed": (b, task.id, 0),
+    }[case]
+    with pytest.raises(Refused) as refused:
+        store.submit(judge, task_id, 0, answer)
+    assert refused.value.kind == kind
+    assert snapshot(store) == before
+
+
+def test_a_slot_not_answered_in_time_goes_to_another_judge(store) -> None:
+    task = store.task_for(KEY, "q", (), 1, 1)
+    a, b = store.invite("a")[0], store.invite("b")[0]
+    assert store.offer(a, now=1000.0) is not None
+    assert store.offer(b, now=1000.0 + CLAIM_SECONDS - 1) is None
+    assert store.offer(b, now=1000.0 + CLAIM_SECONDS + 1).task.id == task.id
+
+
+def test_concurrent_judges_never_overfill_a_task(tmp_path) -> None:
+    """Twelve judges in threads, each with its own connection, answer 8 tasks of R = 3: every task
+    gets exactly 3 answers from 3 distinct judges, and every recorded answer was acknowledged."""
+    store = Store(tmp_path / "judges.sqlite")
+    tasks = [store.task_for(TaskKey("run", d, "verifier", 0), f"q{d}", (), 3, 1) for d in range(8)]
+    judges = [store.invite(f"j{i}")[0] for i in range(12)]
+    acknowledged: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def answer(judge) -> None:
+        own = Store(store.path)
+        while (offer := own.offer(judge)) is not None:
+            try:
+                own.submit(judge, offer.task.id, offer.slot, offer.task.id % 2)
+            except Refused as refused:
+                assert refused.kind == "closed"
+                continue
+            with lock:
+                acknowledged.append((offer.task.id, judge.id))
+
+    threads = [threading.Thread(target=answer, args=(j,)) for j in judges]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(acknowledged) == sorted((a.task, a.judge) for t in tasks for a in store.answers(t.id))
+    for task in tasks:
+        assert len({a.judge for a in store.answers(task.id)}) == 3 == len(store.answers(task.id))
+
+
+def test_status_and_export(store) -> None:
+    one = store.task_for(TaskKey("run", 0, "verifier", 0), "q0", ("c",), 3, 1)
+    store.task_for(TaskKey("run", 1, "verifier", 0), "q1", (), 1, 1)
+    judge, token = store.invite("ann")
+    store.offer(judge)
+    store.submit(judge, one.id, 0, 1)
+    status = store.status()
+    budgets = [(d["debate"], d["given"], d["planned"], d["open"]) for d in status["debates"]]
+    assert budgets == [(0, 1, 3, 1), (1, 0, 1, 1)]
+    assert [d["debate"] for d in status["waiting"]] == [0, 1]
+    assert status["judges"][0]["name"] == "ann" and status["judges"][0]["answers"] == 1
+    assert status["judges"][0]["last_hour"] == 1 and status["judgements"] == 1
+    export = store.export()
+    assert [(j["task"], j["judge_name"], j["answer"]) for j in export["judgements"]] == [(one.id, "ann", 1)]
+    assert export["tasks"][0]["context"] == ["c"] and export["tasks"][0]["needed"] == 3
+    assert token not in repr(export)
