@@ -191,7 +191,25 @@ def instance(found: Problem, size: int | None, truth: Truth, seed: int, params: 
 
 
 def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
-    """A built-in strategy, or ``module:attr`` importable from the current directory too."""
+    """A built-in strategy, ``module:attr`` importable from the current directory too, or
+    ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), whose model's
+    usage by role is noted on stderr when the process ends."""
+    kind, _, model = name.partition(":")
+    if kind == "llm":
+        import atexit
+
+        try:
+            from debatekit.llm.config import ConfigError
+            from debatekit.llm.players import NoLLMPlayers, llm_strategy, note_usage
+
+            chosen = llm_strategy(spec.name, role, model)
+        except ImportError as err:
+            raise UserError(f"--{role.value} {name}: LLM players need the llm extra: pip install '.[llm]'") from err
+        except (ConfigError, NoLLMPlayers) as err:
+            raise UserError(f"--{role.value} {name}: {err}") from err
+        atexit.unregister(note_usage)
+        atexit.register(note_usage)
+        return chosen
     if ":" in name and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:

@@ -19,6 +19,7 @@ from debatekit.cli import (
     plan_cmd,
     replay_cmd,
     run_cmd,
+    show_cmd,
     solve_cmd,
     stability_cmd,
 )
@@ -40,6 +41,7 @@ app.command("lipschitz")(lipschitz_cmd.lipschitz)
 app.command("dqc")(dqc_cmd.dqc)
 app.command("stability")(stability_cmd.stability)
 app.command("replay")(replay_cmd.replay_file)
+app.command("show")(show_cmd.show)
 app.add_typer(judge_cmd.app, name="judge")
 
 

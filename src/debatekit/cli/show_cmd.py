@@ -1,0 +1,250 @@
+"""``debatekit show``: one recorded debate, readably (issue 11, item 5).
+
+A record (:mod:`debatekit.engine.record`) lists a debate's events in order: each committed
+message with its sender (or the sender's forfeit and its reason), each oracle query with the
+role asking, the question, the count and the answer (and the judges who gave it, people), each
+read of the verifier (which positions of which message it looked at: the step it checked), each
+trusted coin; then the verdict or payoff and the counts. Its ``aside`` keeps what LLM players did
+beyond their messages: each model call's prompt, completion, P[yes], tokens and whether it was
+in the cache. This prints all of that with Rich, shortening long texts (the record keeps them
+whole)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from debatekit.cli.options import UserError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
+
+WIDE = 100
+"""Characters of a question, prompt or message shown (the middle elided)."""
+ASIDE_ROWS = 40
+"""Entries of the aside listed one a row; the rest are counted."""
+NEEDED = ("protocol", "problem", "debate", "events", "verdict")
+
+
+def show(
+    path: Annotated[Path, typer.Argument(metavar="RECORD.jsonl", help="A file written by `run --record`.")],
+    debate: Annotated[
+        int | None, typer.Option("--debate", metavar="I", help="The debate to show (default: the file's first).")
+    ] = None,
+) -> None:
+    """Print one recorded debate: its moves in order, who claimed what, the oracle's answers and who
+    gave them, what the verifier read, the verdict or payoff, forfeits, and the LLM calls in brief."""
+    from debatekit.cli.common import stdout
+
+    stdout.print(*render(chosen(path, debate)))
+
+
+def chosen(path: Path, debate: int | None) -> dict[str, Any]:
+    """Debate ``debate`` of the record file (its first when None), or the user's mistake."""
+    held = []
+    for record in records(path):
+        if debate is None or record["debate"] == debate:
+            return record
+        held.append(record["debate"])
+    if not held:
+        raise UserError(f"{path} holds no debate records")
+    listed = ", ".join(map(str, held[:10])) + (", ..." if len(held) > 10 else "")
+    raise UserError(f"{path} holds no debate {debate}; it holds debates {listed}")
+
+
+def records(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL file, each checked to be a debate's."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            for number, line in enumerate(stream, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise UserError(f"{path}: line {number} is not JSON: {err.msg}") from None
+                if not isinstance(record, dict) or any(key not in record for key in NEEDED):
+                    raise UserError(f"{path}: line {number} is not a debate record (it needs {', '.join(NEEDED)})")
+                yield record
+    except OSError as err:
+        raise UserError(f"cannot read {str(path)!r}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not a text file of JSON records") from None
+
+
+def render(record: dict[str, Any]) -> list[RenderableType]:
+    """The debate as Rich renderables: a heading, its events, its outcome and its LLM calls."""
+    from rich.text import Text
+
+    constants = f", constants {record['constants']}" if record.get("constants") else ""
+    heading = Text.assemble(
+        (f"{record['protocol']} on {record['problem']}", "bold"),
+        f" (size {record.get('size')}, truth {record.get('truth')}, seed {record.get('seed')}{constants}), "
+        f"debate {record['debate']}: alice {record.get('alice')} vs bob {record.get('bob')}",
+    )
+    shown: list[RenderableType] = [heading, events(record["events"] or []), outcome(record)]
+    if record.get("aside"):
+        shown.append(asides(record["aside"]))
+    return shown
+
+
+def events(listed: list[dict[str, Any]]) -> Table:
+    """One row per event, in order: who, what, and the message, answer, read or draw."""
+    from rich.table import Table
+
+    table = Table(title="events", title_justify="left")
+    for column in ("#", "who", "what", "detail"):
+        table.add_column(column, overflow="fold")
+    for number, event in enumerate(listed, start=1):
+        table.add_row(str(number), *row(event))
+    return table
+
+
+def row(event: dict[str, Any]) -> tuple[str, str, str]:
+    """(who, what, detail) of one event, the detail in Rich markup."""
+    at = f" t={event['t']}" if event.get("t") is not None else ""
+    if "move" in event:
+        what = str(event.get("what", "message")) + at
+        if "forfeit" in event:
+            refused = " (sent, and refused)" if event.get("refused") else ""
+            return event["move"], what, f"[red]forfeits{refused}: {escape(event['forfeit'])}[/red]"
+        return event["move"], what, escape(message(event.get("message")))
+    if "query" in event:
+        n, yes = event.get("n", 1), event.get("answer")
+        answer = ("yes" if yes else "no") if n == 1 else f"{yes} yes of {n}"
+        judges = event.get("judges") or []
+        names = ", ".join(str(j.get("judge_name") or j.get("judge")) for j in judges)
+        by = f" (by {escape(names)})" if judges else ""
+        detail = f"{escape(question(event.get('question')))} → [bold]{answer}[/bold]{by}"
+        return f"{event['query']} asks the judge", f"question{at}", detail
+    if "read" in event:
+        where = f"{event['bits']} bits of its word" if "bits" in event else f"position {event.get('at')}"
+        return "verifier", "reads", f"{event['read']}'s message: {where}" if event["read"] != "x" else where + " of x"
+    if "chance" in event:
+        p = f"p = {event['p']:.4g}, " if isinstance(event.get("p"), int | float) else ""
+        return event.get("by", "nature"), f"coin {event['chance']}{at}", f"{p}outcome {event.get('outcome')}"
+    return "", "", escape(brief(json.dumps(event)))
+
+
+def outcome(record: dict[str, Any]) -> Table:
+    """The verdict (or payoff), any forfeit with its reason, what the verifier read and was told,
+    and the counts."""
+    from rich.table import Table
+
+    table = Table(title="outcome", title_justify="left", show_header=False)
+    table.add_column("measure", style="bold")
+    table.add_column("value", overflow="fold")
+    verdict = record["verdict"]
+    table.add_row("verdict", {1: "1 (accept)", 0: "0 (reject)"}.get(verdict, str(verdict)))
+    if "payoff" in record:
+        table.add_row("A's payoff", f"{record['payoff']:.6g} (claim A(x) = {record.get('claim')})")
+        table.add_row("rewards by round", ", ".join(f"{r:.4g}" for r in record.get("rewards") or []))
+    if record.get("forfeit"):
+        table.add_row("forfeit", f"[red]{record['forfeit']}: {escape(record.get('reason') or '')}[/red]")
+    listed = record["events"] or []
+    if any("read" in e for e in listed):
+        table.add_row("verifier read", reads(listed))
+    answers = [row(e)[2] for e in listed if e.get("query") == "verifier"]
+    if answers:
+        table.add_row("judge's answers to the verifier", "; ".join(answers))
+    queries = record.get("queries") or {}
+    table.add_row("oracle queries", ", ".join(f"{role} {n}" for role, n in queries.items()))
+    table.add_row("bits read", f"{record.get('bits_read')} (and {record.get('input_bits_read')} of x)")
+    return table
+
+
+def reads(listed: list[dict[str, Any]]) -> str:
+    """What the verifier read, by message: each word's bits and each position (the step it checked)."""
+    read: dict[str, list[str]] = {}
+    for event in listed:
+        if "read" in event:
+            where = f"its word ({event['bits']} bits)" if "bits" in event else str(event.get("at"))
+            read.setdefault("x" if event["read"] == "x" else f"{event['read']}'s message", []).append(where)
+    return "; ".join(f"{what}: {', '.join(at)}" for what, at in read.items())
+
+
+def asides(entries: list[dict[str, Any]]) -> Table:
+    """The LLM calls (and anything else kept aside), one a row up to :data:`ASIDE_ROWS`, with totals."""
+    from rich.table import Table
+
+    calls = [e for e in entries if "prompt" in e]
+    cached = sum(bool(e.get("cached")) for e in calls)
+    tokens = sum(e.get("prompt_tokens", 0) for e in calls), sum(e.get("completion_tokens", 0) for e in calls)
+    table = Table(
+        title=f"aside: {len(calls)} model calls ({cached} from the cache; {tokens[0]} prompt and {tokens[1]} "
+        "completion tokens)",
+        title_justify="left",
+    )
+    for column in ("who", "prompt (what differs)", "completion", "P\\[yes]", "tokens", "cached"):
+        table.add_column(column, overflow="fold")
+    prompts = [e["prompt"] for e in calls]
+    for entry in entries[:ASIDE_ROWS]:
+        if "prompt" not in entry:
+            table.add_row("", escape(brief(json.dumps(entry))), "", "", "", "")
+            continue
+        said = escape(repr(entry["completion"])) if "completion" in entry else ""
+        if "error" in entry:
+            said += f" [red]{escape(entry['error'])}[/red]"
+        p = f"{entry['p_yes']:.3f}" if isinstance(entry.get("p_yes"), int | float) else ""
+        used = f"{entry.get('prompt_tokens', 0)}+{entry.get('completion_tokens', 0)}"
+        who = f"{entry.get('llm')} ({entry.get('model')})"
+        shown = escape(brief(differing(entry["prompt"], prompts)))
+        table.add_row(who, shown, said, p, used, "yes" if entry.get("cached") else "no")
+    if len(entries) > ASIDE_ROWS:
+        table.caption = f"... and {len(entries) - ASIDE_ROWS} more entries (all in the record)"
+    return table
+
+
+def differing(prompt: str, prompts: list[str]) -> str:
+    """``prompt`` without the head and tail every prompt of the debate shares (the template's
+    words), so that what was asked shows; the whole prompt when nothing else is left."""
+    head, tail = shared(prompts), shared([p[::-1] for p in prompts])
+    rest = prompt[head : len(prompt) - tail] if head + tail < len(prompt) else ""
+    return rest if rest.strip() else prompt
+
+
+def shared(texts: list[str]) -> int:
+    """The length of the head all ``texts`` share (that of the first and last in sorted order)."""
+    first, last = min(texts), max(texts)
+    return next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last)))
+
+
+def message(sent: Any) -> str:
+    """A committed message in brief: bits as their string, an unreadable word with why, a number to
+    6 digits, anything else as compact JSON."""
+    if isinstance(sent, dict) and isinstance(sent.get("bits"), str):
+        return f"{len(sent['bits'])} bits: {brief(sent['bits'])}"
+    if isinstance(sent, dict) and isinstance(sent.get("invalid"), str):
+        return f"unreadable: {brief(sent['invalid'])}"
+    if sent is None:
+        return "none"
+    if isinstance(sent, float):
+        return f"{sent:.6g}"
+    return brief(json.dumps(sent, separators=(",", " ")))
+
+
+def question(asked: Any) -> str:
+    """A question as the judge saw it: its text (a Question is recorded as [text, context lines]),
+    else its JSON."""
+    if isinstance(asked, list) and len(asked) == 2 and isinstance(asked[0], str) and isinstance(asked[1], list):
+        context = f" (given {len(asked[1])} earlier steps)" if asked[1] else ""
+        return brief(asked[0]) + context
+    return brief(json.dumps(asked))
+
+
+def brief(text: str) -> str:
+    """``text`` on one line, its middle elided past :data:`WIDE` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= WIDE else flat[: WIDE // 2 - 1] + " … " + flat[-(WIDE // 2 - 2) :]
+
+
+def escape(text: str) -> str:
+    """``text`` with Rich's markup brackets escaped (a model's or a question's text is not markup)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

@@ -1,0 +1,94 @@
+"""LLM players for every protocol family whose moves rest on judgements (issue 11, item 3), as
+``--alice llm:PROVIDER/MODEL`` and ``--bob llm:PROVIDER/MODEL`` name them.
+
+:data:`PLAYERS` maps a protocol to each role's LLM player: cross-examination
+(:mod:`.cross_exam`), stochastic debate (:mod:`.stochastic`), prover-estimator and naive recursive
+debate (:mod:`.recursive`); what they share, and what each model call leaves in the debate's
+record, is in :mod:`.base`. The query-complexity protocols (``kw``, ``circuit-cross-exam``, and the
+DQC search) and bisection have none: their messages are bits of a computation with no judgement in
+it (gate values, a walk down a circuit, configurations of a Turing machine), which a programmed
+prover computes exactly.
+
+The command line loads a model once per process and cache file (:func:`shared_model`; Alice and
+Bob of one model share it, and its usage is counted by role) and notes each model's usage by role
+on stderr when the run is over (:func:`note_usage`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from debatekit.ledger import Role
+from debatekit.llm.config import ModelSpec, cache_path, model_of
+from debatekit.llm.model import Cache, Model
+from debatekit.llm.players import cross_exam, recursive, stochastic
+from debatekit.llm.players.base import LLM
+from debatekit.players.base import Strategy
+
+__all__ = ["LLM", "PLAYERS", "NoLLMPlayers", "llm_strategy", "note_usage", "shared_model", "usage_lines"]
+
+PLAYERS: dict[str, dict[Role, Callable[[LLM], Strategy]]] = {
+    "cross-exam": {Role.ALICE: cross_exam.alice, Role.BOB: cross_exam.bob},
+    "stochastic": {Role.ALICE: stochastic.alice, Role.BOB: stochastic.bob},
+    "prover-estimator": {Role.ALICE: recursive.prover_estimator_alice, Role.BOB: recursive.prover_estimator_bob},
+    "naive-recursive": {Role.ALICE: recursive.naive_alice, Role.BOB: recursive.naive_bob},
+}
+"""Each protocol's LLM player for each role, made from the LLM it consults."""
+PROMPTS = "DEBATEKIT_LLM_PROMPTS"
+"""The environment variable naming a directory of prompts (``judge.txt``) that replace the packaged ones."""
+
+
+class NoLLMPlayers(ValueError):
+    """A protocol whose messages need no LLM."""
+
+
+def llm_strategy(
+    protocol: str, role: Role, spec: str, prompts: Path | None = None, environ: Mapping[str, str] = os.environ
+) -> Strategy:
+    """``protocol``'s LLM player for ``role``, consulting the model ``spec`` names (``PROVIDER/MODEL``,
+    :func:`shared_model`) with the prompts in ``prompts`` (default: the directory ``DEBATEKIT_LLM_PROMPTS``
+    names, else the packaged prompts). :class:`NoLLMPlayers` for a protocol without them;
+    :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had."""
+    seats = PLAYERS.get(protocol)
+    if seats is None:
+        raise NoLLMPlayers(
+            f"{protocol} has no LLM players: its provers' messages are bits of a computation with no judgement "
+            f"in it, which a programmed prover computes exactly (LLM players play {', '.join(PLAYERS)})"
+        )
+    if prompts is None and environ.get(PROMPTS):
+        prompts = Path(environ[PROMPTS]).expanduser()
+    return seats[role](LLM(spec, shared_model(spec, environ), prompts))
+
+
+_MODELS: dict[tuple[str, Path], Model] = {}
+
+
+def shared_model(spec: str, environ: Mapping[str, str] = os.environ) -> Model:
+    """The model ``spec`` names with the on-disk cache (:func:`~debatekit.llm.config.cache_path`),
+    made once per process for each spec and cache file: a local model is loaded once."""
+    key = (spec, cache_path(environ))
+    if key not in _MODELS:
+        _MODELS[key] = model_of(ModelSpec.parse(spec), cache=Cache(key[1]), environ=environ)
+    return _MODELS[key]
+
+
+def usage_lines() -> list[str]:
+    """One line for each shared model and role it served: model calls, cache hits, tokens, cost."""
+    lines = []
+    for (spec, _), model in _MODELS.items():
+        for role, used in model.usage.items():
+            cost = "" if used.cost is None else f", ${used.cost:.4f}"
+            lines.append(
+                f"note: llm:{spec} for {role.value}: {used.calls} model calls, {used.cache_hits} from the cache, "
+                f"{used.prompt_tokens} prompt and {used.completion_tokens} completion tokens{cost}"
+            )
+    return lines
+
+
+def note_usage() -> None:
+    """:func:`usage_lines` on stderr (the command line's, once the run is over)."""
+    for line in usage_lines():
+        print(line, file=sys.stderr)
