@@ -4,6 +4,9 @@ not depend on how many were in flight (debate i depends only on the seed and i).
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -108,3 +111,18 @@ def test_a_player_that_never_answers_forfeits_on_the_batch_engines(name: str, pr
     result = run(spec, instance, players[Role.ALICE], players[Role.BOB], trials=3, seed=0, timeout=0.1)
     assert result.forfeits[role.value] == 3 and result.honest_win_rate == 1.0
     assert "no move within 0.1 s" in result.forfeit_reasons[role.value]
+
+
+def test_a_run_does_not_wait_for_a_move_abandoned_at_its_time_limit(tmp_path) -> None:
+    """A player stuck for ten minutes forfeits at ``--move-timeout`` and the process ends: its call is
+    abandoned, not joined when the run's event loop closes (as ``asyncio.to_thread``'s would be)."""
+    (tmp_path / "stuck_player.py").write_text(
+        "import time\n\nclass Stuck:\n    def __init__(self, seat):\n        pass\n\n"
+        "    def transcript(self):\n        time.sleep(600)\n"
+    )
+    code = "import sys; from debatekit.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    argv = ["run", "cross-exam", "--problem", "approval-majority", "--alice", "stuck_player:Stuck", "--trials", "2",
+            "--move-timeout", "0.5", "--json"]  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["forfeits"]["alice"] == 2

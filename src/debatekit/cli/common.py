@@ -107,11 +107,12 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         except Exception as err:  # sqlite's errors for a path it cannot open
             raise UserError(f"--judge-db: cannot open {str(judge_db)!r}: {err}") from err
     try:
-        from debatekit.llm import ConfigError, ModelJudge, ModelSpec, model_of
+        from debatekit.llm import ConfigError, ModelJudge
+        from debatekit.llm.players import shared_model
     except ImportError as err:
         raise UserError(f"{option} llm:... needs the llm extra: pip install '.[llm]' ({err.name})") from err
     try:
-        return ModelJudge(model_of(ModelSpec.parse(spec.model)))
+        return ModelJudge(shared_model(spec.model))  # the players' model and on-disk cache
     except ConfigError as err:
         raise UserError(f"{option}: {err}") from err
 

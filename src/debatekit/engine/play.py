@@ -15,6 +15,7 @@ the provers' through their seats, the verifier's through the answer function of 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import copy
 import inspect
@@ -64,10 +65,10 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
         return message.sample(seat.rng) if isinstance(message, Dist) else message
 
     async def attempt() -> tuple[Any, Node]:
-        message = await asyncio.to_thread(node.ask, seat.player)
+        message = await off_loop(lambda: node.ask(seat.player))
         if inspect.isawaitable(message):
             message = await message
-        return await asyncio.to_thread(lambda: advance(node, message_of(message), alice_argues))
+        return await off_loop(lambda: advance(node, message_of(message), alice_argues))
 
     try:
         if seat.trusted:
@@ -147,6 +148,34 @@ def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB))
 def verifier_answer(oracle: Oracle, ledger: Ledger, rng: np.random.Generator) -> Answer:
     """The verifier's oracle access: each query counted and recorded for the verifier."""
     return Asker(oracle, Role.VERIFIER, ledger, rng).asked
+
+
+async def off_loop(function: Callable[[], Any]) -> Any:
+    """``function()`` on a daemon thread of its own (carrying this context: the debate it plays),
+    awaited without holding the event loop. Unlike ``asyncio.to_thread``, a call abandoned at its
+    time limit is never waited for, not even when the run's event loop closes."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if done.done():  # abandoned at its time limit
+            return
+        if error is None:
+            done.set_result(result)
+        else:
+            done.set_exception(error)
+
+    def target() -> None:
+        try:
+            result, error = function(), None
+        except BaseException as err:  # handed to the awaiting debate, which charges its sender
+            result, error = None, err
+        with contextlib.suppress(RuntimeError):  # the loop closed while this call ran: nobody waits
+            loop.call_soon_threadsafe(settle, result, error)
+
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(target,), daemon=True).start()
+    return await done
 
 
 def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:
