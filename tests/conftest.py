@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from debatekit.ledger import Role
@@ -243,3 +245,11 @@ def length_of(message: Any) -> int | None:
         return len(message)
     except Exception:
         return None
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _log_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Runs log under a temporary folder, not the working directory (``--log-dir``'s default)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DEBATEKIT_LOG_DIR", str(tmp_path_factory.mktemp("debatekit-logs")))
+        yield

@@ -16,12 +16,14 @@ from debatekit.cli import (
     dqc_cmd,
     judge_cmd,
     lipschitz_cmd,
+    logs_cmd,
     plan_cmd,
     replay_cmd,
     run_cmd,
     show_cmd,
     solve_cmd,
     stability_cmd,
+    sweep_cmd,
 )
 from debatekit.cli.options import UserError
 
@@ -43,12 +45,32 @@ app.command("stability")(stability_cmd.stability)
 app.command("replay")(replay_cmd.replay_file)
 app.command("show")(show_cmd.show)
 app.add_typer(judge_cmd.app, name="judge")
+app.command("logs")(logs_cmd.logs)
+app.command("sweep")(sweep_cmd.sweep)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from debatekit.experiments.logs import version
+
+        print(f"debatekit {version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, expose_value=False, callback=_print_version, help="Print the version."
+    ),
+) -> None:
+    """Run, measure and solve the debate protocols of AI safety via debate."""
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; 0 on success, 2 on a usage error, 1 on anything else."""
     command = typer.main.get_command(app)
     argv = sys.argv[1:] if argv is None else argv
+    logs_cmd.command_line.set(tuple(argv))
     try:
         code = command.main(args=argv or ["--help"], prog_name="debatekit", standalone_mode=False)
     except UserError as err:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from debatekit.cli.logs_cmd import LogDirOption, LogRecordsOption, NoLogOption
 from debatekit.cli.options import (
     Constants,
     JsonOption,
@@ -71,8 +73,12 @@ def run(
         bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
     ] = False,
     json_out: JsonOption = False,
+    log_dir: LogDirOption = None,
+    no_log: NoLogOption = False,
+    log_records: LogRecordsOption = False,
 ) -> None:
-    """Run TRIALS debates and report the accept rate, honest win rate and the ledger."""
+    """Run TRIALS debates and report the accept rate, honest win rate and the ledger; the run is
+    logged in a new folder under --log-dir (see `debatekit logs`)."""
     from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
     from debatekit.cli.common import (
@@ -90,6 +96,7 @@ def run(
         with_constants,
         writable,
     )
+    from debatekit.cli.logs_cmd import start_log
     from debatekit.engine.record import ReplayError
     from debatekit.ledger import Role
 
@@ -106,6 +113,19 @@ def run(
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     chosen = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db)
+    record = writable(record, spec, resume)
+    log = None
+    if not no_log:
+        config = {
+            "protocol": spec.name, "problem": found.name, "size": case.size, "truth": truth.value,
+            "alice": alice, "bob": bob, "trials": trials, "seed": seed, "constants": spec.constants,
+            "oracles": {"oracle": oracle, "prover_oracle": prover_oracle, "verifier_oracle": verifier_oracle},
+            "params": params_json(spec, problem_values), "move_timeout": move_timeout, "resume": resume,
+        }  # fmt: skip
+        log = start_log(log_dir, config, record, log_records)
+        if record is None and log_records:
+            record = writable(log.records, spec)
+    started = time.perf_counter()
     try:
         with progress(trials, f"{spec.name} on {found.name}") as advance:
             result = run_trials(
@@ -116,7 +136,7 @@ def run(
                 seed,
                 advance,
                 oracles=chosen,
-                record=writable(record, spec, resume),
+                record=record,
                 timeout=move_timeout,
                 concurrency=concurrency,
                 params=params_json(spec, problem_values),
@@ -127,8 +147,11 @@ def run(
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     params = params_json(spec, problem_values)
+    summary = result.to_json() | {"params": params}
+    if log is not None:
+        log.finish(summary, time.perf_counter() - started)
     if json_out:
-        emit_json(result.to_json() | {"params": params})
+        emit_json(summary)
     else:
         stdout.print(table(result, params))
 
@@ -156,12 +179,11 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
         extra = result.extra
         low, high = extra["payoff_ci"]
         relation = ">=" if extra.get("payoff_bound_kind") == "completeness" else "<="
-        out.add_row(
-            "A's payoff (mean, 95% CI)",
-            f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]",
-            f"{relation} {extra['payoff_bound']:.4g}" if "payoff_bound" in extra else "",
-        )
+        promised = f"{relation} {extra['payoff_bound']:.4g}" if "payoff_bound" in extra else ""
+        if promised and extra.get("payoff_bound_uncovered"):  # the lemma says nothing against these players
+            promised = f"none ({promised} needs another B)"
+        out.add_row("A's payoff (mean, 95% CI)", f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]", promised)
     settings = ", ".join(f"{name}={value:g}" for name, value in params.items())
-    note = result.extra.get("payoff_bound_note")
+    note = result.extra.get("payoff_bound_uncovered") or result.extra.get("payoff_bound_note")
     out.caption = g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
     return out

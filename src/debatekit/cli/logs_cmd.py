@@ -1,0 +1,69 @@
+"""``debatekit logs``: the runs a log folder holds; and the run log's options, shared with ``run``."""
+
+from __future__ import annotations
+
+import sys
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from debatekit.cli.options import UserError
+
+if TYPE_CHECKING:
+    from debatekit.experiments.logs import RunLog
+
+LogDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--log-dir",
+        metavar="DIR",
+        envvar="DEBATEKIT_LOG_DIR",
+        help="Where runs are logged, one new folder each (default ./debatekit-logs).",
+    ),
+]
+NoLogOption = Annotated[bool, typer.Option("--no-log", help="Keep no log of this run.")]
+LogRecordsOption = Annotated[
+    bool,
+    typer.Option(
+        "--log-records",
+        help="Keep every debate's record in the log folder too (debates.jsonl; large for long debates).",
+    ),
+]
+command_line: ContextVar[tuple[str, ...]] = ContextVar("command_line", default=())
+"""The arguments ``main`` was given, for the log (``sys.argv`` is not them when called in-process)."""
+
+
+def start_log(log_dir: Path | None, config: dict[str, Any], record: Path | None, keep: bool = False) -> RunLog:
+    """A new run folder for this command line (an unwritable log folder is the user's mistake)."""
+    from debatekit.experiments.logs import DEFAULT_LOG_DIR, LogError, RunLog
+
+    try:
+        return RunLog.start(log_dir or DEFAULT_LOG_DIR, ["debatekit", *command_line.get()], config, record, keep)
+    except LogError as err:
+        raise UserError(f"--log-dir: {err}") from err
+
+
+def logs(log_dir: LogDirOption = None) -> None:
+    """List the logged runs: time, protocol, problem, size, truth, players, trials and accept rate."""
+    from rich.table import Table
+
+    from debatekit.cli.common import stdout
+    from debatekit.experiments.logs import DEFAULT_LOG_DIR, runs
+
+    folder = log_dir or DEFAULT_LOG_DIR
+    found = runs(folder)
+    if not found:
+        print(f"no runs logged in {str(folder)!r}", file=sys.stderr)
+        return
+    table = Table(title=f"runs in {folder}")
+    for name, justify in (("started (UTC)", "left"), ("protocol", "left"), ("problem", "left"),
+                          ("size", "right"), ("truth", "left"), ("alice vs bob", "left"),
+                          ("trials", "right"), ("accept", "right"), ("folder", "left")):  # fmt: skip
+        table.add_column(name, justify=justify, overflow="fold")
+    for one in found:
+        accept = "unfinished" if one.accept_rate is None else f"{one.accept_rate:.3f}"
+        table.add_row(one.started.replace("T", " ")[:19], one.protocol, one.problem, str(one.size), one.truth,
+                      f"{one.alice} vs {one.bob}", str(one.trials), accept, one.folder.name)  # fmt: skip
+    stdout.print(table)

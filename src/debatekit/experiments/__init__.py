@@ -1,0 +1,1 @@
+"""Experiments a researcher can keep: run logs and sweeps."""

@@ -1,0 +1,105 @@
+"""Where a sweep's cells run: in this process, a local process pool, or a Ray cluster.
+
+Each backend is a context manager yielding a ``Mapper``: ``mapper(fn, items)`` calls ``fn`` on
+every item as an independent task and yields the results as they finish (in any order). ``fn``
+must be a module-level function and items and results picklable.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]
+RAY_DIR_ROOM = 40
+"""The longest temp dir a local Ray cluster gets as it is: its sockets (about 65 bytes below it) must fit
+in an AF_UNIX path's 107 bytes."""
+
+
+class BackendError(RuntimeError):
+    """A backend that cannot start: Ray not installed, or a cluster that cannot be reached."""
+
+
+def _serial(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+    for item in items:
+        yield fn(item)
+
+
+@contextmanager
+def local(workers: int) -> Iterator[Mapper]:
+    """A pool of ``workers`` processes on this machine (one worker: this process, no pool)."""
+    if workers == 1:
+        yield _serial
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+
+        def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+            pending: set[Future] = {pool.submit(fn, item) for item in items}
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+            finally:
+                for future in pending:  # an error or interrupt: drop what has not started
+                    future.cancel()
+
+        yield mapper
+
+
+@contextmanager
+def ray_cluster(address: str | None, workers: int, temp_dir: Path) -> Iterator[Mapper]:
+    """Tasks on the Ray cluster at ``address`` (``auto``: the one this machine belongs to), or
+    with none a local cluster of ``workers`` CPUs started here, keeping its files in ``temp_dir``
+    (a link there to a short folder when its path is too long for Ray's sockets); one CPU per task.
+    The cluster started here stops on exit; a joined one is only disconnected."""
+    try:
+        import ray
+    except ImportError as err:
+        raise BackendError("--backend ray needs Ray: pip install 'debatekit[ray]'") from err
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
+    if address is None:
+        options |= {"num_cpus": workers, "_temp_dir": str(_short(temp_dir.absolute()))}
+    try:
+        ray.init(address=address, **options)
+    except (ConnectionError, ValueError, RuntimeError) as err:
+        raise BackendError(f"--backend ray: cannot start or join a cluster: {err}") from err
+    try:
+
+        def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+            task = ray.remote(num_cpus=1)(fn)
+            pending = [task.remote(item) for item in items]
+            try:
+                while pending:
+                    done, pending = ray.wait(pending, num_returns=1)
+                    try:
+                        result = ray.get(done[0])
+                    except ray.exceptions.RayTaskError as err:  # the task's own exception, as the pool raises it
+                        raise err.cause from None
+                    yield result
+            finally:
+                for ref in pending:
+                    ray.cancel(ref)
+
+        yield mapper
+    finally:
+        ray.shutdown()
+
+
+def _short(temp_dir: Path) -> Path:
+    """``temp_dir`` if its path leaves room for Ray's sockets, else a new short folder linked from it."""
+    temp_dir.parent.mkdir(parents=True, exist_ok=True)
+    if len(str(temp_dir)) <= RAY_DIR_ROOM:
+        temp_dir.mkdir(exist_ok=True)
+        return temp_dir
+    short = Path(tempfile.mkdtemp(prefix="dkray-"))
+    if temp_dir.is_symlink():  # a link from an earlier invocation
+        temp_dir.unlink()
+    if not temp_dir.exists():
+        temp_dir.symlink_to(short, target_is_directory=True)
+    return short

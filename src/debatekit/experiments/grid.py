@@ -1,0 +1,210 @@
+"""Sweep grids: a TOML file of axes, expanded into cells with stable ids.
+
+The file's top level gives axes (a value or a list of values each), and optionally ``[[grid]]``
+tables, each a grid of its own over the top level's axes with its own axes replacing them (a
+``[params]`` table merges by name); the cells are the union of every grid's product::
+
+    trials = 50
+    seed = [0, 1]
+    problem = "parity"
+    size = [16, 32]
+    truth = ["yes", "no"]
+
+    [[grid]]
+    protocol = "cross-exam"
+    bob = ["honest", "point-random"]
+
+    [[grid]]
+    protocol = "prover-estimator"
+    problem = "obfuscated-primality"
+    size = 8
+    [grid.params]            # as -P NAME=VALUE: one value or a list
+    q = [2, 4]
+
+Axes: ``protocol``, ``problem``, ``size`` (default: the problem's), ``truth`` (yes / no),
+``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
+(default 0), ``params``; ``trials`` (default 200) is one number. A cell's id is a short hash of
+its canonical parameters, so it does not depend on the order of the file or of the axes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from debatekit.cli.options import Constants, UserError
+
+AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
+DEFAULTS: dict[str, list[Any]] = {"truth": ["yes"], "alice": ["honest"], "bob": ["honest"], "seed": [0]}
+
+
+class GridError(ValueError):
+    """A grid file that cannot be read or names something that does not exist."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a sweep: ``trials`` debates of ``alice`` against ``bob``; ``params`` are the
+    ``-P`` assignments (name, value), sorted by name."""
+
+    protocol: str
+    problem: str
+    size: int
+    truth: str
+    alice: str
+    bob: str
+    constants: str | None
+    params: tuple[tuple[str, str], ...]
+    seed: int
+    trials: int
+
+    @property
+    def id(self) -> str:
+        """A 12-hex-digit digest of the cell's canonical parameters."""
+        canonical = json.dumps(asdict(self) | {"params": dict(self.params)}, sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+    def fields(self) -> dict[str, Any]:
+        """The cell's parameters by name (``params`` as a table), with its ``id``."""
+        return {"id": self.id} | asdict(self) | {"params": dict(self.params)}
+
+    def assignments(self) -> list[str]:
+        return [f"{name}={value}" for name, value in self.params]
+
+
+def load(path: Path, overrides: list[str] | None = None) -> list[Cell]:
+    """The cells of the grid file at ``path``, in id order, each checked (names, parameters);
+    ``overrides`` (``NAME=VALUE``) fix a parameter in every grid."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise GridError(f"cannot read {str(path)!r}: {err.strerror or err}") from err
+    except tomllib.TOMLDecodeError as err:
+        raise GridError(f"{path}: not TOML: {err}") from err
+    fixed = {}
+    for text in overrides or ():
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise GridError(f"-P {text!r}: expected NAME=VALUE")
+        fixed[name.strip()] = value.strip()
+    try:
+        return expand(data, fixed)
+    except GridError as err:
+        raise GridError(f"{path}: {err}") from err
+
+
+def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[Cell]:
+    """The cells of a parsed grid (see the module's docstring), deduplicated, in id order."""
+    grids = data.get("grid", [{}])
+    if not isinstance(grids, list) or not all(isinstance(g, dict) for g in grids):
+        raise GridError("grid must be a list of tables ([[grid]])")
+    top = {key: value for key, value in data.items() if key != "grid"}
+    cells: dict[str, Cell] = {}
+    for number, grid in enumerate(grids, 1):
+        if "grid" in grid:
+            raise GridError(f"grid {number}: grids do not nest")
+        params = _params(top.get("params", {})) | _params(grid.get("params", {}))
+        merged = top | grid | {"params": params | {name: [value] for name, value in (fixed or {}).items()}}
+        where = f"grid {number}: " if "grid" in data else ""
+        try:
+            for cell in _product(merged):
+                cells[cell.id] = cell
+        except GridError as err:
+            raise GridError(where + str(err)) from err
+    return sorted(cells.values(), key=lambda cell: cell.id)
+
+
+def _params(table: Any) -> dict[str, list[str]]:
+    if not isinstance(table, dict):
+        raise GridError("params must be a table of NAME = value or [values]")
+    return {name: [_scalar(v) for v in _listed(value, f"params.{name}")] for name, value in table.items()}
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float | str):
+        return str(value)
+    raise GridError(f"a parameter's value must be a number, text or boolean, got {value!r}")
+
+
+def _listed(value: Any, key: str) -> list[Any]:
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise GridError(f"{key}: an empty list makes no cells")
+    return values
+
+
+def _product(table: dict[str, Any]) -> list[Cell]:
+    unknown = sorted(set(table) - {*AXES, "params", "trials"})
+    if unknown:
+        raise GridError(f"unknown key {unknown[0]!r}; use {', '.join((*AXES, 'params', 'trials', 'grid'))}")
+    for key in ("protocol", "problem"):
+        if key not in table:
+            raise GridError(f"no {key} given")
+    trials = table.get("trials", 200)
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise GridError(f"trials must be a whole number at least 1, got {trials!r}")
+    axes = {key: _axis(key, table[key]) if key in table else DEFAULTS.get(key, [None]) for key in AXES}
+    names = sorted(table["params"])
+    assignments = list(itertools.product(*(table["params"][name] for name in names)))
+    cells = []
+    for protocol, problem, size, truth, alice, bob, constants, seed in itertools.product(*axes.values()):
+        for values in assignments:
+            params = tuple(zip(names, values, strict=True))
+            cells.append(_checked(protocol, problem, size, truth, alice, bob, constants, params, seed, trials))
+    return cells
+
+
+def _axis(key: str, value: Any) -> list[Any]:
+    values = _listed(value, key)
+    for one in values:
+        if key in ("size", "seed"):
+            least = 1 if key == "size" else 0
+            if isinstance(one, bool) or not isinstance(one, int) or one < least:
+                raise GridError(f"{key}: {one!r} is not a whole number at least {least}")
+        elif key == "truth":
+            if one not in ("yes", "no", True, False):
+                raise GridError(f"truth: {one!r} is not yes or no")
+        elif not isinstance(one, str):
+            raise GridError(f"{key}: {one!r} is not a name")
+    if key == "truth":
+        return ["yes" if one in ("yes", True) else "no" for one in values]
+    return values
+
+
+def _checked(
+    protocol: str,
+    problem: str,
+    size: int | None,
+    truth: str,
+    alice: str,
+    bob: str,
+    constants: str | None,
+    params: tuple[tuple[str, str], ...],
+    seed: int,
+    trials: int,
+) -> Cell:
+    """The cell, once its names and parameters are known to exist (the size resolved to the
+    problem's default when none is given)."""
+    from debatekit.cli.common import configure, problem_for, strategy, with_constants
+    from debatekit.cli.common import protocol as protocol_named
+    from debatekit.ledger import Role
+
+    try:
+        if constants is not None and constants not in Constants.__members__:
+            raise UserError(f"constants: {constants!r} is not one of {', '.join(Constants.__members__)}")
+        spec = with_constants(protocol_named(protocol), None if constants is None else Constants(constants))
+        found = problem_for(problem, spec)
+        spec, _ = configure(spec, found, [f"{name}={value}" for name, value in params])
+        strategy(spec, Role.ALICE, alice)
+        strategy(spec, Role.BOB, bob)
+    except UserError as err:
+        raise GridError(str(err)) from err
+    return Cell(protocol, problem, found.default_size if size is None else size, truth, alice, bob, constants,
+                params, seed, trials)  # fmt: skip

@@ -1,0 +1,171 @@
+"""Run logs: every ``debatekit run`` leaves a folder that says what was run and what came of it.
+
+A log folder (``./debatekit-logs/`` by default) holds one folder per run, named by the time it
+started and a short random suffix (``20261123-211944-3f9a1c``), created exclusively so that two
+runs never share one. Each holds ``run.json`` (the command line, the resolved configuration, the
+debatekit version and, best effort, the git commit of the checkout the package was loaded from),
+``debates.jsonl`` (the per-debate records, with ``--log-records``; ``record_path`` in ``run.json``
+names the file the user chose with ``--record``, or is null when no record was kept: a run of
+stochastic debate at T = 10^4 keeps ~10^4 events a debate, so records are asked for, not
+implied) and ``summary.json`` (what ``run --json`` prints), written when the run ends: a run
+without one did not finish.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+DEFAULT_LOG_DIR = Path("debatekit-logs")
+RUN_FILE, RECORDS_FILE, SUMMARY_FILE = "run.json", "debates.jsonl", "summary.json"
+
+
+class LogError(OSError):
+    """A log folder that cannot be written."""
+
+
+def version() -> str:
+    """The installed debatekit's version."""
+    try:
+        return metadata.version("debatekit")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def git_commit() -> str | None:
+    """The commit of the git checkout this package was loaded from (with ``+dirty`` when it has
+    uncommitted changes), or None when there is none or git cannot say."""
+    here = Path(__file__).resolve().parent
+    if "site-packages" in here.parts:  # an installed copy: any enclosing checkout is not its source
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "") if head else None
+
+
+def writable_dir(folder: Path) -> Path:
+    """``folder``, created if need be, after checking that a file can be made in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".probe-{secrets.token_hex(4)}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise LogError(f"cannot write the log folder {str(folder)!r}: {err.strerror or err}") from err
+    return folder
+
+
+@dataclass(frozen=True)
+class RunLog:
+    """One run's folder."""
+
+    folder: Path
+
+    @property
+    def records(self) -> Path:
+        return self.folder / RECORDS_FILE
+
+    @classmethod
+    def start(
+        cls, log_dir: Path, argv: list[str], config: dict[str, Any], record: Path | None = None, keep: bool = False
+    ) -> RunLog:
+        """A new run folder under ``log_dir`` with its ``run.json``; ``record`` is the user's own
+        ``--record`` file; without one, ``keep`` keeps the records in the folder (:attr:`records`)."""
+        writable_dir(log_dir)
+        started = datetime.now(UTC)
+        while True:
+            folder = log_dir / f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+            try:
+                folder.mkdir()
+                break
+            except FileExistsError:
+                continue
+            except OSError as err:
+                raise LogError(f"cannot write the log folder {str(log_dir)!r}: {err.strerror or err}") from err
+        log = cls(folder)
+        head = {
+            "argv": argv,
+            "started": started.isoformat(timespec="seconds"),
+            "version": version(),
+            "git_commit": git_commit(),
+            "config": config,
+            "record_path": str(record.resolve()) if record else str(log.records.resolve()) if keep else None,
+        }
+        _write_json(folder / RUN_FILE, head)
+        return log
+
+    def finish(self, summary: dict[str, Any], elapsed_s: float) -> None:
+        """Write ``summary.json``: the run's result as ``run --json`` prints it, and its wall time."""
+        _write_json(self.folder / SUMMARY_FILE, summary | {"elapsed_s": elapsed_s})
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """``path`` written whole or not at all (a temporary file, then renamed)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
+@dataclass(frozen=True)
+class LoggedRun:
+    """One run as ``debatekit logs`` lists it; ``accept_rate`` is None for a run that did not finish."""
+
+    folder: Path
+    started: str
+    protocol: str
+    problem: str
+    size: int | None
+    truth: str
+    alice: str
+    bob: str
+    trials: int
+    accept_rate: float | None
+
+
+def runs(log_dir: Path) -> list[LoggedRun]:
+    """The runs logged in ``log_dir``, oldest first (folders without a readable ``run.json`` are skipped)."""
+    found = []
+    for folder in sorted(log_dir.iterdir()) if log_dir.is_dir() else ():
+        try:
+            head = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+            config = head["config"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        summary_file = folder / SUMMARY_FILE
+        try:
+            accept = json.loads(summary_file.read_text(encoding="utf-8"))["accept_rate"]
+        except (OSError, ValueError, KeyError):
+            accept = None
+        found.append(
+            LoggedRun(
+                folder,
+                str(head.get("started", "")),
+                str(config.get("protocol", "")),
+                str(config.get("problem", "")),
+                config.get("size"),
+                str(config.get("truth", "")),
+                str(config.get("alice", "")),
+                str(config.get("bob", "")),
+                int(config.get("trials", 0)),
+                accept,
+            )
+        )
+    return found

@@ -1,0 +1,169 @@
+"""A sweep: every cell of a grid played as one ``run``, resumable, sliceable, into one table.
+
+The out folder holds, per finished cell, ``cells/<id>/debates.jsonl`` (its per-debate records),
+``summary.json`` (the cell's parameters, what ``run --json`` prints, its wall time ``elapsed_s``
+and ``debates_path``) and ``summary.parquet`` (the same as one flat row: nested fields joined by
+``_``), written last and atomically: a cell is finished exactly when its ``summary.parquet``
+exists, so a killed sweep loses only the cells in flight. Each invocation merges the grid's
+finished rows, in cell-id order, into ``results.parquet``. Cells draw only from their own seed,
+so the table does not depend on the backend or the number of workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from debatekit.experiments.backends import Mapper
+from debatekit.experiments.grid import Cell
+
+RESULTS_FILE = "results.parquet"
+
+
+class CellError(ValueError):
+    """A cell that cannot be played (an instance its problem cannot make, a strategy that refuses it)."""
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """A finished cell as a worker hands it back: its summary and its records (JSON lines)."""
+
+    cell: Cell
+    summary: dict[str, Any]
+    records: str
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """One invocation: the grid's size, cells run now, cells found finished, and every finished
+    cell's summary in id order."""
+
+    cells: int
+    ran: int
+    skipped: int
+    results: list[dict[str, Any]]
+    results_path: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cells": self.cells, "ran": self.ran, "skipped": self.skipped, "results": self.results,
+                "results_path": str(self.results_path)}  # fmt: skip
+
+
+def play_cell(cell: Cell) -> CellResult:
+    """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and records."""
+    from debatekit.analysis.montecarlo import run
+    from debatekit.cli.common import configure, instance, params_json, problem_for, protocol, strategy, with_constants
+    from debatekit.cli.options import Constants, Truth, UserError
+    from debatekit.ledger import Role
+
+    started = time.perf_counter()
+    try:
+        spec = with_constants(protocol(cell.protocol), None if cell.constants is None else Constants(cell.constants))
+        found = problem_for(cell.problem, spec)
+        spec, values = configure(spec, found, cell.assignments())
+        case = instance(found, cell.size, Truth(cell.truth), cell.seed, values)
+        alice, bob = strategy(spec, Role.ALICE, cell.alice), strategy(spec, Role.BOB, cell.bob)
+        for chosen in (alice, bob):
+            if chosen.refuses is not None and (why := chosen.refuses(case)):
+                raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
+    except UserError as err:
+        raise CellError(f"cell {cell.id}: {err}") from None
+    params = params_json(spec, values)
+    with tempfile.TemporaryDirectory(prefix="debatekit-cell-") as scratch:
+        record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
+        result = run(spec, case, alice, bob, cell.trials, cell.seed, record=record, params=params)
+        records = record.read_text(encoding="utf-8") if record is not None else ""
+    summary = cell.fields() | result.to_json() | {"params": params}
+    return CellResult(cell, json.loads(json.dumps(summary, default=_plain)), records, time.perf_counter() - started)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and enums in a summary, as JSON values."""
+    return value.item() if hasattr(value, "item") else getattr(value, "value", str(value))
+
+
+def cell_dir(out: Path, cell: Cell) -> Path:
+    return out / "cells" / cell.id
+
+
+def finished(out: Path, cell: Cell) -> bool:
+    return (cell_dir(out, cell) / "summary.parquet").exists()
+
+
+def shard_of(cells: list[Cell], shard: tuple[int, int] | None) -> list[Cell]:
+    """Slice i of n: the cells whose index, in id order, is i mod n."""
+    if shard is None:
+        return cells
+    index, count = shard
+    return [cell for k, cell in enumerate(cells) if k % count == index]
+
+
+def run_sweep(
+    cells: list[Cell],
+    out: Path,
+    mapper: Mapper,
+    shard: tuple[int, int] | None = None,
+    done: Callable[[CellResult], None] | None = None,
+) -> SweepResult:
+    """Run the cells of ``cells`` (in id order) that are in ``shard`` and not finished in
+    ``out``, through ``mapper``, saving each as it finishes (``done(result)`` after), then merge
+    every finished cell into ``results.parquet``."""
+    chosen = shard_of(cells, shard)
+    todo = [cell for cell in chosen if not finished(out, cell)]
+    try:
+        for result in mapper(play_cell, todo):
+            save(out, result)
+            if done is not None:
+                done(result)
+    finally:
+        results = merge(cells, out)
+    return SweepResult(len(cells), len(todo), len(chosen) - len(todo), results, out / RESULTS_FILE)
+
+
+def save(out: Path, result: CellResult) -> None:
+    """A finished cell's records, ``summary.json`` and, last, its row ``summary.parquet``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = cell_dir(out, result.cell)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "debates.jsonl").write_text(result.records, encoding="utf-8")
+    summary = result.summary | {"elapsed_s": result.elapsed_s, "debates_path": str(folder / "debates.jsonl")}
+    (folder / "summary.json").write_text(json.dumps(summary) + "\n", encoding="utf-8")
+    partial = folder / "summary.parquet.partial"
+    pq.write_table(pa.Table.from_pylist([flat(summary)]), partial)
+    os.replace(partial, folder / "summary.parquet")
+
+
+def flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested tables as columns, their names joined by ``_`` (``guarantee_soundness``); lists stay lists."""
+    row: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            row |= flat(value, f"{prefix}{key}_")
+        else:
+            row[prefix + key] = value
+    return row
+
+
+def merge(cells: list[Cell], out: Path) -> list[dict[str, Any]]:
+    """Write the finished cells' rows, in id order, to ``results.parquet``; their summaries."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ready = [cell for cell in cells if finished(out, cell)]
+    if not ready:
+        return []
+    tables = [pq.read_table(cell_dir(out, cell) / "summary.parquet") for cell in ready]
+    table = pa.concat_tables(tables, promote_options="permissive")
+    partial = out / (RESULTS_FILE + ".partial")
+    pq.write_table(table, partial)
+    os.replace(partial, out / RESULTS_FILE)
+    return [json.loads((cell_dir(out, cell) / "summary.json").read_text(encoding="utf-8")) for cell in ready]

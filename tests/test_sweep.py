@@ -1,0 +1,273 @@
+"""Sweeps (issue 13, point 2): grids expand into cells with stable ids; the local pool, this
+process and a real local Ray cluster give identical tables; a stopped sweep resumes with only
+the missing cells; ``--json``'s shape; a grid file's mistakes are one line and status 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debatekit.cli.main import main
+from debatekit.experiments.backends import BackendError, local, ray_cluster
+from debatekit.experiments.grid import Cell, expand, load
+from debatekit.experiments.sweep import finished, run_sweep
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+# 2 sizes x 2 truths x 4 Bobs x 7 seeds = 112 cells of 5 debates each.
+BIG = """
+protocol = "cross-exam"
+problem = "parity"
+size = [8, 16]
+truth = ["yes", "no"]
+bob = ["honest", "point-random", "point-output", "accept"]
+seed = [0, 1, 2, 3, 4, 5, 6]
+trials = 5
+"""
+SMALL = """
+trials = 4
+truth = ["yes", "no"]
+[[grid]]
+protocol = "cross-exam"
+problem = "parity"
+size = 8
+bob = ["honest", "point-random"]
+[[grid]]
+protocol = "stochastic"
+problem = "noisy-majority"
+size = 12
+constants = ["planned", "lean"]
+"""
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def grid_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "grid.toml"
+    path.write_text(text)
+    return path
+
+
+def comparable(path: Path) -> Any:
+    """The results table without its timings and paths."""
+    table = pq.read_table(path)
+    return table.drop_columns([c for c in table.column_names if c.endswith(("_s", "_path"))])
+
+
+# ---- grids and ids
+
+
+def test_a_grid_expands_to_the_product_of_its_axes_in_id_order() -> None:
+    cells = expand({"protocol": "cross-exam", "problem": "parity", "size": [8, 16], "truth": ["yes", "no"],
+                    "bob": ["honest", "accept"], "seed": [0, 1, 2], "trials": 5})  # fmt: skip
+    assert len(cells) == 2 * 2 * 2 * 3
+    assert [c.id for c in cells] == sorted(c.id for c in cells)
+    assert len({c.id for c in cells}) == len(cells)
+    assert {(c.size, c.truth, c.bob, c.seed) for c in cells} == {
+        (size, truth, bob, seed) for size in (8, 16) for truth in ("yes", "no") for bob in ("honest", "accept")
+        for seed in (0, 1, 2)
+    }  # fmt: skip
+    assert {(c.alice, c.trials, c.constants) for c in cells} == {("honest", 5, None)}
+
+
+def test_ids_are_stable_and_depend_only_on_the_cells_parameters() -> None:
+    one = {"protocol": "cross-exam", "problem": "parity", "size": 16, "trials": 5}
+    (cell,) = expand(one)
+    assert cell == Cell("cross-exam", "parity", 16, "yes", "honest", "honest", None, (), 0, 5)
+    assert cell.id == "7e7595a36e31"  # a digest of the canonical parameters: the same in every version
+    (reordered,) = expand(dict(reversed(one.items())) | {"seed": 0, "truth": True})
+    assert reordered.id == cell.id
+    (more,) = expand(one | {"trials": 6})
+    assert more.id != cell.id
+
+
+def test_grids_union_and_default_size(tmp_path: Path) -> None:
+    cells = load(grid_file(tmp_path, SMALL))
+    assert len(cells) == 2 * 2 + 2 * 2
+    assert {c.constants for c in cells if c.protocol == "stochastic"} == {"planned", "lean"}
+    assert expand({"protocol": "cross-exam", "problem": "parity"})[0].size == 64  # parity's default size
+
+
+def test_params_multiply_and_overrides_fix_them() -> None:
+    base = {"protocol": "prover-estimator", "problem": "obfuscated-primality", "size": 8, "params": {"q": [2, 4]}}
+    assert sorted(dict(c.params)["q"] for c in expand(base)) == ["2", "4"]
+    assert [dict(c.params)["q"] for c in expand(base, {"q": "3"})] == ["3"]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('protocol = "cross-exam"\nproblem = "parity"\nsizes = [8]\n', "unknown key 'sizes'"),
+        ('protocol = "cross-exmm"\nproblem = "parity"\n', "unknown protocol"),
+        ('protocol = "cross-exam"\nproblem = "parrity"\n', "unknown problem"),
+        ('protocol = "cross-exam"\nproblem = "parity"\nbob = "sneaky"\n', "sneaky"),
+        ('protocol = "cross-exam"\nproblem = "parity"\nsize = -3\n', "size"),
+        ('protocol = "cross-exam"\nproblem = "parity"\ntruth = "maybe"\n', "truth"),
+        ('protocol = "cross-exam"\nproblem = "parity"\ntrials = 0\n', "trials"),
+        ('protocol = "cross-exam"\nproblem = "parity"\nconstants = "lean"\n', "constants"),
+        ('protocol = "cross-exam"\nproblem = "parity"\n[params]\nnope = 1\n', "nope"),
+        ('protocol = "cross-exam"\nproblem = "palindrome"\n', "does not support"),
+        ('protocol = "cross-exam"\nproblem = ["parity"\n', "not TOML"),
+        ('problem = "parity"\n', "no protocol"),
+    ],
+)
+def test_grid_mistakes_are_one_line_and_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, says: str
+) -> None:
+    code, out, err = cli(capsys, "sweep", grid_file(tmp_path, text), "--out", tmp_path / "out", "--workers", 1)
+    assert (code, out) == (2, "")
+    assert len(err.strip().splitlines()) == 1 and says in err and "grid.toml" in err
+    assert not (tmp_path / "out" / "cells").exists()  # nothing ran
+
+
+def test_command_line_mistakes_are_status_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    grid = grid_file(tmp_path, SMALL)
+    for extra in (("--shard", "3/3"), ("--shard", "x"), ("--address", "auto"), ("--workers", 0), ("-P", "=1")):
+        code, out, err = cli(capsys, "sweep", grid, "--out", tmp_path / "out", *extra)
+        assert (code, out) == (2, ""), extra
+        assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cell_that_cannot_be_played_is_one_line_and_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, workers: int
+) -> None:
+    grid = grid_file(tmp_path, 'protocol = "bisection"\nproblem = "palindrome"\nsize = 100000\ntrials = 2\n')
+    code, out, err = cli(capsys, "sweep", grid, "--out", tmp_path / "out", "--workers", workers)
+    assert (code, out) == (2, "")
+    assert len(err.strip().splitlines()) == 1 and "--size" in err and "cell " in err
+
+
+def test_a_missing_ray_is_a_backend_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(BackendError, match="pip install"), ray_cluster(None, 1, tmp_path):
+        pass
+
+
+# ---- running
+
+
+def test_json_shape_and_the_folder(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, stdout, err = cli(capsys, "sweep", grid_file(tmp_path, SMALL), "--out", out, "--workers", 1, "--json")
+    assert code == 0, err
+    data = json.loads(stdout)
+    assert set(data) == {"cells", "ran", "skipped", "results", "results_path"}
+    assert (data["cells"], data["ran"], data["skipped"]) == (8, 8, 0)
+    ids = [r["id"] for r in data["results"]]
+    assert ids == sorted(ids) == [c.id for c in load(grid_file(tmp_path, SMALL))]
+    run_fields = {"protocol", "problem", "size", "truth", "alice", "bob", "trials", "seed", "accept_rate",
+                  "accept_ci", "honest_win_rate", "verifier_queries_max", "verifier_queries_mean",
+                  "verifier_bits_read_max", "alice_queries_mean", "bob_queries_mean", "guarantee",
+                  "params"}  # fmt: skip
+    for result in data["results"]:
+        assert run_fields <= set(result)
+        assert {"constants", "id"} <= set(result)
+        assert result["elapsed_s"] > 0
+        records = Path(result["debates_path"]).read_text().splitlines()
+        assert [json.loads(line)["debate"] for line in records] == list(range(4))
+    table = pq.read_table(Path(data["results_path"]))
+    assert table.column("id").to_pylist() == ids
+    assert table.column("accept_rate").to_pylist() == [r["accept_rate"] for r in data["results"]]
+    assert "guarantee_soundness" in table.column_names
+
+
+def test_one_cell_equals_the_run_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    grid = 'protocol = "cross-exam"\nproblem = "parity"\nsize = 16\nbob = "point-random"\nseed = 4\ntrials = 30\n'
+    code, stdout, _ = cli(capsys, "sweep", grid_file(tmp_path, grid), "--out", tmp_path / "o", "--workers", 1, "--json")
+    (result,) = json.loads(stdout)["results"]
+    code, alone, _ = cli(capsys, "run", "cross-exam", "--problem", "parity", "--size", 16, "--bob", "point-random",
+                         "--seed", 4, "--trials", 30, "--json", "--no-log")  # fmt: skip
+    assert code == 0
+    assert json.loads(alone).items() <= result.items()
+
+
+def interrupted_after(k: int) -> Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]:
+    """A mapper that plays ``k`` cells in this process, then is interrupted (as by Ctrl-C)."""
+
+    def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        for item in items[:k]:
+            yield fn(item)
+        raise KeyboardInterrupt
+
+    return mapper
+
+
+def test_a_stopped_sweep_resumes_with_only_the_missing_cells(tmp_path: Path) -> None:
+    cells = load(grid_file(tmp_path, SMALL))
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(cells, out, interrupted_after(3))
+    kept = {c.id for c in cells if finished(out, c)}
+    assert len(kept) == 3
+    assert pq.read_table(out / "results.parquet").num_rows == 3  # merged even when stopped
+    played: list[str] = []
+    with local(1) as serial:
+
+        def counting(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+            played.extend(item.id for item in items)
+            return serial(fn, items)
+
+        result = run_sweep(cells, out, counting)
+    assert (result.ran, result.skipped, len(result.results)) == (5, 3, 8)
+    assert sorted(played) == sorted({c.id for c in cells} - kept)
+    with local(1) as serial:
+        fresh = run_sweep(cells, tmp_path / "fresh", serial)
+    assert comparable(out / "results.parquet").equals(comparable(tmp_path / "fresh" / "results.parquet"))
+    assert [r["accept_rate"] for r in result.results] == [r["accept_rate"] for r in fresh.results]
+
+
+def test_shards_cover_the_grid_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    grid, out = grid_file(tmp_path, SMALL), tmp_path / "out"
+    ran = []
+    for i in range(3):
+        code, stdout, err = cli(capsys, "sweep", grid, "--out", out, "--workers", 1, "--shard", f"{i}/3", "--json")
+        assert code == 0, err
+        data = json.loads(stdout)
+        ran.append(data["ran"])
+        assert data["skipped"] == 0
+    assert ran == [3, 3, 2]
+    code, stdout, _ = cli(capsys, "sweep", grid, "--out", out, "--workers", 1, "--json")
+    assert json.loads(stdout) | {"results": None} == {"cells": 8, "ran": 0, "skipped": 8, "results": None,
+                                                      "results_path": str(out / "results.parquet")}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def big_serial(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 112-cell sweep, played in this process: the reference table."""
+    folder = tmp_path_factory.mktemp("big")
+    with local(1) as serial:
+        run_sweep(load(grid_file(folder, BIG)), folder / "serial", serial)
+    return folder
+
+
+def test_the_local_pool_gives_the_same_table(capsys: pytest.CaptureFixture[str], big_serial: Path) -> None:
+    out = big_serial / "pool"
+    code, stdout, err = cli(capsys, "sweep", big_serial / "grid.toml", "--out", out, "--workers", 2, "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["ran"] == 112
+    reference = comparable(big_serial / "serial" / "results.parquet")
+    assert reference.num_rows == 112
+    assert comparable(out / "results.parquet").equals(reference)
+
+
+def test_a_local_ray_cluster_gives_the_same_table(capsys: pytest.CaptureFixture[str], big_serial: Path) -> None:
+    pytest.importorskip("ray")
+    out = big_serial / "ray"
+    code, stdout, err = cli(capsys, "sweep", big_serial / "grid.toml", "--out", out, "--backend", "ray",
+                            "--workers", 2, "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(stdout)["ran"] == 112
+    assert comparable(out / "results.parquet").equals(comparable(big_serial / "serial" / "results.parquet"))
+    assert (out / "ray").is_dir()  # the cluster's files stayed under the sweep's folder
