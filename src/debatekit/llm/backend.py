@@ -58,6 +58,10 @@ class Backend(Protocol):
         ...
 
 
+class ConfigError(ValueError):
+    """A model spec that cannot be used: malformed, an unknown provider, a missing key or file."""
+
+
 class ModelError(Exception):
     """A model call that failed or whose answer cannot be used; whoever relied on it is charged."""
 

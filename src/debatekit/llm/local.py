@@ -17,8 +17,7 @@ from pathlib import Path
 
 from llama_cpp import Llama
 
-from debatekit.llm.backend import Completion, Rejected, Request, completion_of
-from debatekit.llm.config import ConfigError
+from debatekit.llm.backend import Completion, ConfigError, Rejected, Request, completion_of
 
 CONTEXT = 2048
 """Tokens of context the model is loaded with (prompt and completion together)."""
