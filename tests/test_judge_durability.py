@@ -4,6 +4,7 @@ restart every acknowledged answer is there, no task was created twice, and the d
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -121,3 +122,53 @@ def test_a_debate_killed_while_waiting_resumes_at_its_task(tmp_path) -> None:
     (task,) = store.export()["tasks"]
     assert task["closed"] is not None
     assert [(j["judge_name"], j["answer"]) for j in store.export()["judgements"]] == [("ann", 1), ("bob", 0)]
+
+
+def test_a_run_killed_while_debates_wait_on_people_resumes_and_asks_no_task_twice(tmp_path) -> None:
+    """``debatekit run --verifier-oracle people`` with several debates waiting at once: kill -9 the
+    run just after some answers, rerun it with ``--resume``: every debate completes, every answer
+    given before the kill is the one its debate's record holds, and no question became two tasks."""
+    db, record = tmp_path / "judges.sqlite", tmp_path / "run.jsonl"
+    store = Store(db)
+    judges = [store.invite(f"judge{i}")[0] for i in range(8)]
+    argv = ["run", "cross-exam", "--problem", "caffeine", "--alice", "lie-step", "--bob", "honest", "--trials", "8",
+            "--seed", "3", "--concurrency", "8", "--verifier-oracle", "people", "--judge-db", str(db),
+            "--record", str(record), "--no-log", "--json"]  # fmt: skip
+    code = "import sys; from debatekit.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    given: dict[int, int] = {}  # task id -> the answer given
+
+    def answer(count: int, run: subprocess.Popen) -> None:
+        deadline = time.monotonic() + 30
+        while len(given) < count:
+            assert time.monotonic() < deadline and run.poll() is None, run.stderr and run.stderr.read()
+            for judge in judges:
+                offer = store.offer(judge)
+                if offer is not None and offer.task.id not in given:
+                    given[offer.task.id] = offer.task.id % 2
+                    store.submit(judge, offer.task.id, offer.slot, given[offer.task.id])
+                    break
+            time.sleep(0.02)
+
+    first = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path)  # fmt: skip
+    try:
+        answer(2, first)
+        deadline = time.monotonic() + 20  # the other asking debates wait on their tasks when it dies
+        while len(store.export()["tasks"]) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        kill9(first)
+    asked_before = len(store.export()["tasks"])
+    assert asked_before == 4 > len(given)  # seed 3: four debates ask (as with the built-in oracle)
+    again = subprocess.Popen([sys.executable, "-c", code, *argv, "--resume"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)  # fmt: skip
+    answer(asked_before, again)
+    _, err = again.communicate(timeout=60)
+    assert again.returncode == 0, err
+    records = [json.loads(line) for line in record.read_text().splitlines()]
+    assert sorted(r["debate"] for r in records) == list(range(8))
+    events = [e for r in records for e in r["events"] if e.get("query") == "verifier"]
+    tasks = store.export()["tasks"]
+    assert len(tasks) == len(events) == asked_before  # each question one task, none asked twice
+    assert sorted(e["answer"] for e in events) == sorted(given.values())
+    assert all(len(e["judges"]) == 1 and e["judges"][0]["answer"] == e["answer"] for e in events)

@@ -62,7 +62,12 @@ class OracleSpec:
 
 
 def oracles(
-    case: Instance, both: str, provers: str | None = None, verifier: str | None = None, judge_db: Path | None = None
+    case: Instance,
+    both: str,
+    provers: str | None = None,
+    verifier: str | None = None,
+    judge_db: Path | None = None,
+    answers_per_judge: int = 1,
 ) -> Oracles:
     """Each side's oracle: ``--oracle`` for both, ``--prover-oracle`` / ``--verifier-oracle`` for
     one (the provers may consult a model of the judge while the verifier asks people)."""
@@ -72,7 +77,7 @@ def oracles(
 
     def made_of(spec: OracleSpec, option: str) -> Oracle:
         if spec not in made:
-            made[spec] = _oracle(case, spec, option, judge_db)
+            made[spec] = _oracle(case, spec, option, judge_db, answers_per_judge)
         return made[spec]
 
     chosen = [  # (spec, the option that named it): the provers', then the verifier's
@@ -90,7 +95,7 @@ def oracles(
     return Oracles(*(made_of(spec, option) for spec, option in chosen))
 
 
-def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None) -> Oracle:
+def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None, answers_per_judge: int) -> Oracle:
     if spec.kind is OracleKind.BUILTIN:
         return case.oracle
     if spec.kind is OracleKind.SAMPLE:
@@ -103,7 +108,7 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         except ImportError as err:
             raise UserError(f"{option} people needs the judge extra: pip install '.[judge]' ({err.name})") from err
         try:
-            return People(judge_db)
+            return People(judge_db, answers_per_judge)
         except Exception as err:  # sqlite's errors for a path it cannot open
             raise UserError(f"--judge-db: cannot open {str(judge_db)!r}: {err}") from err
     try:

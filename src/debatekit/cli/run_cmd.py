@@ -62,6 +62,10 @@ def run(
         Path | None,
         typer.Option("--judge-db", metavar="FILE.sqlite", help="The judges' database, for people (`debatekit judge`)."),
     ] = None,
+    answers_per_judge: Annotated[
+        int,
+        typer.Option("--answers-per-judge", help="People: the most answers one judge gives to one question's panel."),
+    ] = 1,
     record: Annotated[
         Path | None, typer.Option("--record", metavar="FILE.jsonl", help="Write one JSON record per debate.")
     ] = None,
@@ -112,7 +116,8 @@ def run(
     for chosen in players:
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
-    chosen = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db)
+    positive(answers_per_judge, "--answers-per-judge")
+    chosen = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge)
     record = writable(record, spec, resume)
     log = None
     if not no_log:
