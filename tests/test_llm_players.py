@@ -467,6 +467,9 @@ def test_the_command_line_runs_llm_players_end_to_end_and_replay_and_show_read_t
     assert data["guarantee"]["completeness"] == 1.0
     assert f"note: llm:scripted/{TRUTHFUL} for alice: 10 model calls, 20 from the cache" in ran.stderr
     assert f"note: llm:scripted/{TRUTHFUL} for bob: 0 model calls, 30 from the cache" in ran.stderr
+    used = data["model_usage"][f"llm:scripted/{TRUTHFUL}"]  # the same counts, by role, in the run's JSON
+    assert (used["alice"]["calls"], used["alice"]["cache_hits"], used["bob"]["calls"]) == (10, 20, 0)
+    assert used["alice"]["prompt_tokens"] > 0 and used["bob"]["cache_hits"] == 30
     assert http.calls == 10
     replayed = debatekit("replay", str(record))
     assert replayed.returncode == 0 and "3 of 3 debates reproduce" in replayed.stdout

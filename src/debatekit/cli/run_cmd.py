@@ -153,6 +153,8 @@ def run(
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     params = params_json(spec, problem_values)
     summary = result.to_json() | {"params": params}
+    if "debatekit.llm.players" in sys.modules:  # LLM players or a model of the judge played: their usage by role
+        summary["model_usage"] = sys.modules["debatekit.llm.players"].usage_json()
     if log is not None:
         log.finish(summary, time.perf_counter() - started)
     if json_out:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from pathlib import Path
 
 from debatekit.ledger import Role
@@ -28,7 +29,16 @@ from debatekit.llm.players import cross_exam, recursive, stochastic
 from debatekit.llm.players.base import LLM
 from debatekit.players.base import Strategy
 
-__all__ = ["LLM", "PLAYERS", "NoLLMPlayers", "llm_strategy", "note_usage", "shared_model", "usage_lines"]
+__all__ = [
+    "LLM",
+    "PLAYERS",
+    "NoLLMPlayers",
+    "llm_strategy",
+    "note_usage",
+    "shared_model",
+    "usage_json",
+    "usage_lines",
+]
 
 PLAYERS: dict[str, dict[Role, Callable[[LLM], Strategy]]] = {
     "cross-exam": {Role.ALICE: cross_exam.alice, Role.BOB: cross_exam.bob},
@@ -86,6 +96,14 @@ def usage_lines() -> list[str]:
                 f"{used.prompt_tokens} prompt and {used.completion_tokens} completion tokens{cost}"
             )
     return lines
+
+
+def usage_json() -> dict[str, dict[str, dict[str, float | int | None]]]:
+    """Each shared model's usage by role (tokens, cost, model calls, cache hits), for a run's JSON."""
+    return {
+        f"llm:{spec}": {role.value: asdict(used) for role, used in model.usage.items()}
+        for (spec, _), model in _MODELS.items()
+    }
 
 
 def note_usage() -> None:
