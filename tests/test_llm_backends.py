@@ -41,6 +41,7 @@ from debatekit.llm import (
     model_of,
     p_yes,
 )
+from debatekit.llm.config import price_of
 from debatekit.llm.openai_chat import OpenAIChat, retry_after
 from debatekit.oracle import Question, consulted, here, in_debate
 from llm_server import Reply, Server, chat, serving
@@ -360,3 +361,13 @@ def test_the_judge_is_charged_to_the_role_asking_in_a_run(http: Server) -> None:
 
     assert asyncio.run(asked_by_bob()) in (0, 1)
     assert judge.model.usage[Role.BOB].calls == 1 and Role.VERIFIER not in judge.model.usage
+
+
+def test_a_price_set_in_the_environment_is_read_and_a_bad_one_refused() -> None:
+    spec = ModelSpec.parse("openai/gpt-4o-mini")
+    assert price_of(spec, {}) is None
+    assert price_of(spec, {"DEBATEKIT_OPENAI_PRICE": "0.15,0.6"}) == Price(0.15, 0.6)
+    assert Price(0.15, 0.6).cost(1_000_000, 1_000_000) == pytest.approx(0.75)
+    for bad in ("0.15", "a,b", "-1,2", "inf,1"):
+        with pytest.raises(ConfigError, match="DEBATEKIT_OPENAI_PRICE"):
+            price_of(spec, {"DEBATEKIT_OPENAI_PRICE": bad})

@@ -43,6 +43,22 @@ class ModelSpec:
         return cls(provider, model)
 
 
+def price_of(spec: ModelSpec, environ: Mapping[str, str] = os.environ) -> Price | None:
+    """The price set for ``spec``'s provider in ``DEBATEKIT_<PROVIDER>_PRICE`` as ``INPUT,OUTPUT``,
+    US dollars per million prompt and completion tokens (None when unset)."""
+    name = f"DEBATEKIT_{spec.provider.upper().replace('-', '_')}_PRICE"
+    text = environ.get(name)
+    if not text:
+        return None
+    try:
+        given, taken = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ConfigError(f"{name} is INPUT,OUTPUT dollars per million tokens (say 0.15,0.6), not {text!r}") from None
+    if not (given >= 0 and taken >= 0) or float("inf") in (given, taken):
+        raise ConfigError(f"{name}: prices are finite and non-negative, not {text!r}")
+    return Price(given, taken)
+
+
 def model_of(
     spec: ModelSpec,
     limits: Limits | None = None,

@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from debatekit.ledger import Role
-from debatekit.llm.config import ModelSpec, cache_path, model_of
+from debatekit.llm.config import ModelSpec, cache_path, model_of, price_of
 from debatekit.llm.model import Cache, Model
 from debatekit.llm.players import cross_exam, recursive, stochastic
 from debatekit.llm.players.base import LLM
@@ -81,7 +81,8 @@ def shared_model(spec: str, environ: Mapping[str, str] = os.environ) -> Model:
     made once per process for each spec and cache file: a local model is loaded once."""
     key = (spec, cache_path(environ))
     if key not in _MODELS:
-        _MODELS[key] = model_of(ModelSpec.parse(spec), cache=Cache(key[1]), environ=environ)
+        parsed = ModelSpec.parse(spec)
+        _MODELS[key] = model_of(parsed, cache=Cache(key[1]), price=price_of(parsed, environ), environ=environ)
     return _MODELS[key]
 
 
