@@ -50,6 +50,13 @@ def http() -> Iterator[Server]:
     yield from serving()
 
 
+@pytest.fixture
+def own_http() -> Iterator[Server]:
+    """A server for one test only: no call left running by an earlier test (an abandoned move's
+    thread may still ask the module's server) can reach it."""
+    yield from serving()
+
+
 def truths(problem: str, truth: bool) -> dict[str, float]:
     """P[yes] of each judged step's question text, from the built-in plan's ground truth."""
     plan = next(p for p in load(PLANS / f"{problem}.toml") if p.truth is truth)
@@ -449,7 +456,8 @@ def test_an_unusable_model_spec_is_a_usage_error(capsys, monkeypatch, spec, why)
 EXECUTABLE = shutil.which("debatekit") or str(Path(sys.executable).with_name("debatekit"))
 
 
-def test_the_command_line_runs_llm_players_end_to_end_and_replay_and_show_read_the_record(http, tmp_path) -> None:
+def test_the_command_line_runs_llm_players_end_to_end_and_replay_and_show_read_the_record(own_http, tmp_path) -> None:
+    http = own_http
     http.play(judging("caffeine", True))
     env = os.environ | environ(http, tmp_path)
     record = tmp_path / "r.jsonl"
@@ -465,12 +473,14 @@ def test_the_command_line_runs_llm_players_end_to_end_and_replay_and_show_read_t
     data = json.loads(ran.stdout)
     assert data["alice"] == data["bob"] == f"llm:scripted/{TRUTHFUL}" and data["accept_rate"] == 1.0
     assert data["guarantee"]["completeness"] == 1.0
-    assert f"note: llm:scripted/{TRUTHFUL} for alice: 10 model calls, 20 from the cache" in ran.stderr
+    # Alice asks each of the 10 judged steps once (a transient failure may cost a retried attempt,
+    # counted as a call); every other ask, hers in later debates and all of Bob's, is a cache hit.
+    assert len({json.dumps(body, sort_keys=True) for body in http.bodies}) == 10
+    assert f"note: llm:scripted/{TRUTHFUL} for alice: {http.calls} model calls, 20 from the cache" in ran.stderr
     assert f"note: llm:scripted/{TRUTHFUL} for bob: 0 model calls, 30 from the cache" in ran.stderr
     used = data["model_usage"][f"llm:scripted/{TRUTHFUL}"]  # the same counts, by role, in the run's JSON
-    assert (used["alice"]["calls"], used["alice"]["cache_hits"], used["bob"]["calls"]) == (10, 20, 0)
+    assert (used["alice"]["calls"], used["alice"]["cache_hits"], used["bob"]["calls"]) == (http.calls, 20, 0)
     assert used["alice"]["prompt_tokens"] > 0 and used["bob"]["cache_hits"] == 30
-    assert http.calls == 10
     replayed = debatekit("replay", str(record))
     assert replayed.returncode == 0 and "3 of 3 debates reproduce" in replayed.stdout
     shown = debatekit("show", str(record), "--debate", "2")

@@ -130,6 +130,11 @@ def run(
         log = start_log(log_dir, config, record, log_records)
         if record is None and log_records:
             record = writable(log.records, spec)
+    models_before = None
+    if any(text.startswith("llm:") for text in (alice, bob, oracle, prover_oracle or "", verifier_oracle or "")):
+        from debatekit.llm.players import usage_json
+
+        models_before = usage_json()
     started = time.perf_counter()
     try:
         with progress(trials, f"{spec.name} on {found.name}") as advance:
@@ -153,8 +158,10 @@ def run(
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     params = params_json(spec, problem_values)
     summary = result.to_json() | {"params": params}
-    if "debatekit.llm.players" in sys.modules:  # LLM players or a model of the judge played: their usage by role
-        summary["model_usage"] = sys.modules["debatekit.llm.players"].usage_json()
+    if models_before is not None:  # LLM players or a model of the judge played: this run's usage by role
+        from debatekit.llm.players import usage_json
+
+        summary["model_usage"] = usage_json(since=models_before)
     if log is not None:
         log.finish(summary, time.perf_counter() - started)
     if json_out:

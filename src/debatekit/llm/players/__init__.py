@@ -99,11 +99,25 @@ def usage_lines() -> list[str]:
     return lines
 
 
-def usage_json() -> dict[str, dict[str, dict[str, float | int | None]]]:
-    """Each shared model's usage by role (tokens, cost, model calls, cache hits), for a run's JSON."""
-    return {
+Usages = dict[str, dict[str, dict[str, float | int | None]]]
+
+
+def usage_json(since: Usages | None = None) -> Usages:
+    """Each shared model's usage by role (tokens, cost, model calls, cache hits), for a run's JSON:
+    all of this process's, or what was used after ``since`` (an earlier reading) when given."""
+    now = {
         f"llm:{spec}": {role.value: asdict(used) for role, used in model.usage.items()}
         for (spec, _), model in _MODELS.items()
+    }
+    if since is None:
+        return now
+
+    def minus(used: dict[str, float | int | None], earlier: dict[str, float | int | None]) -> dict:
+        return {k: v if v is None or earlier.get(k) is None else v - earlier[k] for k, v in used.items()}  # type: ignore[operator]
+
+    return {
+        model: {role: minus(used, since.get(model, {}).get(role, {})) for role, used in roles.items()}
+        for model, roles in now.items()
     }
 
 
