@@ -152,12 +152,15 @@ def test_forfeits_replay_with_their_reasons() -> None:
     """A player that raises, one whose mixed move is sampled, and one that cannot sit down: each
     forfeit is recorded with its reason and replays to the same reason and payoff."""
     inst = primality(False, 10)
+    here = Path(__file__).name  # a user's failure is named with its file and line
+    raised = f"({here}:{RaisesInRoundOne.direction.__code__.co_firstlineno + 2})"
+    no_chair = f"({here}:{cannot_sit.__code__.co_firstlineno + 1})"
     raising = Strategy("user:raises", Role.ALICE, "raises in round d-1", RaisesInRoundOne)
     sitting = Strategy("user:cannot-sit", Role.BOB, "fails to sit down", cannot_sit)
     for spec, alice, bob, who, reason in (
-        (PE, raising, "omniscient", "alice", "direction raised RuntimeError: lost the thread"),
-        (PE, "honest", sitting, "bob", "sitting down raised ValueError: no chair"),
-        (NAIVE, "honest", sitting, "bob", "sitting down raised ValueError: no chair"),
+        (PE, raising, "omniscient", "alice", f"direction raised RuntimeError: lost the thread {raised}"),
+        (PE, "honest", sitting, "bob", f"sitting down raised ValueError: no chair {no_chair}"),
+        (NAIVE, "honest", sitting, "bob", f"sitting down raised ValueError: no chair {no_chair}"),
         (PE, "malformed", "omniscient", "alice", None),
     ):
         (record,) = play(spec, inst, alice, bob, range(1)).records

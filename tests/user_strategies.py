@@ -7,6 +7,7 @@ strategies as ``user_strategies:Name``. A strategy is a factory taking a
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from debatekit.players.base import Seat
@@ -53,3 +54,34 @@ def crashing_factory(seat: Seat) -> Any:
 
 
 NOT_CALLABLE = 42
+
+
+class ExitingAtSeat:
+    """A strategy that calls ``sys.exit`` while sitting down: a usage mistake (exit status 2)."""
+
+    def __init__(self, seat: Seat):
+        sys.exit(3)
+
+
+class InterruptingAtSeat:
+    """A strategy that raises ``KeyboardInterrupt`` while sitting down: a usage mistake too."""
+
+    def __init__(self, seat: Seat):
+        raise KeyboardInterrupt
+
+
+class ExitingMover:
+    """A player of any protocol whose every move raises ``SystemExit``: it forfeits, the run goes on."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def __getattr__(self, name: str) -> Any:
+        raise SystemExit(0)
+
+
+class InterruptingMover(ExitingMover):
+    """Likewise with ``KeyboardInterrupt``."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise KeyboardInterrupt

@@ -33,7 +33,7 @@ import numpy as np
 from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
-from debatekit.engine.play import Seated, limited, play, seat_copies, verifier_answer
+from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
 from debatekit.engine.record import Journal, RecordWriter, completed, fingerprint, journaled
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
@@ -122,9 +122,11 @@ async def debate(
     for role, strategy in table.strategies.items():
         seat = Seat(table.seats[role], role, rngs[role], Asker(table.oracles.provers, role, ledger, rngs[role]))
         try:
-            seats[role] = Seated(strategy.factory(seat), rngs[role], strategy.trusted)
+            seats[role] = Seated(await seat_player(strategy, seat, table.timeout), rngs[role], strategy.trusted)
+        except TimeoutError:
+            end = end or forfeit(role, f"not seated within {table.timeout:g} s", spec.alice_argues)
         except Exception as err:  # untrusted strategy code failed to sit down
-            end = end or forfeit(role, f"{type(err).__name__}: {err}", spec.alice_argues)
+            end = end or forfeit(role, describe(err), spec.alice_argues)
     if end is None:
         root = spec.debate(table.instance, Reader(ledger))
         answer = verifier_answer(table.oracles.verifier, ledger, rngs[Role.VERIFIER])

@@ -785,7 +785,8 @@ def _budget(k: float, T: int, prover_budget: int | tuple[int, int] | None) -> tu
         pair: tuple[Any, ...] = lean_budget(k, T)
         if max(pair) > MAX_BUDGET:
             raise PlanError(
-                f"Lean's per-step counts {pair} exceed the supported {MAX_BUDGET:.0e}; give --prover-budget"
+                f"Lean's per-step counts {pair} exceed the supported {MAX_BUDGET:.0e} "
+                "(a prover budget, `plan --prover-budget`, caps them)"
             )
         return pair
     if isinstance(prover_budget, int | np.integer) and not isinstance(prover_budget, bool):

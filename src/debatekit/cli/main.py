@@ -5,8 +5,8 @@ imports what it runs when called, so ``debatekit --help`` starts in Typer's time
 
 from __future__ import annotations
 
-import os
 import sys
+import traceback
 
 import typer
 
@@ -57,10 +57,33 @@ def _print_version(asked: bool) -> None:
         raise typer.Exit(0)
 
 
+_debugging = False
+
+
+def _debug(on: bool) -> None:
+    """``--debug``'s switch (also for the players' errors, :func:`debug_players`), off again when
+    ``main`` returns."""
+    global _debugging
+    if on or _debugging:
+        from debatekit.engine.play import debug_players
+
+        debug_players(on)
+    _debugging = on
+
+
 @app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", is_eager=True, expose_value=False, callback=_print_version, help="Print the version."
+    ),
+    debug: bool = typer.Option(
+        False,
+        "--debug",
+        envvar="DEBATEKIT_DEBUG",
+        expose_value=False,
+        callback=_debug,
+        help="Let an error in a player's own code (a user's strategy) through with its traceback instead of "
+        "forfeiting, and show internal errors' tracebacks.",
     ),
 ) -> None:
     """Run, measure and solve the debate protocols of AI safety via debate."""
@@ -86,13 +109,25 @@ def main(argv: list[str] | None = None) -> int:
         print("debatekit: interrupted", file=sys.stderr)
         return 130
     except Exception as err:
-        if os.environ.get("DEBATEKIT_DEBUG"):
+        if _debugging:
             raise
         print(
-            f"debatekit: internal error: {type(err).__name__}: {err} (set DEBATEKIT_DEBUG=1 for a traceback)",
+            f"debatekit: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)",
             file=sys.stderr,
         )
         return 1
+    except BaseException as err:
+        from debatekit.engine.play import LetThrough, SeatingExit
+
+        if isinstance(err, SeatingExit):
+            return _usage_error(str(err))
+        if not isinstance(err, LetThrough):
+            raise
+        traceback.print_exception(err.__cause__ or err)
+        print(f"debatekit: a player's code failed (--debug): {err}", file=sys.stderr)
+        return 1
+    finally:
+        _debug(False)
     return code if isinstance(code, int) else 0
 
 

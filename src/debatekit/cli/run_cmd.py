@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
     from debatekit.analysis.montecarlo import RunResult
 
+MAX_TRIALS = 10**10
+"""The most debates one run plays: a day or more at the batch engines' speed; beyond it a number
+is a slip (``1000000000000``), and a larger study is a sweep over seeds."""
 
 
 def run(
@@ -85,6 +88,7 @@ def run(
     logged in a new folder under --log-dir (see `debatekit logs`)."""
     from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
+    from debatekit.analysis.planner import PlanError
     from debatekit.cli.common import (
         configure,
         emit_json,
@@ -107,7 +111,9 @@ def run(
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
     spec, problem_values = configure(spec, found, param)
-    positive(trials, "--trials")
+    if positive(trials, "--trials") > MAX_TRIALS:
+        raise UserError(f"--trials is at most {MAX_TRIALS:.0e} in one run, got {trials}; spread more over seeds "
+                        "in a sweep (debatekit sweep)")  # fmt: skip
     positive(concurrency, "--concurrency")
     if not move_timeout > 0:
         raise UserError(f"--move-timeout must be positive, got {move_timeout:g}")
@@ -154,6 +160,9 @@ def run(
             )
     except (ResumeError, ReplayError) as err:
         raise UserError(f"--resume: {err}") from err
+    except PlanError as err:  # the certified planner's --constants planned, at a size past its reach
+        raise UserError(f"{spec.name} cannot be planned for {found.name} at --size {case.size}: {err}; "
+                        "choose a smaller --size") from err  # fmt: skip
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
     params = params_json(spec, problem_values)

@@ -10,6 +10,12 @@ committed data.
 
 Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
 the provers' through their seats, the verifier's through the answer function of the debate.
+
+A player's code that raises ``SystemExit``, ``KeyboardInterrupt`` or any other exception that is
+not an ``Exception`` is charged the same way (:class:`Exited`), except while sitting down, where
+it is the user's mistake (:class:`SeatingExit`). With :func:`debug_players` on (``--debug``), an
+error raised by a player's own code is let through (:class:`LetThrough`) to the command line,
+which prints its traceback, instead of becoming a forfeit.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import contextlib
 import contextvars
 import copy
 import inspect
+import sysconfig
 import threading
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, replace
@@ -48,13 +55,74 @@ class Seated:
     trusted: bool = False
 
 
+class Exited(Exception):
+    """A player's code raised what is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``):
+    charged to its sender like any failure; it never ends the run."""
+
+
+class SeatingExit(BaseException):
+    """A user's strategy tried to end the process while sitting down: a usage mistake that ends
+    the run (no forfeit handler catches it), one line at the command line."""
+
+
+class LetThrough(BaseException):
+    """``--debug``: a player's own error, carried past every forfeit handler (none catches a
+    ``BaseException``) to the command line, which prints the traceback of its ``__cause__``."""
+
+
+_debugging = False
+
+
+def debug_players(on: bool) -> None:
+    """Let errors raised by players' own code through (``--debug``) instead of forfeiting."""
+    global _debugging
+    _debugging = on
+
+
+def played(function: Callable[[], Any]) -> Callable[[], Any]:
+    """``function`` (a player's own code) with its failures made chargeable: anything not an
+    ``Exception`` becomes :class:`Exited`, and with :func:`debug_players` on, any error becomes
+    :class:`LetThrough`."""
+
+    def call() -> Any:
+        try:
+            return function()
+        except Exception as err:
+            if _debugging:
+                raise LetThrough(describe(err)) from err
+            raise
+        except BaseException as err:
+            raise Exited(describe(err)) from err
+
+    return call
+
+
+_STDLIB = sysconfig.get_paths()["stdlib"]
+_HERE = __file__.rsplit("/engine/", 1)[0]
+
+
 def describe(err: BaseException) -> str:
-    """``Type: message`` for an exception a player raised, without trusting its ``__str__``."""
+    """``Type: message (file:line)`` for an exception a player raised, without trusting its
+    ``__str__``; the place is the innermost frame of the player's own code, when there is one."""
+    if isinstance(err, Exited) and err.args:
+        return str(err.args[0])
     try:
         text = str(err)
     except Exception:
         text = "<unprintable>"
-    return f"{type(err).__name__}: {safe_repr(text) if len(text) > 200 else text}"
+    return f"{type(err).__name__}: {safe_repr(text) if len(text) > 200 else text}{_place(err)}"
+
+
+def _place(err: BaseException) -> str:
+    """`` (file.py:LINE)`` of the innermost frame outside debatekit and the standard library."""
+    place = ""
+    tb = err.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not name.startswith((_HERE, _STDLIB, "<")):
+            place = f" ({name.rsplit('/', 1)[-1]}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return place
 
 
 async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: int) -> tuple[Any, Node]:
@@ -65,10 +133,10 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
         return message.sample(seat.rng) if isinstance(message, Dist) else message
 
     async def attempt() -> tuple[Any, Node]:
-        message = await off_loop(lambda: node.ask(seat.player))
+        message = await off_loop(played(lambda: node.ask(seat.player)))
         if inspect.isawaitable(message):
-            message = await message
-        return await off_loop(lambda: advance(node, message_of(message), alice_argues))
+            message = await awaited_move(message)
+        return await off_loop(contained(lambda: advance(node, message_of(message), alice_argues)))
 
     try:
         if seat.trusted:
@@ -208,6 +276,33 @@ async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
+async def awaited_move(awaitable: Awaitable[Any]) -> Any:
+    """An async player's move awaited, its failures made chargeable as :func:`played` does."""
+    try:
+        return await awaitable
+    except Exception as err:
+        if _debugging:
+            raise LetThrough(describe(err)) from err
+        raise
+    except (SystemExit, KeyboardInterrupt, GeneratorExit) as err:
+        raise Exited(describe(err)) from err
+
+
+def contained(function: Callable[[], Any]) -> Callable[[], Any]:
+    """``function`` (reading an untrusted message) with anything not an ``Exception`` that a
+    hostile object raises while being read made :class:`Exited`, the sender's forfeit."""
+
+    def call() -> Any:
+        try:
+            return function()
+        except Exception:
+            raise
+        except BaseException as err:
+            raise Exited(describe(err)) from err
+
+    return call
+
+
 class Limited:
     """A player for the batch engines (stochastic and recursive debate): every method call, the
     attribute lookup included, runs through :func:`call_within`, so a player that never answers
@@ -221,7 +316,7 @@ class Limited:
             raise AttributeError(name)
 
         def method(*args: Any, **kwargs: Any) -> Any:
-            return call_within(self._timeout, lambda: getattr(self._player, name)(*args, **kwargs))
+            return call_within(self._timeout, played(lambda: getattr(self._player, name)(*args, **kwargs)))
 
         return method
 
@@ -233,6 +328,25 @@ def limited(strategy: Strategy, timeout: float | None) -> Strategy:
         return strategy
 
     def seated(seat: Any) -> Limited:
-        return Limited(call_within(timeout, lambda: strategy.factory(seat)), timeout)
+        try:
+            return Limited(call_within(timeout, played(lambda: strategy.factory(seat))), timeout)
+        except Exited as err:
+            raise SeatingExit(ended_while_seated(strategy, err)) from None
 
     return replace(strategy, factory=seated)
+
+
+def ended_while_seated(strategy: Strategy, err: Exited) -> str:
+    return f"{strategy.role.value} strategy {strategy.name!r} tried to end the process while sitting down ({err})"
+
+
+async def seat_player(strategy: Strategy, seat: Any, timeout: float | None) -> Any:
+    """The player ``strategy`` makes for ``seat``: inline for a trusted built-in, otherwise in a
+    worker thread within ``timeout`` seconds (:class:`SeatingExit` when its code tries to end the
+    process; any other failure is the caller's to charge)."""
+    if strategy.trusted:
+        return strategy.factory(seat)
+    try:
+        return await asyncio.wait_for(off_loop(played(lambda: strategy.factory(seat))), timeout)
+    except Exited as err:
+        raise SeatingExit(ended_while_seated(strategy, err)) from None

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.engine.play import describe
 from debatekit.engine.streams import Streams, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind
@@ -144,12 +145,12 @@ def simulate(
         forfeit)."""
         player = players[role]
         if isinstance(player, Exception):
-            reasons.setdefault(role, f"{type(player).__name__}: {player}")
+            reasons.setdefault(role, describe(player))
             return player
         try:
             return method(player)(*args)
         except Exception as err:  # untrusted strategy code: its debates are forfeited
-            reasons.setdefault(role, f"{type(err).__name__}: {err}")
+            reasons.setdefault(role, describe(err))
             return err
 
     def committed(rows: np.ndarray, role: Role, what: str, message: np.ndarray, t: int, mask: Any = None) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.boundary import as_bit
+from debatekit.engine.play import describe
 from debatekit.engine.record import Replayed, ReplayError
 from debatekit.engine.streams import Stream, counter
 from debatekit.ledger import Role, Tally
@@ -280,7 +281,7 @@ def play(
         try:
             return method(*args)
         except Exception as err:  # untrusted strategy code: the debate is forfeited
-            reasons.setdefault(role, f"{type(err).__name__}: {err}")
+            reasons.setdefault(role, describe(err))
             return err
 
     def commit(role: Role, what: str, t: int | None, message: Any) -> None:
