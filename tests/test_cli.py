@@ -301,7 +301,7 @@ def test_solve_over_budget_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
 
 def test_demo_quick_writes_its_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     folder = tmp_path / "report"
-    code, out, err = cli(capsys, "demo", "--quick", "--json", "--out", folder)
+    code, out, err = cli(capsys, "demo", "--quick", "--json", "--out", folder, "--no-log")
     assert code == 0, err
     data = one_json(out)
     assert data["all_guarantees_hold"] is True
@@ -311,7 +311,7 @@ def test_demo_quick_writes_its_report(capsys: pytest.CaptureFixture[str], tmp_pa
     assert played == set(PROTOCOLS)
     assert all(row["holds"] is not False for row in data["prover_estimator"])
     assert data["reward_gap"] and all(g["pe_gap"] > 0 for g in data["reward_gap"])
-    for name in ("report.md", "results.json", "bits_read.png", "reward_gap.png"):
+    for name in ("report.html", "report.md", "results.json", "bits_read.png", "reward_gap.png"):
         assert (folder / name).stat().st_size > 0, name
         if name.endswith(".png"):
             assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

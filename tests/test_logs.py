@@ -116,6 +116,34 @@ def test_logs_lists_every_run(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert "cross-exam" in out and "point-random" in out and "1.000" in out
 
 
+def test_solve_and_plan_are_logged_with_what_their_json_prints(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """solve and plan leave a folder each when done (a mistake leaves none); logs lists them."""
+    commands = {
+        "solve": ("solve", "cross-exam", "--problem", "parity", "--size", "4"),
+        "plan": ("plan", "--K", "2", "--T", "100"),
+    }
+    printed = {}
+    for name, argv in commands.items():
+        code, out, _ = cli(capsys, *argv, "--json", "--log-dir", tmp_path)
+        assert code == 0
+        printed[name] = json.loads(out)
+    assert cli(capsys, "solve", "no-such-protocol", "--problem", "parity", "--log-dir", tmp_path)[0] == 2
+    found = runs(tmp_path)
+    assert sorted(r.command for r in found) == ["plan", "solve"]
+    for run in found:
+        head = json.loads((run.folder / "run.json").read_text())
+        assert head["config"]["command"] == run.command and head["argv"][1] == run.command
+        summary = json.loads((run.folder / "summary.json").read_text())
+        assert {k: v for k, v in summary.items() if k != "elapsed_s"} == printed[run.command]
+    outcomes = {r.command: r.outcome for r in found}
+    assert outcomes == {"solve": f"exact {printed['solve']['exact']}",
+                        "plan": f"{printed['plan']['verifier_queries']} V queries"}  # fmt: skip
+    code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path)
+    assert code == 0 and "solve cross-exam on parity size 4" in out and "V queries" in out
+
+
 def test_logs_of_an_empty_folder_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = cli(capsys, "logs", "--log-dir", tmp_path)
     assert (code, out) == (0, "")

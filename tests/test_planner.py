@@ -665,7 +665,7 @@ def test_cli_frontier(cli, frontier: list[Plan], lean_frontier: list[Plan]) -> N
     assert {row["lean"]["proof"] for row in data["frontier"]} == {"lean"}
     assert data["lean"]["constants"] == "lean" and data["paper"]["constants"] == "paper"
     code, out, _ = cli("--K", "1", "--T", "1000", "--frontier")
-    assert code == 0 and "100x Lean's" in out and "direct: verifier" in out and "lean: verifier" in out
+    assert code == 0 and "100x Lean's" in out and "direct proof" in out and "lean proof" in out
 
 
 @pytest.mark.parametrize(

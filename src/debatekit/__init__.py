@@ -1,8 +1,11 @@
 """debatekit: executable debate protocols from the theory of AI safety via debate.
 
-The public surface, curated: the computation model, the protocol and problem registries, the
-extension types (protocol metadata, the engine's nodes and boundary, oracles, players), and the
-analysis entry points with their result types. Names load on first use (PEP 562), so the command
+The public surface, curated: the commands as functions taking names as the command line does
+(``run``, ``solve``, ``plan``, ``sweep``: :mod:`debatekit.api`), the computation model, the protocol
+and problem registries, the extension types (protocol metadata, the engine's nodes and boundary,
+oracles, players), and the typed analysis entry points with their result types (the typed
+Monte Carlo ``run`` and exact ``solve`` are in :mod:`debatekit.analysis.montecarlo` and
+:mod:`debatekit.analysis.exact`). Names load on first use (PEP 562), so the command
 line starts without importing what a command does not need; type checkers read each name's home
 module (``_HOME``), where it is fully typed.
 """
@@ -13,6 +16,12 @@ import importlib
 from typing import Any
 
 _HOME = {
+    # the commands as functions
+    "run": "debatekit.api",
+    "solve": "debatekit.api",
+    "plan": "debatekit.api",
+    "sweep": "debatekit.api",
+    "UsageError": "debatekit.api",
     # computation model
     "Dist": "debatekit.prob",
     "MachineBuilder": "debatekit.machine.transcript",
@@ -51,7 +60,6 @@ _HOME = {
     "Strategy": "debatekit.players.base",
     "resolve": "debatekit.players.base",
     # analysis and results
-    "run": "debatekit.analysis.montecarlo",
     "play_one": "debatekit.analysis.montecarlo",
     "make_instance": "debatekit.analysis.montecarlo",
     "Oracles": "debatekit.analysis.montecarlo",
@@ -61,7 +69,6 @@ _HOME = {
     "replay": "debatekit.engine.record",
     "read_records": "debatekit.engine.record",
     "Replayed": "debatekit.engine.record",
-    "solve": "debatekit.analysis.exact",
     "accept_probability": "debatekit.analysis.exact",
     "ExactError": "debatekit.analysis.exact",
     "Solution": "debatekit.analysis.exact",
@@ -106,8 +113,10 @@ __all__ = [
     "TableOracle",
     "TranscriptMachine",
     "TuringMachine",
+    "UsageError",
     "accept_probability",
     "make_instance",
+    "plan",
     "play_one",
     "problem",
     "read_records",
@@ -115,6 +124,7 @@ __all__ = [
     "resolve",
     "run",
     "solve",
+    "sweep",
 ]
 
 

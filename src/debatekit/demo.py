@@ -14,7 +14,8 @@ from debatekit.analysis.obfuscation import ChallengerRate, GapPoint, PayoffRow
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.params import DEFAULTS, Settings
-from debatekit.problems import PROBLEMS
+from debatekit.players.base import Strategy
+from debatekit.problems import PROBLEMS, Instance
 from debatekit.problems.stochastic import JUDGE_YES
 from debatekit.protocols.spec import ProtocolSpec, honest_role
 from debatekit.protocols.stochastic import rules_for
@@ -37,6 +38,8 @@ class Row:
     queries_bound: int
     verifier_bits_read_max: int
     bits_bound: int
+    completeness: float
+    soundness: float
     holds: bool
 
 
@@ -71,11 +74,14 @@ class DemoResult:
     payoffs: list[PayoffRow]
     gap: list[GapPoint]
     challengers: list[ChallengerRate]
+    exact_runs: list[Row]
+    """Every adversary by Monte Carlo on the exact cases' instances, beside their exact values."""
+    seed: int
 
     @property
     def holds(self) -> bool:
         return (
-            all(r.holds for r in self.rows)
+            all(r.holds for r in self.rows + self.exact_runs)
             and all(s.value >= s.guarantee for s in self.exact)
             and all(p.holds is not False for p in self.payoffs)
         )
@@ -119,6 +125,9 @@ def plan(quick: bool) -> int:
         len(PROTOCOLS[p].strategies[r]) * _trials(quick, PROTOCOLS[p])
         for p, _, _ in CASES
         for r in (Role.ALICE, Role.BOB)
+    ) + sum(
+        len(PROTOCOLS[p].strategies[honest_role(PROTOCOLS[p], truth).opponent]) * _trials(quick, PROTOCOLS[p])
+        for p, _, _, truth in EXACT
     )
     scale = sum(
         len(sizes[0 if quick else 1]) * sum(len(PROTOCOLS[p].strategies[r]) for r in (Role.ALICE, Role.BOB))
@@ -160,38 +169,17 @@ def run_demo(
         spec, size = PROTOCOLS[name], sizes[0 if quick else 1]
         if constants is not None and spec.variant is not None:
             spec = spec.variant(constants)
-        trials = _trials(quick, spec)
         for truth in (True, False):
             case = make_instance(PROBLEMS[problem], size, truth, seed)
-            honest = honest_role(spec, truth)
-            for adversary in spec.strategies[honest.opponent].values():
-                players = {honest: spec.honest(honest), honest.opponent: adversary}
-                r = run(spec, case, players[Role.ALICE], players[Role.BOB], trials, seed, count)
-                done += trials
-                g = r.guarantee
-                consistent = r.accept_ci[1] >= g.completeness if truth else r.accept_ci[0] <= g.soundness
-                rows.append(
-                    Row(
-                        name,
-                        constants,
-                        problem,
-                        size,
-                        r.T,
-                        r.truth,
-                        f"{adversary.role.value}:{adversary.name}",
-                        trials,
-                        r.honest_win_rate,
-                        r.accept_rate,
-                        r.accept_ci,
-                        r.verifier_queries_max,
-                        g.verifier_queries,
-                        r.verifier_bits_read_max,
-                        g.bits_read,
-                        consistent
-                        and r.verifier_queries_max <= g.verifier_queries
-                        and r.verifier_bits_read_max <= g.bits_read,
-                    )
-                )
+            for adversary in spec.strategies[honest_role(spec, truth).opponent].values():
+                rows.append(_row(spec, constants, problem, case, adversary, _trials(quick, spec), seed, count))
+                done += _trials(quick, spec)
+    exact_runs = []
+    for name, problem, size, truth in EXACT:
+        spec, case = PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed)
+        for adversary in spec.strategies[honest_role(spec, truth).opponent].values():
+            exact_runs.append(_row(spec, None, problem, case, adversary, _trials(quick, spec), seed, count))
+            done += _trials(quick, spec)
     scaling = []
     for (name, problem), sizes in SCALING.items():
         spec = PROTOCOLS[name]
@@ -215,7 +203,29 @@ def run_demo(
     sizes = obfuscation.CHALLENGER_SIZES[0 if quick else 1]
     challengers = obfuscation.challenger_rates(sizes, obfuscation.debates_for(quick), seed, count, settings)
     xor = [_xor_point(n) for n in XOR_SIZES]
-    return DemoResult(rows, scaling, exact, xor, payoffs, obfuscation.gap_points(seed), challengers)
+    return DemoResult(rows, scaling, exact, xor, payoffs, obfuscation.gap_points(seed), challengers, exact_runs, seed)
+
+
+def _row(
+    spec: ProtocolSpec,
+    constants: str | None,
+    problem: str,
+    case: Instance,
+    adversary: Strategy,
+    trials: int,
+    seed: int,
+    count: Callable[[int], None],
+) -> Row:
+    """The honest side against ``adversary`` on ``case``, checked against the theorem."""
+    honest = honest_role(spec, case.truth)
+    players = {honest: spec.honest(honest), honest.opponent: adversary}
+    r = run(spec, case, players[Role.ALICE], players[Role.BOB], trials, seed, count)
+    g = r.guarantee
+    consistent = r.accept_ci[1] >= g.completeness if case.truth else r.accept_ci[0] <= g.soundness
+    holds = consistent and r.verifier_queries_max <= g.verifier_queries and r.verifier_bits_read_max <= g.bits_read
+    return Row(spec.name, constants, problem, case.size, r.T, r.truth, f"{adversary.role.value}:{adversary.name}",
+               trials, r.honest_win_rate, r.accept_rate, r.accept_ci, r.verifier_queries_max, g.verifier_queries,
+               r.verifier_bits_read_max, g.bits_read, g.completeness, g.soundness, holds)  # fmt: skip
 
 
 XOR_SIZES = (1, 5, 9, 13, 17, 21, 25)

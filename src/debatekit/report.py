@@ -1,36 +1,41 @@
-"""Write a demo's report folder: report.md, results.json, bits_read.png and reward_gap.png."""
+"""Write a demo's report folder: ``report.html`` (the report :mod:`debatekit.experiments.report`
+makes of any log or sweep, from the demo's rows, plus the reward gap), its PNGs, ``report.md`` (every
+table, with the prover-estimator paper's experiments in full) and ``results.json``."""
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+from typing import Any
 
 from debatekit.analysis import obfuscation
 from debatekit.demo import DemoResult
+from debatekit.experiments import report as reports
 from debatekit.protocols.prover_estimator import Rules
+
+GAP_FILE = "reward_gap.png"
 
 
 def write_report(result: DemoResult, folder: Path) -> Path:
     """Write the report into ``folder`` (created if needed) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "results.json").write_text(json.dumps(to_json(result), indent=2) + "\n")
-    _plot(result, folder / "bits_read.png")
-    _plot_gap(result, folder / "reward_gap.png")
+    data = to_json(result)
+    (folder / "results.json").write_text(json.dumps(data, indent=2) + "\n")
+    _plot_gap(result, folder / GAP_FILE)
+    title = "The reward gap against d (prover-estimator against naive recursion)"
+    gap = reports.embed(folder / GAP_FILE, title, f"Exact expected payoffs (no debates sampled); seed {result.seed}.")
+    reports.write(reports.from_demo(data), folder, [gap])
     (folder / "report.md").write_text(_markdown(result))
     return folder
 
 
-def to_json(result: DemoResult) -> dict:
+def to_json(result: DemoResult) -> dict[str, Any]:
     return {
         "all_guarantees_hold": result.holds,
+        "seed": result.seed,
         "rows": [asdict(r) for r in result.rows],
+        "exact_runs": [asdict(r) for r in result.exact_runs],
         "scaling": [asdict(s) for s in result.scaling],
         "exact": [asdict(s) for s in result.exact],
         "xor_of_judgements": [asdict(x) for x in result.xor],
@@ -39,37 +44,24 @@ def to_json(result: DemoResult) -> dict:
     }
 
 
-def _plot(result: DemoResult, path: Path) -> None:
-    protocols = sorted({s.protocol for s in result.scaling})
-    fig, axes = plt.subplots(1, len(protocols), figsize=(5.5 * len(protocols), 4), squeeze=False)
-    for ax, name in zip(axes[0], protocols, strict=True):
-        points = [s for s in result.scaling if s.protocol == name]
-        ns = [s.size for s in points]
-        ax.plot(ns, [s.verifier_bits_read_max for s in points], "o-", label="bits read (max, every adversary)")
-        ax.plot(ns, [s.bits_bound for s in points], "--", label="theorem's bound")
-        ax.plot(ns, [math.log2(n) for n in ns], ":", label="log2 n (Corollary 4's floor)")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("n (input bits)")
-        ax.set_ylabel("bits the verifier read")
-        ax.set_title(f"{name} on {points[0].problem}")
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def _plot_gap(result: DemoResult, path: Path) -> None:
-    """Both gaps against d on a log scale, one panel per (q, ε): the regime with no crossing beside
+    """Both gaps against d on a log scale, one panel per (q, ε): the regime with no crossing above
     the one with it, the crossings marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     families = sorted({(g.width, g.epsilon) for g in result.gap})
-    fig, axes = plt.subplots(1, len(families), figsize=(6.5 * len(families), 5), squeeze=False)
-    for ax, (width, epsilon) in zip(axes[0], families, strict=True):
+    fig, axes = plt.subplots(len(families), 1, figsize=(reports.WIDTH_IN, 4.2 * len(families)), squeeze=False)
+    for ax, (width, epsilon) in zip(axes[:, 0], families, strict=True):
         points = sorted((g for g in result.gap if (g.width, g.epsilon) == (width, epsilon)), key=lambda g: g.depth)
         d = [g.depth for g in points]
         r = _reward_ratio(epsilon)
         ax.plot(d, [g.pe_gap for g in points], "o-", color="C0", label="prover-estimator (truthful B): r^(d+1)")
         ax.plot(d, [g.naive_gap for g in points], "s-", color="C1", label="naive, bounded honest challenger")
         ax.plot(d, [g.naive_random_gap for g in points], "^--", color="C2", label="naive, random challenger: q^-d")
+        ax.plot(d, [g.pe_gap_bound for g in points], label="bound (1-eps) r^(d+1) (Lemma A.5)", **reports.BOUND_STYLE)
         crossings = 0
         for who, color, style in (("bounded", "C1", "-"), ("random", "C2", "--")):
             found = obfuscation.crossing(points, who == "random")
@@ -87,7 +79,7 @@ def _plot_gap(result: DemoResult, path: Path) -> None:
         ax.set_ylabel("reward gap Delta (exact)")
         ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=reports.DPI)
     plt.close(fig)
 
 

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from debatekit.cli.options import ProtocolArgument
+
 if TYPE_CHECKING:
     from debatekit.params import Param
 
@@ -46,7 +48,7 @@ def problems(
 
 
 def players(
-    protocol_name: Annotated[str, typer.Argument(metavar="PROTOCOL", help="A protocol name.")],
+    protocol_name: ProtocolArgument,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the built-in strategies of a protocol: ROLE NAME  description."""

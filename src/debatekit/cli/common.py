@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.options import Constants, Truth, UserError
@@ -244,12 +251,15 @@ def _jsonable(value: Any) -> Any:
 
 @contextmanager
 def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
-    """A transient progress bar on stderr (shown on a terminal); yields ``advance(done)``."""
+    """A transient progress bar on stderr (shown on a terminal) with the time elapsed and an
+    estimate of the time left (at the current rate, to ``total``); yields ``advance(done)``."""
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=stderr,
         transient=True,
         disable=not stderr.is_terminal,

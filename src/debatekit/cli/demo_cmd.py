@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from debatekit.cli.logs_cmd import LogDirOption, NoLogOption
 from debatekit.cli.options import ParamOption, UserError
 
 if TYPE_CHECKING:
@@ -18,33 +20,75 @@ if TYPE_CHECKING:
 
 def demo(
     quick: Annotated[bool, typer.Option("--quick", help="Smaller sizes and fewer trials.")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Report folder.")] = Path("debatekit-report"),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="DIR",
+            help="Report folder; one that holds a report already is refused (default: report/ in the run's new "
+            "log folder).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for every instance and debate (>= 0).")] = 0,
     param: ParamOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    log_dir: LogDirOption = None,
+    no_log: NoLogOption = False,
 ) -> int:
     """Every protocol on built-in problems against every adversary, checked against its theorem.
     Each -P NAME=VALUE applies to every problem and protocol that declares NAME, in the
     prover-estimator paper's Monte Carlo experiments (the rest declare none; the exact reward-gap
-    sweep keeps its own q and eps)."""
+    sweep keeps its own q and eps).
+
+    The run is logged like `run`'s (run.json, and summary.json: what --json prints) in a new folder
+    under --log-dir, and its report (report.html with the plots of `debatekit report`, report.md,
+    results.json and the PNGs) goes to report/ inside it, so no report is ever overwritten. With
+    --out the report goes there instead, into a folder that holds no report yet (checked before
+    any debate is played); --no-log needs --out.
+
+    Example: debatekit demo --quick"""
     from debatekit.cli.common import emit_json, progress, stdout
+    from debatekit.cli.logs_cmd import start_log
     from debatekit.demo import plan, run_demo
     from debatekit.report import to_json, write_report
 
     chosen = settings(param)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"cannot create the report folder {out}: {err.strerror or err}") from err
+    if out is not None:
+        fresh(out)
+    if no_log:
+        if out is None:
+            raise UserError("--no-log leaves no log folder for the report: give --out DIR")
+        log, folder = None, out
+    else:
+        config = {"command": "demo", "quick": quick, "seed": seed, "params": param or [], "out": out and str(out)}
+        log = start_log(log_dir, config, None)
+        folder = out or log.folder / "report"
+    started = time.perf_counter()
     with progress(plan(quick), "demo debates") as advance:
         result = run_demo(quick, seed, advance, chosen)
-    folder = write_report(result, out)
+    write_report(result, folder)
+    summary = {"report": str(folder), **to_json(result)}
+    if log is not None:
+        log.finish(summary, time.perf_counter() - started)
     if json_out:
-        emit_json({"report": str(folder), **to_json(result)})
+        emit_json(summary)
     else:
         stdout.print(table(result))
-        print(f"report written to {folder}/ (report.md, bits_read.png, reward_gap.png, results.json)")
+        print(f"report written to {folder / 'report.html'} (with report.md, results.json and the plots)")
     return 0 if result.holds else 1
+
+
+def fresh(out: Path) -> None:
+    """``--out``: a folder that can be written and holds no report yet (created if need be)."""
+    from debatekit.experiments.logs import LogError, writable_dir
+    from debatekit.experiments.report import REPORT_FILE
+
+    try:
+        writable_dir(out)
+    except LogError as err:
+        raise UserError(f"--out: {err}") from err
+    if any((out / name).exists() for name in (REPORT_FILE, "results.json", "report.md")):
+        raise UserError(f"--out {str(out)!r} holds a report already (reports are never overwritten): choose another")
 
 
 def settings(assignments: list[str] | None) -> Settings:
@@ -64,33 +108,23 @@ def settings(assignments: list[str] | None) -> Settings:
 
 
 def table(result: DemoResult) -> Table:
+    """The demo's rows, fitting an 80-column terminal: words wrap, numbers never do (each measure
+    above its theorem's bound, ``<= bound``)."""
     from rich.table import Table
 
     out = Table(title="debatekit demo: honest side against every built-in adversary")
-    for column in (
-        "protocol",
-        "problem",
-        "T",
-        "truth",
-        "adversary",
-        "honest win",
-        "V queries",
-        "bits read",
-        "theorem's bound",
-        "holds",
-    ):
-        out.add_column(column, justify="right" if column in ("T", "honest win", "V queries", "bits read") else "left")
+    out.add_column("debate (protocol on problem, T, truth)", ratio=3, overflow="fold")
+    out.add_column("adversary", ratio=2, overflow="fold")
+    for column in ("honest win", "V queries", "bits read", "holds"):
+        out.add_column(column, justify="right", no_wrap=True, max_width=14)
     for r in result.rows:
+        protocol = r.protocol if r.constants is None else f"{r.protocol} ({r.constants})"
         out.add_row(
-            r.protocol if r.constants is None else f"{r.protocol} ({r.constants})",
-            r.problem,
-            str(r.T),
-            r.truth,
+            f"{protocol} on {r.problem}, T={r.T}, {r.truth}",
             r.adversary,
             f"{r.honest_win_rate:.3f}",
-            str(r.verifier_queries_max),
-            str(r.verifier_bits_read_max),
-            f"<= {r.queries_bound} queries, <= {r.bits_bound} bits",
+            f"{r.verifier_queries_max}\n<= {r.queries_bound}",
+            f"{r.verifier_bits_read_max}\n<= {r.bits_bound}",
             "yes" if r.holds else "NO",
         )
     return out

@@ -58,7 +58,7 @@ def _base(url: str) -> str:
     return url.rstrip("/")
 
 
-@app.command("serve")
+@app.command("serve", epilog="\b\nExamples:\n  debatekit judge serve --db judges.sqlite --port 8000")
 def serve(
     db: DbOption,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
@@ -82,7 +82,7 @@ def serve(
     uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
 
 
-@app.command("invite")
+@app.command("invite", epilog="\b\nExamples:\n  debatekit judge invite Ada --db judges.sqlite --url http://127.0.0.1:8000")
 def invite(
     name: Annotated[str, typer.Argument(help="The judge's name, as the experimenter's page shows it.")],
     db: DbOption,
@@ -96,7 +96,7 @@ def invite(
     typer.echo(f"{base}/j/{token}")
 
 
-@app.command("admin")
+@app.command("admin", epilog="\b\nExamples:\n  debatekit judge admin --db judges.sqlite")
 def admin(db: DbOption, url: UrlOption = "http://127.0.0.1:8000") -> None:
     """Print a fresh experimenter link (the previous one stops working)."""
     base = _base(url)

@@ -46,7 +46,7 @@ def start_log(log_dir: Path | None, config: dict[str, Any], record: Path | None,
 
 
 def logs(log_dir: LogDirOption = None) -> None:
-    """List the logged runs: time, protocol, problem, size, truth, players, trials and accept rate."""
+    """List the logged commands (run, solve, plan, demo): folder, what, problem, size, players, trials, outcome."""
     from rich.table import Table
 
     from debatekit.cli.common import stdout
@@ -57,13 +57,14 @@ def logs(log_dir: LogDirOption = None) -> None:
     if not found:
         print(f"no runs logged in {str(folder)!r}", file=sys.stderr)
         return
-    table = Table(title=f"runs in {folder}")
-    for name, justify in (("started (UTC)", "left"), ("protocol", "left"), ("problem", "left"),
-                          ("size", "right"), ("truth", "left"), ("alice vs bob", "left"),
-                          ("trials", "right"), ("accept", "right"), ("folder", "left")):  # fmt: skip
-        table.add_column(name, justify=justify, overflow="fold")
+    table = Table(title=f"runs in {folder} (each folder is named by its start, UTC)")
+    table.add_column("folder", no_wrap=True)
+    table.add_column("what", overflow="fold")
+    table.add_column("outcome", justify="right", no_wrap=True)
     for one in found:
-        accept = "unfinished" if one.accept_rate is None else f"{one.accept_rate:.3f}"
-        table.add_row(one.started.replace("T", " ")[:19], one.protocol, one.problem, str(one.size), one.truth,
-                      f"{one.alice} vs {one.bob}", str(one.trials), accept, one.folder.name)  # fmt: skip
+        what = [one.command, one.protocol, f"on {one.problem}" if one.problem else ""]
+        what += [f"size {one.size}" if one.size is not None else ""]
+        if one.command == "run":
+            what += [f"{one.alice} vs {one.bob},", f"{one.trials} trials"]
+        table.add_row(one.folder.name, " ".join(part for part in what if part), one.outcome or "unfinished")
     stdout.print(table)

@@ -19,6 +19,7 @@ from debatekit.cli import (
     logs_cmd,
     plan_cmd,
     replay_cmd,
+    report_cmd,
     run_cmd,
     show_cmd,
     solve_cmd,
@@ -30,23 +31,43 @@ from debatekit.cli.options import UserError
 app = typer.Typer(
     name="debatekit",
     help="Run, measure and solve the debate protocols of AI safety via debate.",
-    add_completion=False,
     rich_markup_mode=None,
 )
-app.command("demo")(demo_cmd.demo)
-app.command("run")(run_cmd.run)
-app.command("solve")(solve_cmd.solve)
-app.command("problems")(catalog_cmd.problems)
-app.command("players")(catalog_cmd.players)
-app.command("plan")(plan_cmd.plan)
-app.command("lipschitz")(lipschitz_cmd.lipschitz)
-app.command("dqc")(dqc_cmd.dqc)
-app.command("stability")(stability_cmd.stability)
-app.command("replay")(replay_cmd.replay_file)
-app.command("show")(show_cmd.show)
+
+
+def example(*lines: str) -> str:
+    """A command's ``--help`` epilog: its examples, kept as written (click's ``\\b``)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+COMMANDS = (
+    ("demo", demo_cmd.demo, example("debatekit demo --quick", "debatekit demo --json --log-dir runs/")),
+    ("run", run_cmd.run, example(
+        "debatekit run cross-exam --problem majority --bob point-random --trials 200",
+        "debatekit run stochastic --problem noisy-majority --record r.jsonl",
+        "debatekit run cross-exam --problem caffeine --alice llm:local/smollm2",
+        "debatekit run cross-exam --problem caffeine --verifier-oracle people \\",
+        "    --judge-db judges.sqlite --concurrency 8")),
+    ("solve", solve_cmd.solve, example("debatekit solve cross-exam --problem parity --size 4",
+                                       "debatekit solve kw --problem majority --size 3 --all-inputs")),
+    ("problems", catalog_cmd.problems, example("debatekit problems", "debatekit problems --params")),
+    ("players", catalog_cmd.players, example("debatekit players stochastic")),
+    ("plan", plan_cmd.plan, example("debatekit plan --K 2 --T 100", "debatekit plan --K 2 --T 100 --frontier")),
+    ("lipschitz", lipschitz_cmd.lipschitz, example("debatekit lipschitz --problem xor-of-judgements --size 8")),
+    ("dqc", dqc_cmd.dqc, example("debatekit dqc --n 3", "debatekit dqc --n 4 --function majority")),
+    ("stability", stability_cmd.stability, example("debatekit stability --problem evidence-majority")),
+    ("replay", replay_cmd.replay_file, example("debatekit replay r.jsonl")),
+    ("show", show_cmd.show, example("debatekit show r.jsonl --debate 2")),
+    ("logs", logs_cmd.logs, example("debatekit logs", "debatekit logs --log-dir runs/")),
+    ("sweep", sweep_cmd.sweep, example("debatekit sweep examples/sweep.toml --workers 2",
+                                       "debatekit sweep examples/sweep.toml --backend ray --address auto",
+                                       "debatekit sweep grid.toml --shard 0/4 -P q=4")),
+    ("report", report_cmd.report, example("debatekit report debatekit-logs/",
+                                          "debatekit report debatekit-sweeps/sweep --out report/")),
+)  # fmt: skip
+for name, command, epilog in COMMANDS:
+    app.command(name, epilog=epilog)(command)
 app.add_typer(judge_cmd.app, name="judge")
-app.command("logs")(logs_cmd.logs)
-app.command("sweep")(sweep_cmd.sweep)
 
 
 def _print_version(asked: bool) -> None:

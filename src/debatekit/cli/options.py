@@ -24,6 +24,36 @@ class Constants(StrEnum):
     paper = "paper"
 
 
+PROTOCOL_NAMES = ("cross-exam", "bisection", "stochastic", "circuit-cross-exam", "kw", "prover-estimator",
+                  "naive-recursive")  # fmt: skip
+PROBLEM_NAMES = ("parity", "majority", "palindrome", "sat-witness", "approval-majority", "equality",
+                 "addition-overflow", "tqbf", "bike-lanes", "caffeine", "code-review", "obfuscated-primality",
+                 "evidence-majority", "noisy-majority", "xor-of-judgements", "meta-analysis", "ma-witness")  # fmt: skip
+"""The registries' names, for ``--help`` without importing them (a test holds them equal)."""
+
+ProtocolArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="PROTOCOL",
+        help=f"The protocol: {', '.join(PROTOCOL_NAMES)}.",
+        show_default=False,
+        autocompletion=lambda: PROTOCOL_NAMES,
+    ),
+]
+ProblemOption = Annotated[
+    str,
+    typer.Option(
+        "--problem",
+        metavar="PROBLEM",
+        autocompletion=lambda: PROBLEM_NAMES,
+        help=f"A built-in problem ({', '.join(PROBLEM_NAMES)}; see `debatekit problems`) or a plan file "
+        "(FILE.toml or FILE.json).",
+    ),
+]
+STRATEGY_HELP = (
+    "A built-in strategy of the protocol (`debatekit players PROTOCOL` lists them; every protocol has honest), "
+    "your own as module:attr, or llm:PROVIDER/MODEL (cross-exam, stochastic, prover-estimator, naive-recursive)."
+)
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
 TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, start_log
 from debatekit.cli.options import JsonOption, UserError
 
 if TYPE_CHECKING:
@@ -56,10 +58,71 @@ def plan(
         ),
     ] = False,
     json_out: JsonOption = False,
+    log_dir: LogDirOption = None,
+    no_log: NoLogOption = False,
 ) -> None:
-    """Fewest verifier (human) queries for stochastic-oracle debate, certified by upper bounds on binomial tails."""
+    """Fewest verifier (human) queries for stochastic-oracle debate, certified by upper bounds on binomial tails;
+    logged when done (see `debatekit logs`)."""
+    import time
+
+    from debatekit.cli.common import emit_json
+
+    config = {"command": "plan", "K": K, "T": T, "completeness": completeness, "soundness": soundness,
+              "prover_budget": prover_budget, "constants": constants and constants.value,
+              "proof": proof and proof.value, "frontier": show_frontier}  # fmt: skip
+    started = time.perf_counter()
+    result = planned(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
+    if not no_log:  # logged once done: a mistake leaves no folder
+        start_log(log_dir, config, None).finish(result.to_json(), time.perf_counter() - started)
+    if json_out:
+        emit_json(result.to_json())
+    elif isinstance(result, Frontier):
+        _print_frontier(result)
+    else:
+        _print_plan(result)
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """``plan --frontier``: planned plans at each multiple of Lean's prover budget under both proofs,
+    beside Lean's and the paper's constants."""
+
+    direct: list[Plan]
+    lean_route: list[Plan]
+    lean: Plan
+    paper: Plan
+
+    def multiplier(self, p: Plan) -> int:
+        """A frontier row's budget as a multiple of Lean's per-step count for Alice."""
+        assert p.prover_budget is not None
+        return round(p.prover_budget[0] / self.lean.alice_queries_per_step)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "K": self.lean.k,
+            "T": self.lean.T,
+            "frontier": [
+                {"multiplier": self.multiplier(d), "direct": d.to_json(), "lean": r.to_json()}
+                for d, r in zip(self.direct, self.lean_route, strict=True)
+            ],
+            "lean": self.lean.to_json(),
+            "paper": self.paper.to_json(),
+        }
+
+
+def planned(
+    K: float,
+    T: int,
+    completeness: float | None = None,
+    soundness: float | None = None,
+    prover_budget: int | None = None,
+    constants: ConstantsChoice | None = None,
+    proof: ProofChoice | None = None,
+    show_frontier: bool = False,
+) -> Plan | Frontier:
+    """What ``plan`` computes from its options (``UserError`` for a mistake)."""
     from debatekit.analysis import planner
-    from debatekit.cli.common import emit_json, progress
+    from debatekit.cli.common import progress
 
     _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
     c = 3 / 5 if completeness is None else completeness
@@ -70,23 +133,15 @@ def plan(
             with progress(2 * steps, "planning the frontier, both proofs") as advance:
                 direct = planner.frontier(K, T, c, s, advance=advance)
                 lean = planner.frontier(K, T, c, s, advance=lambda i: advance(steps + i), proof="lean")
-            _print_frontier(direct, lean, planner.lean_plan(K, T), planner.paper_plan(K, T), json_out)
-            return
+            return Frontier(direct, lean, planner.lean_plan(K, T), planner.paper_plan(K, T))
         if constants is ConstantsChoice.lean:
-            result = planner.lean_plan(K, T)
-        elif constants is ConstantsChoice.paper:
-            result = planner.paper_plan(K, T)
-        else:
-            with progress(2, "searching, then certifying") as advance:
-                result = planner.plan(
-                    K, T, c, s, prover_budget, advance=advance, proof=(proof or ProofChoice.direct).value
-                )
+            return planner.lean_plan(K, T)
+        if constants is ConstantsChoice.paper:
+            return planner.paper_plan(K, T)
+        with progress(2, "searching, then certifying") as advance:
+            return planner.plan(K, T, c, s, prover_budget, advance=advance, proof=(proof or ProofChoice.direct).value)
     except planner.PlanError as err:
         raise UserError(str(err)) from err
-    if json_out:
-        emit_json(result.to_json())
-    else:
-        _print_plan(result)
 
 
 def _check(
@@ -187,47 +242,24 @@ _PROOF_NOTE = {
 }
 
 
-def _print_frontier(direct: list[Plan], lean_route: list[Plan], lean: Plan, paper: Plan, json_out: bool) -> None:
+def _print_frontier(f: Frontier) -> None:
+    """One table per proof (four columns each, so that an 80-column terminal shows every number)."""
     from rich.table import Table
 
-    from debatekit.cli.common import emit_json, stdout
+    from debatekit.cli.common import stdout
 
-    base = lean.alice_queries_per_step
-    if json_out:
-        emit_json(
-            {
-                "K": lean.k,
-                "T": lean.T,
-                "frontier": [
-                    {"multiplier": _multiplier(d, base), "direct": d.to_json(), "lean": r.to_json()}
-                    for d, r in zip(direct, lean_route, strict=True)
-                ],
-                "lean": lean.to_json(),
-                "paper": paper.to_json(),
-            }
-        )
-        return
-    table = Table(title=f"verifier queries against prover budget, both proofs (K = {lean.k:g}, T = {lean.T})")
-    table.add_column("prover budget", justify="right")
-    for proof in ("direct", "lean"):
-        for name in ("verifier", "alice/step", "bob/step"):
-            table.add_column(f"{proof}: {name}", justify="right")
-
-    def cells(p: Plan) -> list[str]:
-        return [str(p.verifier_queries), str(p.alice_queries_per_step), str(p.bob_queries_per_step)]
-
-    for d, r in zip(direct, lean_route, strict=True):
-        table.add_row(f"{_multiplier(d, base)}x Lean's", *cells(d), *cells(r))
-    for p in (lean, paper):
-        table.add_row(f"{p.constants} constants", *cells(p), *cells(p))
-    table.caption = (
-        "failure figures are certified upper bounds (binomial tails, computed exactly up to a 1e-9 relative margin); "
-        "direct: docs/planner.md's proof, lean: Lean's lemmas from alice_pr_le"
-    )
-    stdout.print(table)
+    for proof, plans in (("direct", f.direct), ("lean", f.lean_route)):
+        table = Table(title=f"verifier queries against prover budget, {proof} proof (K = {f.lean.k:g}, T = {f.lean.T})")
+        for name in ("prover budget", "verifier", "alice/step", "bob/step"):
+            table.add_column(name, justify="right")
+        for p in plans:
+            table.add_row(f"{f.multiplier(p)}x Lean's", *_cells(p))
+        for p in (f.lean, f.paper):
+            table.add_row(f"{p.constants} constants", *_cells(p))
+        table.caption = _PROOF_NOTE[proof]
+        stdout.print(table)
+    print("failure figures are certified upper bounds (binomial tails, computed exactly up to a 1e-9 relative margin)")
 
 
-def _multiplier(p: Plan, base: int) -> int:
-    """The frontier row's budget as a multiple of Lean's per-step count for Alice."""
-    assert p.prover_budget is not None
-    return round(p.prover_budget[0] / base)
+def _cells(p: Plan) -> list[str]:
+    return [str(p.verifier_queries), str(p.alice_queries_per_step), str(p.bob_queries_per_step)]

@@ -11,9 +11,12 @@ import typer
 
 from debatekit.cli.logs_cmd import LogDirOption, LogRecordsOption, NoLogOption
 from debatekit.cli.options import (
+    STRATEGY_HELP,
     Constants,
     JsonOption,
     ParamOption,
+    ProblemOption,
+    ProtocolArgument,
     SeedOption,
     SizeOption,
     Truth,
@@ -33,13 +36,13 @@ is a slip (``1000000000000``), and a larger study is a sweep over seeds."""
 
 
 def run(
-    protocol_name: Annotated[str, typer.Argument(metavar="PROTOCOL", help="A protocol name.")],
-    problem: Annotated[str, typer.Option("--problem", help="A problem name (see `debatekit problems`).")],
+    protocol_name: ProtocolArgument,
+    problem: ProblemOption,
     size: SizeOption = None,
     truth: TruthOption = Truth.yes,
     param: ParamOption = None,
-    alice: Annotated[str, typer.Option("--alice", help="Built-in name or module:attr.")] = "honest",
-    bob: Annotated[str, typer.Option("--bob", help="Built-in name or module:attr.")] = "honest",
+    alice: Annotated[str, typer.Option("--alice", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
+    bob: Annotated[str, typer.Option("--bob", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
     trials: Annotated[int, typer.Option("--trials", help="Number of debates.")] = 200,
     constants: Annotated[
         Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
@@ -88,7 +91,6 @@ def run(
     logged in a new folder under --log-dir (see `debatekit logs`)."""
     from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
-    from debatekit.analysis.planner import PlanError
     from debatekit.cli.common import (
         configure,
         emit_json,
@@ -107,6 +109,7 @@ def run(
     from debatekit.cli.logs_cmd import start_log
     from debatekit.engine.record import ReplayError
     from debatekit.ledger import Role
+    from debatekit.protocols.stochastic import Unplannable
 
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
@@ -128,7 +131,7 @@ def run(
     log = None
     if not no_log:
         config = {
-            "protocol": spec.name, "problem": found.name, "size": case.size, "truth": truth.value,
+            "command": "run", "protocol": spec.name, "problem": found.name, "size": case.size, "truth": truth.value,
             "alice": alice, "bob": bob, "trials": trials, "seed": seed, "constants": spec.constants,
             "oracles": {"oracle": oracle, "prover_oracle": prover_oracle, "verifier_oracle": verifier_oracle},
             "params": params_json(spec, problem_values), "move_timeout": move_timeout, "resume": resume,
@@ -160,7 +163,7 @@ def run(
             )
     except (ResumeError, ReplayError) as err:
         raise UserError(f"--resume: {err}") from err
-    except PlanError as err:  # the certified planner's --constants planned, at a size past its reach
+    except Unplannable as err:  # the certified planner's --constants planned, at a size past its reach
         raise UserError(f"{spec.name} cannot be planned for {found.name} at --size {case.size}: {err}; "
                         "choose a smaller --size") from err  # fmt: skip
     for role, reason in result.forfeit_reasons.items():

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Annotated
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, start_log
 from debatekit.cli.options import (
     Constants,
     JsonOption,
     ParamOption,
+    ProblemOption,
+    ProtocolArgument,
     SeedOption,
     SizeOption,
     Truth,
@@ -19,13 +22,14 @@ from debatekit.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from debatekit.analysis.exact import Solution
     from debatekit.problems import Problem
     from debatekit.protocols.spec import ProtocolSpec
 
 
 def solve(
-    protocol_name: Annotated[str, typer.Argument(metavar="PROTOCOL", help="A protocol name.")],
-    problem: Annotated[str, typer.Option("--problem", help="A problem name (see `debatekit problems`).")],
+    protocol_name: ProtocolArgument,
+    problem: ProblemOption,
     size: SizeOption = None,
     truth: TruthOption = Truth.yes,
     param: ParamOption = None,
@@ -39,13 +43,111 @@ def solve(
         typer.Option("--all-inputs", help="Solve every input x of --size bits (ignores --truth and --seed)."),
     ] = False,
     json_out: JsonOption = False,
+    log_dir: LogDirOption = None,
+    no_log: NoLogOption = False,
 ) -> None:
-    """Search every adversary move on a small instance; report the honest side's win probability."""
+    """Search every adversary move on a small instance; report the honest side's win probability
+    (it stops cleanly at --budget); logged when done (see `debatekit logs`)."""
+    import time
+
+    from debatekit.cli.common import emit_json
+
+    config = {"command": "solve", "protocol": protocol_name, "problem": problem, "size": size, "truth": truth.value,
+              "seed": seed, "budget": budget, "constants": constants and constants.value, "all_inputs": all_inputs,
+              "params": param or []}  # fmt: skip
+    started = time.perf_counter()
+    result = solved(protocol_name, problem, size, truth, param, seed, budget, constants, all_inputs)
+    if not no_log:  # logged once done: a mistake leaves no folder
+        start_log(log_dir, config, None).finish(result.to_json(), time.perf_counter() - started)
+    if json_out:
+        emit_json(result.to_json())
+    else:
+        print(result.sentence())
+
+
+@dataclass(frozen=True)
+class Solved:
+    """``solve`` on one instance: the exact solution, the names the command line prints, and the
+    parameters in effect."""
+
+    protocol: str
+    problem: str
+    size: int
+    solution: Solution
+    params: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self.solution) | {"params": self.params}
+
+    def sentence(self) -> str:
+        s = self.solution
+        return (
+            f"{self.protocol} on {self.problem} (size {self.size}, truth {s.truth}): honest "
+            f"{s.honest} wins with probability {s.exact} against the best "
+            f"{s.adversary} ({s.positions} positions searched; theorem: >= {s.guarantee:g})"
+        )
+
+
+@dataclass(frozen=True)
+class EveryInput:
+    """``solve --all-inputs``: every input x (as a bit string) with its solution against its best adversary."""
+
+    protocol: str
+    problem: str
+    size: int
+    cases: list[tuple[str, Solution]]
+
+    @property
+    def worst(self) -> Solution:
+        return min((solution for _, solution in self.cases), key=lambda solution: solution.value)
+
+    @property
+    def all_hold(self) -> bool:
+        return all(solution.value >= solution.guarantee for _, solution in self.cases)
+
+    @property
+    def positions(self) -> int:
+        return sum(solution.positions for _, solution in self.cases)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "problem": self.problem,
+            "size": self.size,
+            "inputs": len(self.cases),
+            "min_value": self.worst.value,
+            "all_hold": self.all_hold,
+            "positions": self.positions,
+            "cases": [
+                {"x": x, "truth": s.truth, "honest": s.honest, "value": s.value, "exact": s.exact}
+                for x, s in self.cases
+            ],
+        }
+
+    def sentence(self) -> str:
+        return (
+            f"{self.protocol} on {self.problem} (size {self.size}): on all {len(self.cases)} inputs the honest side "
+            f"wins with probability >= {self.worst.exact} against the best adversary ({self.positions} positions "
+            f"searched; theorem holds on every input: {'yes' if self.all_hold else 'NO'})"
+        )
+
+
+def solved(
+    protocol_name: str,
+    problem: str,
+    size: int | None,
+    truth: Truth,
+    param: list[str] | None,
+    seed: int,
+    budget: int,
+    constants: Constants | None,
+    all_inputs: bool,
+) -> Solved | EveryInput:
+    """What ``solve`` computes, from the names the command line takes (``UserError`` for a mistake)."""
     from debatekit.analysis.exact import ExactError
     from debatekit.analysis.exact import solve as solve_exactly
     from debatekit.cli.common import (
         configure,
-        emit_json,
         instance,
         params_json,
         positive,
@@ -61,28 +163,20 @@ def solve(
     if all_inputs:
         if problem_values != found.params():
             raise UserError("--all-inputs takes the problem's default parameters; drop its -P settings")
-        every_input(spec, found, found.default_size if size is None else size, budget, json_out)
-        return
+        return every_input(spec, found, found.default_size if size is None else size, budget)
     case = instance(found, size, truth, seed, problem_values)
     try:
         with progress(positive(budget, "--budget"), "positions searched (of the budget)") as advance:
             solution = solve_exactly(spec, case, budget, advance)
     except ExactError as err:
         raise UserError(str(err)) from err
-    if json_out:
-        emit_json(asdict(solution) | {"params": params_json(spec, problem_values)})
-        return
-    print(
-        f"{spec.name} on {found.name} (size {case.size}, truth {solution.truth}): honest "
-        f"{solution.honest} wins with probability {solution.exact} against the best "
-        f"{solution.adversary} ({solution.positions} positions searched; theorem: >= {solution.guarantee:g})"
-    )
+    return Solved(spec.name, found.name, case.size, solution, params_json(spec, problem_values))
 
 
-def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int, json_out: bool) -> None:
+def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int) -> EveryInput:
     """``--all-inputs``: the exact value on every x of ``size`` bits, each against its best adversary."""
     from debatekit.analysis.exact import ExactError, solve_every_input
-    from debatekit.cli.common import emit_json, positive, progress
+    from debatekit.cli.common import positive, progress
 
     if not found.min_size <= size <= found.max_size:
         raise UserError(f"{found.name} needs {found.min_size} <= --size <= {found.max_size}, got {size}")
@@ -91,29 +185,4 @@ def every_input(spec: ProtocolSpec, found: Problem, size: int, budget: int, json
             results = solve_every_input(spec, found, size, budget, advance)
     except ExactError as err:
         raise UserError(str(err)) from err
-    worst_case = min((solution for _, solution in results), key=lambda solution: solution.value)
-    worst = worst_case.value
-    holds = all(solution.value >= solution.guarantee for _, solution in results)
-    positions = sum(solution.positions for _, solution in results)
-    if json_out:
-        emit_json(
-            {
-                "protocol": spec.name,
-                "problem": found.name,
-                "size": size,
-                "inputs": len(results),
-                "min_value": worst,
-                "all_hold": holds,
-                "positions": positions,
-                "cases": [
-                    {"x": x, "truth": s.truth, "honest": s.honest, "value": s.value, "exact": s.exact}
-                    for x, s in results
-                ],
-            }
-        )
-        return
-    print(
-        f"{spec.name} on {found.name} (size {size}): on all {len(results)} inputs the honest side wins with "
-        f"probability >= {worst_case.exact} against the best adversary ({positions} positions searched; "
-        f"theorem holds on every input: {'yes' if holds else 'NO'})"
-    )
+    return EveryInput(spec.name, found.name, size, results)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from debatekit.cli.options import JsonOption, SizeOption, Truth, TruthOption, UserError
+from debatekit.cli.options import JsonOption, ProblemOption, SizeOption, Truth, TruthOption, UserError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -19,7 +19,7 @@ DEFAULT_WIDTH = 2
 
 
 def stability(
-    problem: Annotated[str, typer.Option("--problem", help="A problem name (see `debatekit problems`).")],
+    problem: ProblemOption,
     size: SizeOption = None,
     truth: TruthOption = Truth.yes,
     epsilon: Annotated[

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from debatekit.cli.options import JsonOption, ParamOption, UserError
 
 if TYPE_CHECKING:
-    from debatekit.experiments.sweep import CellResult
+    from debatekit.experiments.sweep import CellResult, SweepResult
 
 
 class Backend(StrEnum):
@@ -47,9 +47,29 @@ def sweep(
     write results.parquet (one row per cell) with each cell's debates beside it.
 
     Example: debatekit sweep examples/sweep.toml --backend local --workers 2 --json"""
-    from debatekit.cli.common import emit_json, positive, stdout
+    from debatekit.cli.common import emit_json, stdout
+
+    result = swept(grid, backend, workers, address, shard, param, out)
+    if json_out:
+        emit_json(result.to_json())
+    else:
+        stdout.print(f"{result.cells} cells: ran {result.ran}, {result.skipped} finished before; {result.results_path}")
+
+
+def swept(
+    grid: Path | Mapping[str, Any],
+    backend: Backend = Backend.local,
+    workers: int | None = None,
+    address: str | None = None,
+    shard: str | None = None,
+    param: list[str] | None = None,
+    out: Path | None = None,
+) -> SweepResult:
+    """What ``sweep`` does, from its options: ``grid`` is a grid file or its parsed table (which
+    then needs ``out``); ``UserError`` for a mistake."""
+    from debatekit.cli.common import positive
     from debatekit.experiments.backends import BackendError, local, ray_cluster
-    from debatekit.experiments.grid import GridError, load
+    from debatekit.experiments.grid import GridError, expand, load
     from debatekit.experiments.logs import LogError, writable_dir
     from debatekit.experiments.sweep import CellError, finished, run_sweep, shard_of
 
@@ -58,10 +78,15 @@ def sweep(
         raise UserError("--address is for --backend ray")
     slice_ = _shard(shard)
     try:
-        cells = load(grid, param)
+        cells = load(grid, param) if isinstance(grid, Path) else expand(dict(grid), _fixed(param))
     except GridError as err:
         raise UserError(str(err)) from err
-    folder = out or Path("debatekit-sweeps") / grid.stem
+    if out is not None:
+        folder = out
+    elif isinstance(grid, Path):
+        folder = Path("debatekit-sweeps") / grid.stem
+    else:
+        raise UserError("a grid given as a table needs --out, the sweep's folder")
     try:
         writable_dir(folder)
     except LogError as err:
@@ -74,15 +99,24 @@ def sweep(
     try:
         todo = sum(not finished(folder, cell) for cell in shard_of(cells, slice_))
         with opened as mapper, _progress(todo) as done:
-            result = run_sweep(cells, folder, mapper, slice_, done)
+            return run_sweep(cells, folder, mapper, slice_, done)
     except BackendError as err:
         raise UserError(str(err)) from err
     except CellError as err:
         raise UserError(str(err)) from err
-    if json_out:
-        emit_json(result.to_json())
-    else:
-        stdout.print(f"{result.cells} cells: ran {result.ran}, {result.skipped} finished before; {result.results_path}")
+
+
+def _fixed(assignments: list[str] | None) -> dict[str, str]:
+    """``-P NAME=VALUE`` overrides for a grid given as a table, as ``grid.load`` reads them for a file."""
+    from debatekit.experiments.grid import GridError
+
+    fixed = {}
+    for text in assignments or ():
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise GridError(f"-P {text!r}: expected NAME=VALUE")
+        fixed[name.strip()] = value.strip()
+    return fixed
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:

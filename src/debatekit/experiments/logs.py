@@ -126,10 +126,12 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class LoggedRun:
-    """One run as ``debatekit logs`` lists it; ``accept_rate`` is None for a run that did not finish."""
+    """One logged command as ``debatekit logs`` lists it: ``run``, ``solve``, ``plan`` or ``demo``;
+    ``accept_rate`` (a run's) and ``outcome`` (its headline, in words) are None when it did not finish."""
 
     folder: Path
     started: str
+    command: str
     protocol: str
     problem: str
     size: int | None
@@ -138,34 +140,53 @@ class LoggedRun:
     bob: str
     trials: int
     accept_rate: float | None
+    outcome: str | None
+
+
+def outcome(command: str, summary: dict[str, Any]) -> str:
+    """A finished command's headline: a run's accept rate, solve's exact value, plan's verifier
+    queries, whether the demo's guarantees held."""
+    if command == "solve":
+        exact = summary.get("exact")
+        return f"exact {exact}" if exact is not None else f"{len(summary.get('inputs', []))} inputs solved"
+    if command == "plan":
+        queries = summary.get("verifier_queries")
+        return f"{queries} V queries" if queries is not None else f"frontier of {len(summary.get('frontier', []))}"
+    if command == "demo":
+        return "guarantees hold" if summary.get("all_guarantees_hold") else "a guarantee FAILED"
+    return f"accept {summary['accept_rate']:.3f}"
 
 
 def runs(log_dir: Path) -> list[LoggedRun]:
-    """The runs logged in ``log_dir``, oldest first (folders without a readable ``run.json`` are skipped)."""
+    """The commands logged in ``log_dir``, oldest first (folders without a readable ``run.json`` are skipped)."""
     found = []
     for folder in sorted(log_dir.iterdir()) if log_dir.is_dir() else ():
         try:
             head = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
             config = head["config"]
-        except (OSError, ValueError, KeyError, TypeError):
+            command = str(config.get("command", "run"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        summary_file = folder / SUMMARY_FILE
         try:
-            accept = json.loads(summary_file.read_text(encoding="utf-8"))["accept_rate"]
-        except (OSError, ValueError, KeyError):
-            accept = None
+            summary = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
+            said = outcome(command, summary)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            summary, said = {}, None
+        accept = summary.get("accept_rate") if said is not None else None
         found.append(
             LoggedRun(
                 folder,
                 str(head.get("started", "")),
+                command,
                 str(config.get("protocol", "")),
                 str(config.get("problem", "")),
                 config.get("size"),
                 str(config.get("truth", "")),
                 str(config.get("alice", "")),
                 str(config.get("bob", "")),
-                int(config.get("trials", 0)),
+                int(config.get("trials", 0) or 0),
                 accept,
+                said,
             )
         )
     return found

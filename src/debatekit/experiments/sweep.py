@@ -59,10 +59,10 @@ class SweepResult:
 def play_cell(cell: Cell) -> CellResult:
     """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and records."""
     from debatekit.analysis.montecarlo import run
-    from debatekit.analysis.planner import PlanError
     from debatekit.cli.common import configure, instance, params_json, problem_for, protocol, strategy, with_constants
     from debatekit.cli.options import Constants, Truth, UserError
     from debatekit.ledger import Role
+    from debatekit.protocols.stochastic import Unplannable
 
     started = time.perf_counter()
     try:
@@ -81,7 +81,7 @@ def play_cell(cell: Cell) -> CellResult:
         record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
         try:
             result = run(spec, case, alice, bob, cell.trials, cell.seed, record=record, params=params)
-        except PlanError as err:  # --constants planned past the planner's reach
+        except Unplannable as err:  # --constants planned past the planner's reach
             raise CellError(f"cell {cell.id}: {spec.name} cannot be planned at size {case.size}: {err}") from None
         records = record.read_text(encoding="utf-8") if record is not None else ""
     summary = cell.fields() | result.to_json() | {"params": params}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -34,9 +34,11 @@ from debatekit.ledger import Role
 from debatekit.machine.circuit import Circuit, Gate
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
-from debatekit.problems.registry import Instance
 from debatekit.protocols.cross_exam import parse_bits
 from debatekit.reader import Reader, word_width
+
+if TYPE_CHECKING:  # the problems package imports the protocols: a type only
+    from debatekit.problems.registry import Instance
 
 ACCEPT = None
 """Bob's pointer when he names no gate."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -27,8 +27,10 @@ from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
-from debatekit.problems.registry import Instance
 from debatekit.reader import Reader, word_width
+
+if TYPE_CHECKING:  # the problems package imports the protocols: a type only
+    from debatekit.problems.registry import Instance
 
 ACCEPT = None
 """Bob's message when he accepts Alice's transcript."""

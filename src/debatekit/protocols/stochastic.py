@@ -111,6 +111,11 @@ def drawn_bit(claims: Numbers, uniforms: Numbers) -> Numbers:
     return uniforms < claims
 
 
+class Unplannable(ValueError):
+    """The certified planner cannot plan this K and T (its per-step counts exceed what it
+    supports): the planned constants do not exist for the instance."""
+
+
 def rules_for(constants: str, k: float, steps: int) -> Rules:
     """The rules of ``constants`` for a K-Lipschitz machine of ``steps`` steps."""
     if constants == "lean":
@@ -118,9 +123,12 @@ def rules_for(constants: str, k: float, steps: int) -> Rules:
     if constants == "paper":
         return Rules.from_paper(PaperConstants(k, steps))
     if constants == "planned":
-        from debatekit.analysis.planner import plan
+        from debatekit.analysis.planner import PlanError, plan
 
-        return Rules.from_params(plan(k, steps).params, "planned")
+        try:
+            return Rules.from_params(plan(k, steps).params, "planned")
+        except PlanError as err:
+            raise Unplannable(str(err)) from err
     raise ValueError(f"unknown constants {constants!r}; choose from {', '.join(CONSTANTS)}")
 
 
