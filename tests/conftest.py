@@ -12,6 +12,7 @@ import itertools
 import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -253,3 +254,9 @@ def _log_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DEBATEKIT_LOG_DIR", str(tmp_path_factory.mktemp("debatekit-logs")))
         yield
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the folder the demo report's test keeps (CI's artifact), when the run made it."""
+    for kept in sorted((Path(__file__).resolve().parent.parent / "test-artifacts").glob("demo-report*/report.html")):
+        terminalreporter.write_line(f"demo report kept at: {kept}")

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import shutil
 import struct
 import time
 from pathlib import Path
@@ -50,13 +52,22 @@ def assert_plots(folder: Path, names: tuple[str, ...]) -> str:
     return html
 
 
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+DEMO_ARTIFACT = ARTIFACTS / f"demo-report{'-' + WORKER if WORKER else ''}"
+"""Where the demo's report is kept after the tests (git-ignored), for a look at its plots (one
+per worker under pytest-xdist, each of which plays the module's demo)."""
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+def demo() -> tuple[dict, Path]:
     """One quick demo, logged: its JSON and its report folder."""
-    root = tmp_path_factory.mktemp("demo")
-    code = main(["demo", "--quick", "--json", "--log-dir", str(root / "logs"), "--out", str(root / "report")])
+    logs = DEMO_ARTIFACT.with_name(DEMO_ARTIFACT.name + "-logs")
+    for earlier in (DEMO_ARTIFACT, logs):  # kept for CI (conftest prints where): this run's only
+        shutil.rmtree(earlier, ignore_errors=True)
+    code = main(["demo", "--quick", "--json", "--log-dir", str(logs), "--out", str(DEMO_ARTIFACT)])
     assert code == 0
-    return json.loads((root / "report" / "results.json").read_text()), root / "report"
+    return json.loads((DEMO_ARTIFACT / "results.json").read_text()), DEMO_ARTIFACT
 
 
 def test_demo_report_draws_every_plot(demo: tuple[dict, Path]) -> None:
@@ -119,11 +130,11 @@ def test_demo_payoffs_are_the_prover_estimator_rows(demo: tuple[dict, Path]) -> 
 
 def test_demo_log_holds_the_report_path(demo: tuple[dict, Path]) -> None:
     _, folder = demo
-    (log,) = (folder.parent / "logs").iterdir()
+    (log,) = folder.with_name(folder.name + "-logs").iterdir()
     head = json.loads((log / "run.json").read_text())
     assert head["config"]["command"] == "demo"
     assert json.loads((log / "summary.json").read_text())["report"] == str(folder)
-    again = reports.read(folder.parent / "logs")  # a demo's log reads as its rows
+    again = reports.read(folder.with_name(folder.name + "-logs"))  # a demo's log reads as its rows
     assert len(again.runs) == len(reports.from_demo(json.loads((folder / "results.json").read_text())).runs)
 
 
