@@ -91,8 +91,9 @@ def test_demo_rates_are_the_rows_pooled_with_wilson_intervals(demo: tuple[dict, 
         rate = series[(label, adversary)][row["truth"]]["accept"]
         assert (rate.successes, rate.trials) == (accepts, trials)
         assert (rate.low, rate.high) == wilson(accepts, trials)
-        promise = min(r["completeness"] for r in pooled) if row["truth"] == "yes" else None
-        if row["truth"] == "yes" and promise > 0:
+        if row["truth"] == "yes" and row["adversary"].startswith("alice:") and adversary != "both honest":
+            assert rate.promise is None  # completeness promises nothing to a dishonest Alice
+        elif row["truth"] == "yes" and (promise := min(r["completeness"] for r in pooled)) > 0:
             assert rate.promise == promise
 
 

@@ -347,10 +347,16 @@ def _pool(runs: Iterable[Run], rate: Callable[[Run], float | None], promise: flo
 
 def _promise(runs: list[Run], truth: str) -> float | None:
     """The accept rate the theorem promises: at least c on yes instances, at most s on no ones (the
-    weakest over pooled runs); None when vacuous."""
+    weakest over pooled runs); None when vacuous, or when the side the truth is with (Alice on yes,
+    Bob on no) is not the built-in honest strategy in every pooled run: the theorems promise
+    nothing to a dishonest side (a user's own honest strategy gets no tick: the log cannot say)."""
     if truth == "yes":
+        if any(r.alice != "honest" for r in runs):
+            return None
         values = [r.completeness for r in runs if r.completeness is not None and r.completeness > 0]
         return min(values) if values else None
+    if any(r.bob != "honest" for r in runs):
+        return None
     values = [r.soundness for r in runs if r.soundness is not None and r.soundness < 1]
     return max(values) if values else None
 
