@@ -69,7 +69,7 @@ def swept(
     then needs ``out``); ``UserError`` for a mistake."""
     from debatekit.cli.common import positive
     from debatekit.experiments.backends import BackendError, local, ray_cluster
-    from debatekit.experiments.grid import GridError, expand, load
+    from debatekit.experiments.grid import GridError, expand, fixed, load
     from debatekit.experiments.logs import LogError, writable_dir
     from debatekit.experiments.sweep import CellError, finished, run_sweep, shard_of
 
@@ -78,7 +78,7 @@ def swept(
         raise UserError("--address is for --backend ray")
     slice_ = _shard(shard)
     try:
-        cells = load(grid, param) if isinstance(grid, Path) else expand(dict(grid), _fixed(param))
+        cells = load(grid, param) if isinstance(grid, Path) else expand(dict(grid), fixed(param))
     except GridError as err:
         raise UserError(str(err)) from err
     if out is not None:
@@ -104,19 +104,6 @@ def swept(
         raise UserError(str(err)) from err
     except CellError as err:
         raise UserError(str(err)) from err
-
-
-def _fixed(assignments: list[str] | None) -> dict[str, str]:
-    """``-P NAME=VALUE`` overrides for a grid given as a table, as ``grid.load`` reads them for a file."""
-    from debatekit.experiments.grid import GridError
-
-    fixed = {}
-    for text in assignments or ():
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip():
-            raise GridError(f"-P {text!r}: expected NAME=VALUE")
-        fixed[name.strip()] = value.strip()
-    return fixed
 
 
 def _shard(text: str | None) -> tuple[int, int] | None:

@@ -77,6 +77,17 @@ class Cell:
         return [f"{name}={value}" for name, value in self.params]
 
 
+def fixed(overrides: list[str] | None) -> dict[str, str]:
+    """``-P NAME=VALUE`` overrides as ``{NAME: VALUE}``, for every grid of a file or a table."""
+    out = {}
+    for text in overrides or ():
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise GridError(f"-P {text!r}: expected NAME=VALUE")
+        out[name.strip()] = value.strip()
+    return out
+
+
 def load(path: Path, overrides: list[str] | None = None) -> list[Cell]:
     """The cells of the grid file at ``path``, in id order, each checked (names, parameters);
     ``overrides`` (``NAME=VALUE``) fix a parameter in every grid."""
@@ -86,14 +97,8 @@ def load(path: Path, overrides: list[str] | None = None) -> list[Cell]:
         raise GridError(f"cannot read {str(path)!r}: {err.strerror or err}") from err
     except tomllib.TOMLDecodeError as err:
         raise GridError(f"{path}: not TOML: {err}") from err
-    fixed = {}
-    for text in overrides or ():
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip():
-            raise GridError(f"-P {text!r}: expected NAME=VALUE")
-        fixed[name.strip()] = value.strip()
     try:
-        return expand(data, fixed)
+        return expand(data, fixed(overrides))
     except GridError as err:
         raise GridError(f"{path}: {err}") from err
 
