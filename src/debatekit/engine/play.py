@@ -25,6 +25,7 @@ import contextlib
 import contextvars
 import copy
 import inspect
+import os
 import sysconfig
 import threading
 from collections.abc import Awaitable, Callable, Hashable
@@ -98,7 +99,7 @@ def played(function: Callable[[], Any]) -> Callable[[], Any]:
 
 
 _STDLIB = sysconfig.get_paths()["stdlib"]
-_HERE = __file__.rsplit("/engine/", 1)[0]
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debatekit package
 
 
 def describe(err: BaseException) -> str:
@@ -119,8 +120,8 @@ def _place(err: BaseException) -> str:
     tb = err.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if not name.startswith((_HERE, _STDLIB, "<")):
-            place = f" ({name.rsplit('/', 1)[-1]}:{tb.tb_lineno})"
+        if not name.startswith((_HERE + os.sep, _STDLIB + os.sep, "<")):
+            place = f" ({os.path.basename(name)}:{tb.tb_lineno})"
         tb = tb.tb_next
     return place
 
