@@ -156,3 +156,15 @@ def test_records_are_kept_in_the_log_only_when_asked(capsys: pytest.CaptureFixtu
     (folder,) = tmp_path.iterdir()
     assert sorted(p.name for p in folder.iterdir()) == ["run.json", "summary.json"]
     assert json.loads((folder / "run.json").read_text())["record_path"] is None
+
+
+@pytest.mark.parametrize(
+    "argv", [("solve", "cross-exam", "--problem", "parity", "--size", "4"), ("plan", "--K", "2", "--T", "100")]
+)
+def test_solve_and_plan_check_the_log_folder_before_the_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    code, out, err = cli(capsys, *argv, "--log-dir", blocked / "logs")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "cannot write the log folder" in err

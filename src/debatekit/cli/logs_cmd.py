@@ -45,6 +45,16 @@ def start_log(log_dir: Path | None, config: dict[str, Any], record: Path | None,
         raise UserError(f"--log-dir: {err}") from err
 
 
+def check_log_dir(log_dir: Path | None) -> None:
+    """Fail now, before the work, if the log folder cannot be written (for commands logged when done)."""
+    from debatekit.experiments.logs import DEFAULT_LOG_DIR, LogError, writable_dir
+
+    try:
+        writable_dir(log_dir or DEFAULT_LOG_DIR)
+    except LogError as err:
+        raise UserError(f"--log-dir: {err}") from err
+
+
 def logs(log_dir: LogDirOption = None) -> None:
     """List the logged commands (run, solve, plan, demo): folder, what, problem, size, players, trials, outcome."""
     from rich.table import Table

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, start_log
+from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import JsonOption, UserError
 
 if TYPE_CHECKING:
@@ -70,6 +70,8 @@ def plan(
     config = {"command": "plan", "K": K, "T": T, "completeness": completeness, "soundness": soundness,
               "prover_budget": prover_budget, "constants": constants and constants.value,
               "proof": proof and proof.value, "frontier": show_frontier}  # fmt: skip
+    if not no_log:
+        check_log_dir(log_dir)
     started = time.perf_counter()
     result = planned(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
     if not no_log:  # logged once done: a mistake leaves no folder

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, start_log
+from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import (
     Constants,
     JsonOption,
@@ -55,6 +55,8 @@ def solve(
     config = {"command": "solve", "protocol": protocol_name, "problem": problem, "size": size, "truth": truth.value,
               "seed": seed, "budget": budget, "constants": constants and constants.value, "all_inputs": all_inputs,
               "params": param or []}  # fmt: skip
+    if not no_log:
+        check_log_dir(log_dir)
     started = time.perf_counter()
     result = solved(protocol_name, problem, size, truth, param, seed, budget, constants, all_inputs)
     if not no_log:  # logged once done: a mistake leaves no folder
