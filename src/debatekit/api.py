@@ -15,9 +15,8 @@ nothing is printed. The typed engine functions stay in their modules
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,15 +27,9 @@ if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
     from debatekit.analysis.planner import Plan
     from debatekit.cli.plan_cmd import Frontier
+    from debatekit.cli.run_cmd import Player
     from debatekit.cli.solve_cmd import EveryInput, Solved
     from debatekit.experiments.sweep import SweepResult
-    from debatekit.ledger import Role
-    from debatekit.players.base import Seat, Strategy
-    from debatekit.protocols.spec import ProtocolSpec
-
-    Player = str | Strategy | Callable[[Seat], Any]
-    """A strategy as ``--alice``/``--bob`` name it (built-in, ``module:attr``, ``llm:PROVIDER/MODEL``), a
-    :class:`Strategy`, or a factory taking a :class:`Seat` (a class, say) that returns the player."""
 
 
 class UsageError(ValueError):
@@ -78,23 +71,6 @@ def _seed(seed: int) -> int:
     return seed
 
 
-def _strategy(spec: ProtocolSpec, role: Role, player: Player) -> Strategy:
-    from debatekit.cli.common import strategy
-    from debatekit.players.base import Strategy
-
-    if isinstance(player, str):
-        return strategy(spec, role, player)
-    if isinstance(player, Strategy):
-        if player.role is not role:
-            raise UserError(f"{role.value}: strategy {player.name!r} plays {player.role.value}")
-        return player
-    if not callable(player):
-        raise UserError(f"{role.value}: {player!r} is not a strategy (a name, a Strategy or a factory taking a Seat)")
-    name = f"{player.__module__}:{getattr(player, '__qualname__', type(player).__name__)}"
-    doc = (player.__doc__ or "user strategy").strip().splitlines()[0]
-    return Strategy(name, role, doc, player)
-
-
 def run(
     protocol: str,
     *,
@@ -121,49 +97,18 @@ def run(
     terminal). The result's ``to_json()`` is what ``run --json`` prints: its ``extra`` holds the
     parameters in effect (``params``) and, when a model played, its usage by role
     (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed."""
-    from debatekit.analysis.montecarlo import ResumeError
-    from debatekit.analysis.montecarlo import run as run_trials
     from debatekit.cli import common
-    from debatekit.engine.record import ReplayError
-    from debatekit.ledger import Role
+    from debatekit.cli.run_cmd import play, prepare
 
     with _usage():
-        spec = common.with_constants(common.protocol(protocol), _constants(constants))
-        found = common.problem_for(str(problem), spec)
-        spec, problem_values = common.configure(spec, found, _assignments(params))
-        common.positive(trials, "--trials")
-        common.positive(concurrency, "--concurrency")
-        if not move_timeout > 0:
-            raise UserError(f"--move-timeout must be positive, got {move_timeout:g}")
-        case = common.instance(found, size, _truth(truth), _seed(seed), problem_values)
-        players = _strategy(spec, Role.ALICE, alice), _strategy(spec, Role.BOB, bob)
-        for chosen in players:
-            if chosen.refuses is not None and (why := chosen.refuses(case)):
-                raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
-        common.positive(answers_per_judge, "--answers-per-judge")
-        db = None if judge_db is None else Path(judge_db)
-        oracles = common.oracles(case, oracle, prover_oracle, verifier_oracle, db, answers_per_judge)
-        written = common.writable(None if record is None else Path(record), spec, resume)
-        named = [p for p in (alice, bob, oracle, prover_oracle, verifier_oracle) if isinstance(p, str)]
-        models_before = None
-        if any(text.startswith("llm:") for text in named):
-            from debatekit.llm.players import usage_json
-
-            models_before = usage_json()
-        params_in_effect = common.params_json(spec, problem_values)
-        try:
-            with common.progress(trials, f"{spec.name} on {found.name}") as advance:
-                result = run_trials(spec, case, *players, trials, seed, advance, oracles=oracles, record=written,
-                                    timeout=move_timeout, concurrency=concurrency, params=params_in_effect,
-                                    resume=resume)  # fmt: skip
-        except (ResumeError, ReplayError) as err:
-            raise UserError(f"--resume: {err}") from err
-    extra = result.extra | {"params": params_in_effect}
-    if models_before is not None:
-        from debatekit.llm.players import usage_json
-
-        extra["model_usage"] = usage_json(since=models_before)
-    return replace(result, extra=extra)
+        ready = prepare(protocol, str(problem), size, _truth(truth), _assignments(params), alice, bob, trials,
+                        _constants(constants), seed, oracle, prover_oracle, verifier_oracle,
+                        None if judge_db is None else Path(judge_db), answers_per_judge, move_timeout,
+                        concurrency)  # fmt: skip
+        written = common.writable(None if record is None else Path(record), ready.spec, resume)
+        with common.progress(trials, f"{ready.spec.name} on {ready.problem.name}") as advance:
+            return play(ready, trials, seed, advance, record=written, timeout=move_timeout,
+                        concurrency=concurrency, resume=resume)  # fmt: skip
 
 
 def solve(

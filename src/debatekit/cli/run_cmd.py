@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,9 +27,18 @@ from debatekit.cli.options import (
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.table import Table
 
-    from debatekit.analysis.montecarlo import RunResult
+    from debatekit.analysis.montecarlo import Oracles, RunResult
+    from debatekit.ledger import Role
+    from debatekit.players.base import Seat, Strategy
+    from debatekit.problems import Instance, Problem
+    from debatekit.protocols.spec import ProtocolSpec
+
+    Player = str | Strategy | Callable[[Seat], Any]
+    """A strategy as ``--alice``/``--bob`` name it, a :class:`Strategy`, or a factory taking a Seat."""
 
 MAX_TRIALS = 10**10
 """The most debates one run plays: a day or more at the batch engines' speed; beyond it a number
@@ -89,27 +99,88 @@ def run(
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger; the run is
     logged in a new folder under --log-dir (see `debatekit logs`)."""
-    from debatekit.analysis.montecarlo import ResumeError
-    from debatekit.analysis.montecarlo import run as run_trials
+    from debatekit.cli.common import emit_json, progress, stdout, writable
+    from debatekit.cli.logs_cmd import start_log
+
+    ready = prepare(protocol_name, problem, size, truth, param, alice, bob, trials, constants, seed, oracle,
+                    prover_oracle, verifier_oracle, judge_db, answers_per_judge, move_timeout, concurrency)  # fmt: skip
+    spec, case = ready.spec, ready.instance
+    record = writable(record, spec, resume)
+    log = None
+    if not no_log:
+        config = {
+            "command": "run", "protocol": spec.name, "problem": ready.problem.name, "size": case.size,
+            "truth": truth.value, "alice": alice, "bob": bob, "trials": trials, "seed": seed,
+            "constants": spec.constants,
+            "oracles": {"oracle": oracle, "prover_oracle": prover_oracle, "verifier_oracle": verifier_oracle},
+            "params": ready.params, "move_timeout": move_timeout, "resume": resume,
+        }  # fmt: skip
+        log = start_log(log_dir, config, record, log_records)
+        if record is None and log_records:
+            record = writable(log.records, spec)
+    started = time.perf_counter()
+    with progress(trials, f"{spec.name} on {ready.problem.name}") as advance:
+        result = play(ready, trials, seed, advance, record=record, timeout=move_timeout, concurrency=concurrency,
+                      resume=resume)  # fmt: skip
+    for role, reason in result.forfeit_reasons.items():
+        print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
+    summary = result.to_json()
+    if log is not None:
+        log.finish(summary, time.perf_counter() - started)
+    if json_out:
+        emit_json(summary)
+    else:
+        stdout.print(table(result, ready.params))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run resolved from the names ``run`` takes and checked (shared by ``run``, the Python API
+    and a sweep's cells): the protocol with its parameters, the instance, the strategies, the
+    oracles routed by role, the parameters in effect, and whether a model plays or judges."""
+
+    spec: ProtocolSpec
+    problem: Problem
+    instance: Instance
+    alice: Strategy
+    bob: Strategy
+    oracles: Oracles
+    params: dict[str, Any]
+    models: bool
+
+
+def prepare(
+    protocol_name: str,
+    problem: str,
+    size: int | None,
+    truth: Truth,
+    param: list[str] | None,
+    alice: Player,
+    bob: Player,
+    trials: int,
+    constants: Constants | None,
+    seed: int,
+    oracle: str = "builtin",
+    prover_oracle: str | None = None,
+    verifier_oracle: str | None = None,
+    judge_db: Path | None = None,
+    answers_per_judge: int = 1,
+    move_timeout: float = DEFAULT_MOVE_TIMEOUT,
+    concurrency: int = 1,
+) -> Prepared:
+    """Resolve and check a run as ``debatekit run`` does (``UserError`` for a mistake): names, the
+    instance, strategies that can play it, the oracles; nothing is played or written."""
     from debatekit.cli.common import (
         configure,
-        emit_json,
         instance,
         oracles,
         params_json,
         positive,
         problem_for,
-        progress,
         protocol,
-        stdout,
-        strategy,
         with_constants,
-        writable,
     )
-    from debatekit.cli.logs_cmd import start_log
-    from debatekit.engine.record import ReplayError
     from debatekit.ledger import Role
-    from debatekit.protocols.stochastic import Unplannable
 
     spec = with_constants(protocol(protocol_name), constants)
     found = problem_for(problem, spec)
@@ -120,66 +191,76 @@ def run(
     positive(concurrency, "--concurrency")
     if not move_timeout > 0:
         raise UserError(f"--move-timeout must be positive, got {move_timeout:g}")
+    if seed < 0:
+        raise UserError(f"--seed must be at least 0, got {seed}")
     case = instance(found, size, truth, seed, problem_values)
-    players = strategy(spec, Role.ALICE, alice), strategy(spec, Role.BOB, bob)
+    players = _player(spec, Role.ALICE, alice), _player(spec, Role.BOB, bob)
     for chosen in players:
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     positive(answers_per_judge, "--answers-per-judge")
-    chosen = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge)
-    record = writable(record, spec, resume)
-    log = None
-    if not no_log:
-        config = {
-            "command": "run", "protocol": spec.name, "problem": found.name, "size": case.size, "truth": truth.value,
-            "alice": alice, "bob": bob, "trials": trials, "seed": seed, "constants": spec.constants,
-            "oracles": {"oracle": oracle, "prover_oracle": prover_oracle, "verifier_oracle": verifier_oracle},
-            "params": params_json(spec, problem_values), "move_timeout": move_timeout, "resume": resume,
-        }  # fmt: skip
-        log = start_log(log_dir, config, record, log_records)
-        if record is None and log_records:
-            record = writable(log.records, spec)
-    models_before = None
-    if any(text.startswith("llm:") for text in (alice, bob, oracle, prover_oracle or "", verifier_oracle or "")):
+    routed = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge)
+    named = [p for p in (alice, bob, oracle, prover_oracle, verifier_oracle) if isinstance(p, str)]
+    models = any(text.startswith("llm:") for text in named)
+    return Prepared(spec, found, case, *players, routed, params_json(spec, problem_values), models)
+
+
+def play(
+    ready: Prepared,
+    trials: int,
+    seed: int,
+    progress: Callable[[int], None] | None = None,
+    *,
+    record: Path | None = None,
+    timeout: float = DEFAULT_MOVE_TIMEOUT,
+    concurrency: int = 1,
+    resume: bool = False,
+) -> RunResult:
+    """Play a prepared run; its result's ``to_json()`` is what ``run --json`` prints: ``extra``
+    holds the parameters in effect (``params``) and, when a model played or judged, this run's
+    usage of it by role (``model_usage``). A resume that cannot be done, or planned constants the
+    planner cannot certify at this size, are ``UserError``."""
+    from debatekit.analysis.montecarlo import ResumeError
+    from debatekit.analysis.montecarlo import run as run_trials
+    from debatekit.engine.record import ReplayError
+    from debatekit.protocols.stochastic import Unplannable
+
+    if ready.models:
         from debatekit.llm.players import usage_json
 
         models_before = usage_json()
-    started = time.perf_counter()
     try:
-        with progress(trials, f"{spec.name} on {found.name}") as advance:
-            result = run_trials(
-                spec,
-                case,
-                *players,
-                trials,
-                seed,
-                advance,
-                oracles=chosen,
-                record=record,
-                timeout=move_timeout,
-                concurrency=concurrency,
-                params=params_json(spec, problem_values),
-                resume=resume,
-            )
+        result = run_trials(ready.spec, ready.instance, ready.alice, ready.bob, trials, seed, progress,
+                            oracles=ready.oracles, record=record, timeout=timeout, concurrency=concurrency,
+                            params=ready.params, resume=resume)  # fmt: skip
     except (ResumeError, ReplayError) as err:
         raise UserError(f"--resume: {err}") from err
     except Unplannable as err:  # the certified planner's --constants planned, at a size past its reach
-        raise UserError(f"{spec.name} cannot be planned for {found.name} at --size {case.size}: {err}; "
-                        "choose a smaller --size") from err  # fmt: skip
-    for role, reason in result.forfeit_reasons.items():
-        print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
-    params = params_json(spec, problem_values)
-    summary = result.to_json() | {"params": params}
-    if models_before is not None:  # LLM players or a model of the judge played: this run's usage by role
-        from debatekit.llm.players import usage_json
+        raise UserError(f"{ready.spec.name} cannot be planned for {ready.problem.name} at --size "
+                        f"{ready.instance.size}: {err}; choose a smaller --size") from err  # fmt: skip
+    extra = result.extra | {"params": ready.params}
+    if ready.models:  # LLM players or a model of the judge played: this run's usage by role
+        extra["model_usage"] = usage_json(since=models_before)
+    return replace(result, extra=extra)
 
-        summary["model_usage"] = usage_json(since=models_before)
-    if log is not None:
-        log.finish(summary, time.perf_counter() - started)
-    if json_out:
-        emit_json(summary)
-    else:
-        stdout.print(table(result, params))
+
+def _player(spec: ProtocolSpec, role: Role, given: Player) -> Strategy:
+    """A strategy as ``--alice``/``--bob`` name it (:func:`debatekit.cli.common.strategy`), or, from
+    Python, a :class:`Strategy` of that role or a factory taking a Seat (a class, say)."""
+    from debatekit.cli.common import strategy
+    from debatekit.players.base import Strategy
+
+    if isinstance(given, str):
+        return strategy(spec, role, given)
+    if isinstance(given, Strategy):
+        if given.role is not role:
+            raise UserError(f"{role.value}: strategy {given.name!r} plays {given.role.value}")
+        return given
+    if not callable(given):
+        raise UserError(f"{role.value}: {given!r} is not a strategy (a name, a Strategy or a factory taking a Seat)")
+    name = f"{given.__module__}:{getattr(given, '__qualname__', type(given).__name__)}"
+    doc = (given.__doc__ or "user strategy").strip().splitlines()[0]
+    return Strategy(name, role, doc, given)
 
 
 def table(result: RunResult, params: dict[str, float]) -> Table:

@@ -58,33 +58,22 @@ class SweepResult:
 
 def play_cell(cell: Cell) -> CellResult:
     """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and records."""
-    from debatekit.analysis.montecarlo import run
-    from debatekit.cli.common import configure, instance, params_json, problem_for, protocol, strategy, with_constants
     from debatekit.cli.options import Constants, Truth, UserError
-    from debatekit.ledger import Role
-    from debatekit.protocols.stochastic import Unplannable
+    from debatekit.cli.run_cmd import play, prepare
 
     started = time.perf_counter()
     try:
-        spec = with_constants(protocol(cell.protocol), None if cell.constants is None else Constants(cell.constants))
-        found = problem_for(cell.problem, spec)
-        spec, values = configure(spec, found, cell.assignments())
-        case = instance(found, cell.size, Truth(cell.truth), cell.seed, values)
-        alice, bob = strategy(spec, Role.ALICE, cell.alice), strategy(spec, Role.BOB, cell.bob)
-        for chosen in (alice, bob):
-            if chosen.refuses is not None and (why := chosen.refuses(case)):
-                raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
+        ready = prepare(cell.protocol, cell.problem, cell.size, Truth(cell.truth), cell.assignments(), cell.alice,
+                        cell.bob, cell.trials, None if cell.constants is None else Constants(cell.constants),
+                        cell.seed)  # fmt: skip
+        spec = ready.spec
+        with tempfile.TemporaryDirectory(prefix="debatekit-cell-") as scratch:
+            record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
+            result = play(ready, cell.trials, cell.seed, record=record)
+            records = record.read_text(encoding="utf-8") if record is not None else ""
     except UserError as err:
         raise CellError(f"cell {cell.id}: {err}") from None
-    params = params_json(spec, values)
-    with tempfile.TemporaryDirectory(prefix="debatekit-cell-") as scratch:
-        record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
-        try:
-            result = run(spec, case, alice, bob, cell.trials, cell.seed, record=record, params=params)
-        except Unplannable as err:  # --constants planned past the planner's reach
-            raise CellError(f"cell {cell.id}: {spec.name} cannot be planned at size {case.size}: {err}") from None
-        records = record.read_text(encoding="utf-8") if record is not None else ""
-    summary = cell.fields() | result.to_json() | {"params": params}
+    summary = cell.fields() | result.to_json()
     return CellResult(cell, json.loads(json.dumps(summary, default=_plain)), records, time.perf_counter() - started)
 
 
