@@ -104,3 +104,11 @@ def test_a_size_the_planner_cannot_plan_names_an_option_run_has(capsys: pytest.C
     assert code == 2 and "cannot be planned" in one_line(err) and "choose a smaller --size" in err
     code, help_text, _ = cli(capsys, "run", "--help")
     assert code == 0 and "--size" in help_text
+
+
+def test_a_message_that_ends_the_process_when_read_loses_for_its_sender(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "run", "cross-exam", "--problem", "parity", "--size", "8",
+                         "--bob", "user_strategies:ExitingMessageBob", "--trials", "3", "--json")  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["forfeits"] == {"alice": 0, "bob": 3} and data["accept_rate"] == 1.0

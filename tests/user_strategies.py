@@ -85,3 +85,28 @@ class InterruptingMover(ExitingMover):
 
     def __getattr__(self, name: str) -> Any:
         raise KeyboardInterrupt
+
+
+class ExitingNumber:
+    """A message whose every reading raises ``SystemExit``: as an int, an index, a bool, a string."""
+
+    def __index__(self) -> int:
+        raise SystemExit(4)
+
+    __int__ = __index__
+    __bool__ = __index__  # type: ignore[assignment]
+    __len__ = __index__
+    __float__ = __index__  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        raise SystemExit(5)
+
+
+class ExitingMessageBob:
+    """A cross-examination Bob whose challenge is an :class:`ExitingNumber`: it loses when committed."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def challenge(self, message: Any) -> Any:
+        return ExitingNumber()
