@@ -100,11 +100,11 @@ def commit_bits(message: Any, length: int, sender: Role) -> np.ndarray:
             raise Malformed(sender, f"the message has shape {message.shape}, expected ({length},)")
         if message.ndim > 1:  # a sequence of rows, none of them a bit (as a list of lists would be)
             return frozen(np.full(length, NOT_A_BIT))
-        if message.dtype.kind in "bu":  # unsigned: no value below 0 to check
-            values = message.view(np.uint8) if message.dtype.itemsize == 1 else message
-            return frozen(np.where(values <= 1, values, NOT_A_BIT))
-        if message.dtype.kind == "i":
-            return frozen(np.where((message == 0) | (message == 1), message, NOT_A_BIT))
+        if message.dtype.kind in "biu":  # bits where the value is 0 or 1, compared in its own dtype
+            out = np.full(length, NOT_A_BIT, dtype=np.uint8)
+            bits = (message == 0) | (message == 1)
+            out[bits] = message[bits]
+            return frozen(out)
         if message.dtype.kind != "O":
             return frozen(np.full(length, NOT_A_BIT))
     try:

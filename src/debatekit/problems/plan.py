@@ -69,7 +69,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from importlib import resources
-from importlib.abc import Traversable
+from importlib.resources.abc import Traversable
 from itertools import product
 from typing import Any
 

@@ -112,7 +112,10 @@ def machine_of(instance: Instance) -> TranscriptMachine:
 def parse_bits(message: np.ndarray) -> np.ndarray:
     """A committed message as int8 values, -1 marking a position that is not a bit (for honest
     Bob, who sees exactly what V would read)."""
-    return np.where(message <= 1, message, -1).astype(np.int8)
+    claimed = np.full(message.shape, -1, dtype=np.int8)
+    bits = message <= 1
+    claimed[bits] = message[bits]
+    return claimed
 
 
 class HonestAlice:

@@ -327,4 +327,4 @@ def _bits_matrix(message: Any, rows: int, cols: int) -> np.ndarray:
         return np.full((rows, cols), -1)
     if w.shape != (rows, cols) or w.dtype.kind not in "biu":
         return np.full((rows, cols), -1)
-    return np.where((w == 0) | (w == 1), w, -1).astype(np.int64)
+    return np.where((w == 0) | (w == 1), w.astype(np.int64), -1)
