@@ -467,11 +467,12 @@ class Hypotheses:
 
     @property
     def hold(self) -> bool | None:
-        """All of them (None where one is unknown)."""
-        known = self.provable and self.estimator and self.exact
-        if not known or self.stable is False or (self.delta is not None and self.delta > self.delta_needed):
+        """All of them: False when one fails, None when none fails but one is unknown (sampled
+        stability, δ not known, or an iterated search's unknown α)."""
+        too_coarse = self.delta is not None and self.delta > self.delta_needed
+        if self.stable is False or not self.provable or not self.estimator or too_coarse:
             return False
-        return None if self.stable is None or self.delta is None else True
+        return None if self.stable is None or self.delta is None or not self.exact else True
 
     def to_json(self) -> dict[str, Any]:
         return {

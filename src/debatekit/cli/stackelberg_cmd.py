@@ -109,45 +109,43 @@ def _flag(value: bool | None) -> str:
 
 
 def table(data: dict[str, Any]) -> Table:
-    """The Theorem 6.2 table: one row per epsilon."""
+    """The Theorem 6.2 table: one row per epsilon; the hypotheses and the strategies in the caption."""
     from rich.table import Table
 
     out = Table(
-        title=f"Theorem 6.2 on evidence-majority (depth {data['depth']}, width {data['width']}, "
-        f"kappa {data['kappa']}, fan-in {data['fan_in']}): A leads, B follows from {{{', '.join(data['bobs'])}}}"
+        title=f"Theorem 6.2 on evidence-majority (d = {data['depth']}, q = {data['width']}, "
+        f"kappa = {data['kappa']}, w = {data['fan_in']}): A leads, B follows from {{{', '.join(data['bobs'])}}}"
     )
-    for name in ("eps", "P[A(x)=L(x)]", "1-4eps", "holds", "A's payoff", "B's payoff", "(1-eps)r^(d+1)",
-                 "best violator", "delta / needed", "stable", "hypotheses", "search"):  # fmt: skip
-        out.add_column(name, justify="right")
+    for name in ("eps", "P[A=L]", "> 1-4eps", "A payoff", "B payoff", "hyp.", "search"):
+        out.add_column(name, justify="right", no_wrap=True)
     notes = []
     for row in data["rows"]:
         hyp = row["hypotheses"]
-        delta = "n/a" if hyp["delta"] is None else f"{hyp['delta']:.3g}"
-        violator = "none" if row["violator_payoff"] is None else f"{row['violator_payoff']:.4g}"
         out.add_row(
             f"{row['epsilon']:g}",
             f"{row['accuracy']:.4g}",
-            f"{row['bound']:.4g}",
-            _flag(row["holds"]),
+            f"{_flag(row['holds'])} ({row['bound']:.4g})",
             f"{row['leader_payoff']:.4g}",
             f"{row['follower_payoff']:.4g}",
-            f"{row['honest_floor']:.4g}",
-            violator,
-            f"{delta} / {hyp['delta_needed']:.3g}",
-            _flag(hyp["stable"]),
             _flag(hyp["hold"]),
-            f"{row['search']} ({row['searched']})",
+            f"{row['search']} {row['searched']}",
         )
+        delta = "unknown" if hyp["delta"] is None else f"{hyp['delta']:.3g}"
+        violator = "none searched" if row["violator_payoff"] is None else f"{row['violator_payoff']:.4g}"
         plays = "; ".join(
             f"{x}: {a} vs {b}" for x, a, b in zip(row["inputs"], row["leader"], row["reply"], strict=True)
         )
-        notes.append(f"eps = {row['epsilon']:g}: {plays}")
+        notes.append(
+            f"eps = {row['epsilon']:g}: stable {_flag(hyp['stable'])}, delta {delta} (needed <= "
+            f"{hyp['delta_needed']:.3g}), (1-eps)r^(d+1) = {row['honest_floor']:.4g}, best violator {violator}. "
+            f"{plays}."
+        )
     out.caption = "\n".join(
         [
             *notes,
-            "holds: P[A(x)=L(x)] > 1-4eps. hypotheses: (eps, 1/2)-stable on every input (exact), Lemma A.5's A "
-            "among A's plans, Lemma A.4's B among B's, its delta <= eps r^(d+1)/(2d+1), exhaustive search (alpha = 0).",
-            "best violator: the best payoff of a searched A strategy with P[A(x)=L(x)] <= 1-4eps.",
+            "hypotheses: (eps, 1/2)-stable on every input (exact), Lemma A.5's A among A's plans, Lemma A.4's B "
+            "(Algorithm 1) among B's with delta <= eps r^(d+1)/(2d+1), exhaustive search (alpha = 0). Best "
+            "violator: the best A payoff among searched strategies with P[A=L] <= 1-4eps.",
         ]
     )
     return out
