@@ -201,20 +201,20 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_cli_json_reports_the_search_and_the_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    """Iterated search over 12 plans on each of the 4 inputs: 2 sweeps × 48 + 1 evaluations; the
+    """Iterated search over 10 plans on each of the 4 inputs: 2 sweeps × 40 + 1 evaluations; the
     truthful estimator alone is not Lemma A.4's B, so the hypotheses do not hold."""
     code, out, err = run(capsys, "--epsilon", "0.05", "--bob", "omniscient", "--search", "iterated", "--json")
     assert code == 0, err
     data = json.loads(out)
     (row,) = data["rows"]
     assert (data["width"], data["depth"], row["inputs"]) == (6, 1, ["x=00", "x=01", "x=10", "x=11"])
-    assert (row["search"], row["searched"], row["accuracy"], row["holds"]) == ("iterated", 97, 1.0, True)
+    assert (row["search"], row["searched"], row["accuracy"], row["holds"]) == ("iterated", 81, 1.0, True)
     assert row["bound"] == pytest.approx(0.8) and row["follower_payoff"] == -row["leader_payoff"]
     assert row["hypotheses"]["stable"] is True and row["hypotheses"]["hold"] is False and row["verdict"] is None
     screen = io.StringIO()
     Console(file=screen, width=80).print(table(data))
     lines = screen.getvalue().splitlines()
-    assert max(map(len, lines)) <= 80 and "…" not in screen.getvalue() and "iterated 97" in screen.getvalue()
+    assert max(map(len, lines)) <= 80 and "…" not in screen.getvalue() and "iterated 81" in screen.getvalue()
 
 
 @pytest.mark.parametrize(

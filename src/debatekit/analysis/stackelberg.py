@@ -375,7 +375,7 @@ class Plan:
     @property
     def name(self) -> str:
         return f"claim {self.claim}, {self.push.value}" + (
-            f" on {self.belief.value}" if self.push in (Push.RULE_13, Push.SILENT) else ""
+            f" on {self.belief.value}" if self.push is Push.RULE_13 else ""
         )
 
     def honest(self, truth: int) -> bool:
@@ -387,10 +387,11 @@ PLANS = tuple(
     Plan(claim, belief, push)
     for claim in (0, 1)
     for push in Push
-    for belief in (Belief if push in (Push.RULE_13, Push.SILENT) else (Belief.TRUTH,))
+    for belief in (Belief if push is Push.RULE_13 else (Belief.TRUTH,))
 )
-"""2 claims × (rule (13) or silence on the truth or on her claim, down, up): 12 plans. Silence on
-either belief differs only in where she recurses, which pays nothing."""
+"""2 claims × (rule (13) on the truth or on her claim, silence, down, up): 10 plans. Silence on the
+other belief is left out: it differs only in where she recurses, and a silent A earns the initial
+reward alone whatever B answers below."""
 
 
 class PureAlice(HonestAlice):

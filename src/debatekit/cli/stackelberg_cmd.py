@@ -36,7 +36,7 @@ def stackelberg(
     depth: Annotated[int, typer.Option("--depth", help="Depth d of the evidence-majority decomposition (>= 1).")] = 1,
     kappa: Annotated[int, typer.Option("--kappa", help="Copies under each majority (odd, >= 1).")] = 3,
     fan_in: Annotated[int, typer.Option("--fan-in", help="Fan-in w of the AND/OR tree (>= 2).")] = 2,
-    bob: Annotated[
+    estimators: Annotated[
         list[str] | None,
         typer.Option(
             "--bob",
@@ -63,7 +63,7 @@ def stackelberg(
     from debatekit.players.prover_estimator import STRATEGIES
 
     epsilons = tuple(epsilon) if epsilon else DEFAULT_EPSILONS
-    names = tuple(bob) if bob else DEFAULT_FOLLOWERS
+    names = tuple(estimators) if estimators else DEFAULT_FOLLOWERS
     for name in names:
         if name not in FOLLOWERS:
             raise UserError(f"unknown --bob {name!r}; choose from: {', '.join(FOLLOWERS)}")
