@@ -17,6 +17,7 @@ import pytest
 from rich.console import Console
 
 from debatekit.analysis import stackelberg as st
+from debatekit.analysis.stability import survey
 from debatekit.cli.main import main
 from debatekit.cli.stackelberg_cmd import table
 from debatekit.ledger import Role
@@ -203,11 +204,13 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_cli_json_reports_the_search_and_the_bound(capsys: pytest.CaptureFixture[str]) -> None:
     """Iterated search over 10 plans on each of the 4 inputs: 2 sweeps × 40 + 1 evaluations; the
     truthful estimator alone is not Lemma A.4's B, so the hypotheses do not hold."""
-    code, out, err = run(capsys, "--epsilon", "0.05", "--bob", "omniscient", "--search", "iterated", "--json")
+    argv = ("--fan-in", "2", "--depth", "1", "--epsilon", "0.05", "--bob", "omniscient", "--search", "iterated")
+    code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     data = json.loads(out)
     (row,) = data["rows"]
-    assert (data["width"], data["depth"], row["inputs"]) == (6, 1, ["x=00", "x=01", "x=10", "x=11"])
+    assert (data["decomposition"], data["width"], data["depth"]) == ("EvidenceMajority", 6, 1)
+    assert row["inputs"] == ["x=00", "x=01", "x=10", "x=11"]
     assert (row["search"], row["searched"], row["accuracy"], row["holds"]) == ("iterated", 81, 1.0, True)
     assert row["bound"] == pytest.approx(0.8) and row["follower_payoff"] == -row["leader_payoff"]
     assert row["hypotheses"]["stable"] is True and row["hypotheses"]["hold"] is False and row["verdict"] is None
@@ -217,10 +220,29 @@ def test_cli_json_reports_the_search_and_the_bound(capsys: pytest.CaptureFixture
     assert max(map(len, lines)) <= 80 and "…" not in screen.getvalue() and "iterated 81" in screen.getvalue()
 
 
+def test_one_judgement_is_a_stable_majority_tree() -> None:
+    """The command's default instance: κ = 3, d = 2, evidence all x; M_D is the majority at every
+    node, L(x) = x, and (ε, 1/2)-stable at ε = 0.1 (sup|Δ| = 3ε² - 2ε³ = 0.028 < 0.05) but not at
+    ε = 0.2 (0.104 > 0.1)."""
+    g = st.evidence_majority_game(0.1, depth=2, kappa=3, fan_in=1)
+    assert [c.instance.problem for c in g.cases] == ["x=0", "x=1"]
+    D = g.cases[1].decomposition
+    assert (D.depth, D.width, D.root(), D.split((1, 2), 1)) == (2, 3, (2, 0), ((0, 6), (0, 7), (0, 8)))
+    assert [g.cases[x].instance.truth for x in (0, 1)] == [False, True]
+    assert [D.combine(D.root(), 2, z) for z in ((1, 1, 0), (0, 0, 1))] == [1, 0]
+    tree = st.OneJudgement(np.array([1, 1, 0, 0, 0, 1, 1, 0, 1]), 3, 0.1)
+    assert [tree.truth((1, i), 1) for i in range(3)] == [1.0, 0.0, 1.0] and tree.truth(tree.root(), 2) == 1.0
+    assert survey(D, 0.1, 0.5, 100, np.random.default_rng(0)).worst.sup_change == pytest.approx(3 * 0.01 - 2 * 0.001)
+    assert survey(D, 0.2, 0.5, 100, np.random.default_rng(0)).stable is False
+    with pytest.raises(ValueError, match="odd"):
+        st.OneJudgement(np.ones(4, dtype=np.uint8), 2, 0.1)
+
+
 @pytest.mark.parametrize(
     "argv",
-    [["--epsilon", "0.5"], ["--bob", "sampling"], ["--kappa", "2"], ["--depth", "0"], ["--fan-in", "1"],
-     ["--depth", "3"], ["--kappa", "7"], ["--max-profiles", "0"], ["--search", "best"]],
+    [["--epsilon", "0.5"], ["--bob", "sampling"], ["--kappa", "2"], ["--depth", "0"], ["--depth", "5"],
+     ["--fan-in", "0"], ["--fan-in", "2", "--depth", "3"], ["--kappa", "11"], ["--max-profiles", "0"],
+     ["--search", "best"]],
 )  # fmt: skip
 def test_cli_mistakes_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     code, out, err = run(capsys, *argv)

@@ -531,20 +531,73 @@ def hypotheses(
 # -- a small stable decomposition ------------------------------------------------------------------
 
 
+class OneJudgement(Decomposition):
+    """Appendix C's C' for one judgement (the formula L(x) = x_1, fan-in w = 1): a tree of
+    κ-majorities of depth d over κ^d pieces of evidence. A level-k query (k, i) is the i-th majority
+    of layer k, its split the κ queries (k - 1, iκ + c) below it, M_D their majority; a level-0
+    query is one piece of evidence, judged by the oracle (no proof bits: m = 0). It is
+    :class:`~debatekit.problems.recursive.EvidenceMajority` with w = 1, which that class's
+    constructor refuses (its w ≥ 2 is for AND/OR trees)."""
+
+    def __init__(self, evidence: np.ndarray, kappa: int, epsilon: float):
+        depth = 1
+        while kappa > 1 and kappa**depth < len(evidence):
+            depth += 1
+        if kappa < 1 or kappa % 2 == 0 or kappa**depth != len(evidence):
+            raise ValueError(
+                f"a majority tree needs an odd κ and κ^d pieces of evidence, got κ = {kappa}, {len(evidence)}"
+            )
+        self.evidence = np.array(evidence, dtype=np.uint8)
+        self.evidence.flags.writeable = False
+        self.kappa, self.epsilon, self.depth, self.width = kappa, epsilon, depth, kappa
+        layers = [self.evidence.astype(bool)]
+        for _ in range(depth):
+            layers.append(layers[-1].reshape(-1, kappa).sum(axis=1) > kappa // 2)
+        self.layers = layers
+
+    def root(self) -> Query:
+        return (self.depth, 0)
+
+    def split(self, query: Query, level: int) -> tuple[Query, ...]:
+        _, i = query  # type: ignore[misc]
+        return tuple((level - 1, i * self.kappa + c) for c in range(self.kappa))
+
+    def combine(self, query: Query, level: int, answers: tuple[int, ...]) -> int:
+        return int(sum(answers) > self.kappa // 2)
+
+    def leaf(self, query: Query) -> tuple[int, ...]:
+        return ()
+
+    def judge(self, query: Query, bits: tuple[int, ...]) -> float:
+        return float(self.evidence[query[1]])  # type: ignore[index]
+
+    def proof(self, j: int) -> int:
+        raise IndexError(f"a majority tree has no implicit proof (m = 0), asked for u_{j}")
+
+    def truth(self, query: Query, level: int) -> float:
+        return float(self.layers[level][query[1]])  # type: ignore[index]
+
+
 def evidence_majority_game(epsilon: float, depth: int = 1, kappa: int = 3, fan_in: int = 2) -> Game:
     """Appendix C's stable decomposition (:class:`~debatekit.problems.recursive.EvidenceMajority`)
-    made small: fan-in w, κ copies under each majority, depth d; μ uniform over every judgement
-    vector x ∈ {0,1}^(w^d), each with clean evidence (every piece equal to its judgement: Definition
-    8.1's noise left out, so that every input is stable where any is). Rules: :func:`theorem_rules`."""
+    made small: fan-in w (w = 1: :class:`OneJudgement`), κ copies under each majority, depth d; μ
+    uniform over every judgement vector x ∈ {0,1}^(w^d), each with clean evidence (every piece equal
+    to its judgement: Definition 8.1's noise left out, so that every input is stable where any is).
+    Rules: :func:`theorem_rules`."""
     from debatekit.problems.recursive import EvidenceMajority
 
     n, s = fan_in**depth, kappa**depth
     vectors = list(itertools.product((0, 1), repeat=n))
-    cases = tuple(
-        case(1 / len(vectors), EvidenceMajority(np.repeat(np.array(x, dtype=np.uint8), s), fan_in, kappa, epsilon),
-             "x=" + "".join(map(str, x)))
-        for x in vectors
-    )  # fmt: skip
+
+    def made(x: tuple[int, ...]) -> Decomposition:
+        evidence = np.repeat(np.array(x, dtype=np.uint8), s)
+        return (
+            OneJudgement(evidence, kappa, epsilon)
+            if fan_in == 1
+            else EvidenceMajority(evidence, fan_in, kappa, epsilon)
+        )
+
+    cases = tuple(case(1 / len(vectors), made(x), "x=" + "".join(map(str, x))) for x in vectors)
     return Game(cases, theorem_rules(epsilon, depth))
 
 

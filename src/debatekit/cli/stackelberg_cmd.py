@@ -12,12 +12,14 @@ from debatekit.cli.options import JsonOption, UserError
 if TYPE_CHECKING:
     from rich.table import Table
 
-DEFAULT_EPSILONS = (0.02, 0.05)
+DEFAULT_EPSILONS = (0.02, 0.05, 0.1)
 FOLLOWERS = ("honest", "omniscient", "shifted", "constant", "inverted")
 """The players table's estimators that are functions of their arguments (exact values need them)."""
 DEFAULT_FOLLOWERS = ("honest", "omniscient", "shifted")
 MAX_JUDGEMENTS = 4
 """μ holds every judgement vector: at most 2^4 = 16 inputs."""
+MAX_DEPTH = 4
+"""κ^d pieces of evidence per judgement: 3^4 = 81 at κ = 3."""
 MAX_WIDTH = 10
 """As Algorithm 1's (:data:`debatekit.players.estimator.MAX_WIDTH`), for every estimator."""
 
@@ -31,11 +33,11 @@ class SearchChoice(StrEnum):
 def stackelberg(
     epsilon: Annotated[
         list[float] | None,
-        typer.Option("--epsilon", help="0 < epsilon < 1/2; repeatable, one row each (default: 0.02 and 0.05)."),
+        typer.Option("--epsilon", help="0 < epsilon < 1/2; repeatable, one row each (default: 0.02, 0.05 and 0.1)."),
     ] = None,
-    depth: Annotated[int, typer.Option("--depth", help="Depth d of the evidence-majority decomposition (>= 1).")] = 1,
+    depth: Annotated[int, typer.Option("--depth", help="Depth d of the evidence-majority decomposition (>= 1).")] = 2,
     kappa: Annotated[int, typer.Option("--kappa", help="Copies under each majority (odd, >= 1).")] = 3,
-    fan_in: Annotated[int, typer.Option("--fan-in", help="Fan-in w of the AND/OR tree (>= 2).")] = 2,
+    fan_in: Annotated[int, typer.Option("--fan-in", help="Fan-in w of the AND/OR tree (>= 1; 1: one judgement).")] = 1,
     estimators: Annotated[
         list[str] | None,
         typer.Option(
@@ -72,8 +74,10 @@ def stackelberg(
         raise UserError(f"--depth must be at least 1, got {depth}")
     if fan_in * kappa > MAX_WIDTH:
         raise UserError(f"width w*kappa = {fan_in * kappa} > {MAX_WIDTH}: exact values enumerate 2^q answer vectors")
-    if fan_in >= 2 and fan_in**depth > MAX_JUDGEMENTS:
-        raise UserError(f"mu holds 2^(w^d) inputs with w^d = {fan_in**depth} > {MAX_JUDGEMENTS} judgements")
+    if fan_in < 1:
+        raise UserError(f"--fan-in must be at least 1, got {fan_in}")
+    if depth > MAX_DEPTH or fan_in**depth > MAX_JUDGEMENTS:
+        raise UserError(f"at most depth {MAX_DEPTH} and w^d <= {MAX_JUDGEMENTS} judgements (mu holds 2^(w^d) inputs)")
     bobs = tuple(STRATEGIES[Role.BOB][name] for name in names)
     chosen = None if search is SearchChoice.auto else analysis.Search(search.value)
     checks = []
@@ -90,7 +94,7 @@ def stackelberg(
             checks.append(analysis.check_theorem(game, bobs, search=chosen, max_profiles=max_profiles))
             advance(done)
     data: dict[str, Any] = {
-        "decomposition": "EvidenceMajority",
+        "decomposition": type(game.cases[0].decomposition).__name__,
         "depth": depth,
         "kappa": kappa,
         "fan_in": fan_in,
@@ -113,7 +117,7 @@ def table(data: dict[str, Any]) -> Table:
     from rich.table import Table
 
     out = Table(
-        title=f"Theorem 6.2 on evidence-majority (d = {data['depth']}, q = {data['width']}, "
+        title=f"Theorem 6.2 on {data['decomposition']} (d = {data['depth']}, q = {data['width']}, "
         f"kappa = {data['kappa']}, w = {data['fan_in']}): A leads, B follows from {{{', '.join(data['bobs'])}}}"
     )
     for name in ("eps", "P[A=L]", "> 1-4eps", "A payoff", "B payoff", "hyp.", "search"):
