@@ -87,6 +87,8 @@ Follower = Callable[["Game", Leader], Reply]
 
 
 class Search(Enum):
+    """How the leader's strategy was found: every candidate, or iterated best response."""
+
     EXHAUSTIVE = "exhaustive"
     ITERATED = "iterated"
 
@@ -191,7 +193,9 @@ class Game:
         weights; a claim that is not a bit is never correct)."""
         try:
             sent = mixed_branches(self.alice(i, a).claim())
-        except Exception:  # garbage or a raising claim: she forfeits, never claiming L(x)
+        except Exception:  # a user's garbage or raising claim: she forfeits, never claiming L(x)
+            if a.trusted:  # a built-in's is a bug
+                raise
             return 0.0
         truth = int(self.cases[i].instance.truth)
         return math.fsum(w for w, claim in sent if as_bit(claim) == truth)
@@ -281,7 +285,7 @@ def iterated(
     input, replace input i's strategy by the best of ``options[i]`` with the others fixed (each
     candidate against the follower's response to the whole Leader), inputs in turn, until a sweep
     changes nothing or ``max_sweeps`` sweeps are done. A local optimum: its α is not known.
-    ``searched`` counts every evaluation, repeats included."""
+    ``searched`` counts every evaluation, repeats included (Σ_i |options[i]| per sweep)."""
     if len(options) != len(game.cases) or not all(options):
         raise ValueError("iterated search needs a non-empty list of options per input")
     tally = _Tally(game, follower)
@@ -294,7 +298,6 @@ def iterated(
             current = (*current[:i], next(a for v, a in values if v == best), *current[i + 1 :])
         if current == before:
             break
-    tally.evaluate(current)  # the local optimum, last: it is the result whatever the ties
     return tally.result(Search.ITERATED, current)
 
 
