@@ -240,7 +240,8 @@ def test_one_judgement_is_a_stable_majority_tree() -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--epsilon", "0.5"], ["--bob", "sampling"], ["--kappa", "2"], ["--depth", "0"], ["--depth", "5"],
+    [["--epsilon", "0.5"], ["--epsilon", "0.05", "--epsilon", "nan"], ["--bob", "sampling"], ["--kappa", "2"],
+     ["--depth", "0"], ["--depth", "5"],
      ["--fan-in", "0"], ["--fan-in", "2", "--depth", "3"], ["--kappa", "11"], ["--max-profiles", "0"],
      ["--search", "best"]],
 )  # fmt: skip

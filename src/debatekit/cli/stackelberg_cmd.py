@@ -65,6 +65,9 @@ def stackelberg(
     from debatekit.players.prover_estimator import STRATEGIES
 
     epsilons = tuple(epsilon) if epsilon else DEFAULT_EPSILONS
+    for eps in epsilons:
+        if not 0 < eps < 0.5:  # before any row is computed
+            raise UserError(f"--epsilon must satisfy 0 < epsilon < 1/2 (Definition 5.3), got {eps}")
     names = tuple(estimators) if estimators else DEFAULT_FOLLOWERS
     for name in names:
         if name not in FOLLOWERS:
