@@ -24,6 +24,7 @@ from debatekit.cli import (
     show_cmd,
     solve_cmd,
     stability_cmd,
+    stackelberg_cmd,
     sweep_cmd,
 )
 from debatekit.cli.options import UserError
@@ -56,6 +57,7 @@ COMMANDS = (
     ("lipschitz", lipschitz_cmd.lipschitz, example("debatekit lipschitz --problem xor-of-judgements --size 8")),
     ("dqc", dqc_cmd.dqc, example("debatekit dqc --n 3", "debatekit dqc --n 4 --function majority")),
     ("stability", stability_cmd.stability, example("debatekit stability --problem evidence-majority")),
+    ("stackelberg", stackelberg_cmd.stackelberg, example("debatekit stackelberg --epsilon 0.05 --bob omniscient")),
     ("replay", replay_cmd.replay_file, example("debatekit replay r.jsonl")),
     ("show", show_cmd.show, example("debatekit show r.jsonl --debate 2")),
     ("logs", logs_cmd.logs, example("debatekit logs", "debatekit logs --log-dir runs/")),
