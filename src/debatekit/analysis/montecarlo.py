@@ -36,7 +36,7 @@ from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.interrupts import Interrupted, stop_if_asked
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
-from debatekit.engine.record import Journal, RecordWriter, completed, fingerprint, journaled
+from debatekit.engine.record import Journal, RecordWriter, ReplayError, completed, fingerprint, journaled
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.engine.trust import InternalError, charge, trusting
@@ -254,9 +254,11 @@ async def _stream(
         events = None if journal is None else journal.events(index, prefixes.get(index))
         try:
             return await debate(table, debate_seed(seed, index), keep, events)
-        except InternalError as err:
-            err.at(table.spec.name, range(index, index + 1))
-            raise
+        except BaseException as err:
+            loud = failed(err, table.oracles.verifier.waits)
+            if loud is None:
+                raise
+            raise loud.at(table.spec.name, range(index, index + 1)) from loud.error
 
     def finish(index: int, outcome: Outcome) -> None:
         summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
@@ -322,6 +324,7 @@ def run(
         prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
     debates = range(summary.trials, trials)
     played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
+    guarantee_for(spec, instance, played.oracle)  # a protocol that cannot be set up here fails now, not in a debate
     done = [summary]  # the debates finished so far, whatever stops the run
 
     def result(summary: Summary) -> RunResult:
@@ -344,6 +347,18 @@ def run(
             stop.result = replace(finished, extra=finished.extra | {"interrupted": True, "trials_asked": trials})
         raise
     return result(done[0])
+
+
+def failed(error: BaseException, waiting: bool) -> InternalError | None:
+    """The :class:`InternalError` to raise for ``error``, escaping a debate's interpreter (every
+    failure of a player's was charged to it inside, so trusted code failed), or None to let it
+    through as it is: a signal, a journal's fault (``ReplayError``), or the failure of an oracle
+    that ``waits`` (a model's or a person's)."""
+    if isinstance(error, InternalError):
+        return error
+    if not isinstance(error, Exception) or isinstance(error, ReplayError) or waiting:
+        return None
+    return InternalError.of(error)
 
 
 class ResumeError(ValueError):
@@ -428,9 +443,11 @@ def _batches(
         try:
             with trusting(alice, bob):
                 tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
-        except InternalError as err:
-            err.at(spec.name, block)
-            raise
+        except BaseException as err:
+            loud = failed(err, waiting)
+            if loud is None:
+                raise
+            raise loud.at(spec.name, block) from loud.error
         if size == 1 and playing.aside and tally.records:
             tally.records[0]["aside"] = playing.aside
         return tally
