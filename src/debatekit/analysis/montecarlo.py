@@ -33,7 +33,7 @@ import numpy as np
 
 from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.engine.interrupts import Interrupted, stop_if_asked
+from debatekit.engine.interrupts import Interrupted, held, stop_if_asked
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
 from debatekit.engine.record import Journal, RecordWriter, ReplayError, completed, fingerprint, journaled
@@ -261,9 +261,10 @@ async def _stream(
             raise loud.at(table.spec.name, range(index, index + 1)) from loud.error
 
     def finish(index: int, outcome: Outcome) -> None:
-        summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
-        if writer is not None:
-            writer.write(record_of(table, seed, index, outcome))
+        with held():  # summarised and recorded whole, or not at all
+            summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
+            if writer is not None:
+                writer.write(record_of(table, seed, index, outcome))
         if progress:
             progress(index + 1)
 
@@ -453,10 +454,11 @@ def _batches(
         return tally
 
     def finish(block: range, tally: Any) -> None:
-        done[0] = done[0].merge(Summary.of_tally(tally, instance.answer, block.start))
-        if writer is not None:
-            for index, body in zip(block, tally.records, strict=True):
-                writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
+        with held():  # summarised and recorded whole, or not at all
+            done[0] = done[0].merge(Summary.of_tally(tally, instance.answer, block.start))
+            if writer is not None:
+                for index, body in zip(block, tally.records, strict=True):
+                    writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
         if progress:
             progress(block.stop)
 

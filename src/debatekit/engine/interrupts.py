@@ -47,12 +47,28 @@ def stop_if_asked() -> None:
         raise Interrupted(_signal[0])
 
 
+_held = [0]  # how many held() blocks the main thread is in
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Within: a signal only sets the stop flag, and :class:`Interrupted` is raised on leaving, so
+    what is being written (a finished debate's summary and record) is written whole."""
+    _held[0] += 1
+    try:
+        yield
+    finally:
+        _held[0] -= 1
+    stop_if_asked()
+
+
 def _handle(signum: int, frame: Any) -> None:
     if _stop.is_set():  # already stopping: let the clean-up finish
         return
     _signal[0] = signum
     _stop.set()
-    raise Interrupted(signum)
+    if not _held[0]:
+        raise Interrupted(signum)
 
 
 @contextlib.contextmanager

@@ -1,12 +1,14 @@
 """Play one debate: the async interpreter over a protocol's nodes.
 
-Players are untrusted. A built-in programmed strategy (``Strategy.trusted``) is called inline;
-any other player (a user's ``module:attr``, an LLM, a person) is called in a worker thread, or
-awaited when its method is a coroutine, under the move's time limit, and its message is
-committed (:mod:`debatekit.engine.boundary`) under the same limit. Whatever goes wrong on a
-player's side (it raises, it sends what does not commit, it is still thinking when time is up)
-is that player's forfeit; the verifier never waits past the limit and never sees anything but
-committed data.
+A built-in programmed strategy (``Strategy.trusted``) is called inline, and what it raises is an
+:class:`~debatekit.engine.trust.InternalError`, as is what the rules and the verifier raise: trusted
+code that fails ends the run, never counted as a forfeit. Any other player (a user's
+``module:attr``, an LLM, a person) is called in a worker thread, or awaited when its method is a
+coroutine, under the move's time limit, and its message is committed
+(:mod:`debatekit.engine.boundary`) under the same limit. Whatever goes wrong on a player's side
+(it raises, it sends what does not commit, it is still thinking when time is up) is that
+player's forfeit; the verifier never waits past the limit and never sees anything but committed
+data.
 
 Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
 the provers' through their seats, the verifier's through the answer function of the debate.
