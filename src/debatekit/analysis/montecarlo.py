@@ -20,6 +20,7 @@ type; splitting them would split the contract ``run`` keeps.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 from collections.abc import Callable
@@ -32,11 +33,13 @@ import numpy as np
 
 from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
+from debatekit.engine.interrupts import Interrupted, held, stop_if_asked
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
-from debatekit.engine.record import Journal, RecordWriter, completed, fingerprint, journaled
+from debatekit.engine.record import Journal, RecordWriter, ReplayError, completed, fingerprint, journaled
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
+from debatekit.engine.trust import InternalError, charge, trusting
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, debating, in_debate
 from debatekit.players.base import Seat, Strategy
@@ -126,11 +129,13 @@ async def debate(
         except TimeoutError:
             end = end or forfeit(role, f"not seated within {table.timeout:g} s", spec.alice_argues)
         except Exception as err:  # untrusted strategy code failed to sit down
+            charge(role, err, strategy.trusted)
             end = end or forfeit(role, describe(err), spec.alice_argues)
     if end is None:
         root = spec.debate(table.instance, Reader(ledger))
         answer = verifier_answer(table.oracles.verifier, ledger, rngs[Role.VERIFIER])
-        end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout, prefix)
+        with trusting(*table.strategies.values()):
+            end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout, prefix)
     playing = debating()
     return Outcome(end.verdict, end.forfeit, end.reason, ledger, [] if playing is None else playing.aside)
 
@@ -247,23 +252,32 @@ async def _stream(
     async def one(index: int) -> Outcome:
         in_debate(run, index)  # this task's context: what a person's task is keyed by
         events = None if journal is None else journal.events(index, prefixes.get(index))
-        return await debate(table, debate_seed(seed, index), keep, events)
+        try:
+            return await debate(table, debate_seed(seed, index), keep, events)
+        except BaseException as err:
+            loud = failed(err, table.oracles.verifier.waits)
+            if loud is None:
+                raise
+            raise loud.at(table.spec.name, range(index, index + 1)) from loud.error
 
     def finish(index: int, outcome: Outcome) -> None:
-        summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
-        if writer is not None:
-            writer.write(record_of(table, seed, index, outcome))
+        with held():  # summarised and recorded whole, or not at all
+            summary.add(index, outcome.verdict, answer, outcome.ledger, outcome.forfeit, outcome.reason)
+            if writer is not None:
+                writer.write(record_of(table, seed, index, outcome))
         if progress:
             progress(index + 1)
 
     if concurrency == 1:
         for index in debates:
+            stop_if_asked()
             finish(index, await one(index))
         return summary
     done: dict[int, Outcome] = {}
     running: dict[asyncio.Task, int] = {}
     started = flushed = debates.start
     while flushed < debates.stop:
+        stop_if_asked()
         while started < debates.stop and len(running) < concurrency:
             running[asyncio.ensure_future(one(started))] = started
             started += 1
@@ -310,22 +324,42 @@ def run(
         summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
         prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
     debates = range(summary.trials, trials)
-    if spec.simulate is not None:
-        played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
-        routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
-        with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
-            summary = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
-                                      concurrency, params or {}, routed, summary, journal, prefixes)  # fmt: skip
-        verifier = played.oracle
+    played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
+    guarantee_for(spec, instance, played.oracle)  # a protocol that cannot be set up here fails now, not in a debate
+    done = [summary]  # the debates finished so far, whatever stops the run
+
+    def result(summary: Summary) -> RunResult:
         extra = spec.conclude(played, alice, bob, summary) if spec.conclude else {}
-    else:
-        table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
-        with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
-            summary = asyncio.run(
-                _stream(table, debates, seed, concurrency, progress, writer, summary, journal, prefixes)
-            )
-        extra, verifier = {}, table.oracles.verifier
-    return result_of(spec, instance, alice, bob, seed, summary, extra, verifier)
+        return result_of(spec, instance, alice, bob, seed, summary, extra, played.oracle)
+
+    try:
+        if spec.simulate is not None:
+            routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
+            with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+                _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
+                         concurrency, params or {}, routed, done, journal, prefixes)  # fmt: skip
+        else:
+            table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
+            with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+                asyncio.run(_stream(table, debates, seed, concurrency, progress, writer, done[0], journal, prefixes))
+    except Interrupted as stop:  # the debates in flight are abandoned (their journals kept for --resume)
+        if done[0].trials:
+            finished = result(done[0])
+            stop.result = replace(finished, extra=finished.extra | {"interrupted": True, "trials_asked": trials})
+        raise
+    return result(done[0])
+
+
+def failed(error: BaseException, waiting: bool) -> InternalError | None:
+    """The :class:`InternalError` to raise for ``error``, escaping a debate's interpreter (every
+    failure of a player's was charged to it inside, so trusted code failed), or None to let it
+    through as it is: a signal, a journal's fault (``ReplayError``), or the failure of an oracle
+    that ``waits`` (a model's or a person's)."""
+    if isinstance(error, InternalError):
+        return error
+    if not isinstance(error, Exception) or isinstance(error, ReplayError) or waiting:
+        return None
+    return InternalError.of(error)
 
 
 class ResumeError(ValueError):
@@ -375,16 +409,17 @@ def _batches(
     concurrency: int,
     params: dict[str, Any],
     routed: dict[str, Any],
-    summary: Summary,
+    done: list[Summary],
     journal: Journal | None = None,
     prefixes: dict[int, list[dict]] | None = None,
-) -> Summary:
+) -> None:
     """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins in
     blocks of ``spec.batch``, anyone else one debate per call with ``concurrency`` calls in flight
     (each move under the time limit, each debate's events journaled as they happen and resumed
     from ``prefixes``), except where the protocol plays a run in one call (``batch`` None);
-    summarised and recorded in order as blocks end. ``routed`` holds the provers' own oracle when
-    it is not the verifier's."""
+    summarised and recorded in order as blocks end, into ``done[0]`` (so what finished is there
+    when a signal stops the run). ``routed`` holds the provers' own oracle when it is not the
+    verifier's. With one block in flight, blocks play in this thread, which a signal reaches."""
     assert spec.simulate is not None
     waiting = instance.oracle.waits or any(oracle.waits for oracle in routed.values())
     trusted = alice.trusted and bob.trusted and not waiting
@@ -406,31 +441,45 @@ def _batches(
             playing = in_debate(run, block.start)
         if journal is not None and size == 1:
             options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
-        tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        try:
+            with trusting(alice, bob):
+                tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        except BaseException as err:
+            loud = failed(err, waiting)
+            if loud is None:
+                raise
+            raise loud.at(spec.name, block) from loud.error
         if size == 1 and playing.aside and tally.records:
             tally.records[0]["aside"] = playing.aside
         return tally
 
-    def finish(done: range, tally: Any) -> None:
-        nonlocal summary
-        summary = summary.merge(Summary.of_tally(tally, instance.answer, done.start))
-        if writer is not None:
-            for index, body in zip(done, tally.records, strict=True):
-                writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
+    def finish(block: range, tally: Any) -> None:
+        with held():  # summarised and recorded whole, or not at all
+            done[0] = done[0].merge(Summary.of_tally(tally, instance.answer, block.start))
+            if writer is not None:
+                for index, body in zip(block, tally.records, strict=True):
+                    writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
         if progress:
-            progress(done.stop)
+            progress(block.stop)
 
     in_flight = 1 if trusted else concurrency
-    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+    if in_flight == 1:
+        for block in blocks:
+            stop_if_asked()
+            finish(block, contextvars.copy_context().run(play, block))
+        return
+    pool = ThreadPoolExecutor(max_workers=in_flight)
+    try:
         pending: list[tuple[range, Future]] = []
         for block in blocks:
             pending.append((block, pool.submit(play, block)))
             while pending and (len(pending) >= in_flight or pending[0][1].done()):
-                done, future = pending.pop(0)
-                finish(done, future.result())
-        for done, future in pending:
-            finish(done, future.result())
-    return summary
+                block, future = pending.pop(0)
+                finish(block, future.result())
+        for block, future in pending:
+            finish(block, future.result())
+    finally:  # stopped: debates in flight stop at their next move (call_within), never waited for
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def result_of(

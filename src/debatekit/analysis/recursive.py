@@ -52,6 +52,7 @@ from debatekit.analysis.recursive_script import SITTING_DOWN, ContinuedLedger, r
 from debatekit.analysis.stats import wilson
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.summary import Summary
+from debatekit.engine.trust import charge, trusting
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
@@ -275,6 +276,7 @@ def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Ro
         try:
             players[role] = strategy.factory(seats[role])
         except Exception as err:  # untrusted strategy code failed to sit down
+            charge(role, err, strategy.trusted)
             return Malformed(role, raised(SITTING_DOWN, err))
     return players
 
@@ -389,7 +391,8 @@ def simulate(
         players, chance = _players(seats, alice, bob), Sampled(rngs)
         if resuming:
             players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
-        rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, prover, oracle)
+        with trusting(alice, bob):  # what their seats raise is an internal error (prover_estimator.ask)
+            rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, prover, oracle)
         if not isinstance(players, Malformed) and type(players[Role.BOB]) is Indistinguishable:
             delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
         payoff, verdict = decided(instance, rewards, record)

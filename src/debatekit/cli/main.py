@@ -5,6 +5,7 @@ imports what it runs when called, so ``debatekit --help`` starts in Typer's time
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -113,12 +114,18 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; 0 on success, 2 on a usage error, 1 on anything else."""
+    """Run the command line; 0 on success, 2 on a usage error, 130 or 143 when SIGINT or SIGTERM
+    stopped it (:mod:`debatekit.engine.interrupts`), 1 on anything else (an internal error: one
+    line naming the place, :mod:`debatekit.engine.trust`; ``--debug`` for the traceback)."""
+    from debatekit.engine.interrupts import Interrupted, interruptible
+    from debatekit.engine.trust import InternalError, error_text, place_of
+
     command = typer.main.get_command(app)
     argv = sys.argv[1:] if argv is None else argv
     logs_cmd.command_line.set(tuple(argv))
     try:
-        code = command.main(args=argv or ["--help"], prog_name="debatekit", standalone_mode=False)
+        with interruptible():
+            code = command.main(args=argv or ["--help"], prog_name="debatekit", standalone_mode=False)
     except UserError as err:
         return _usage_error(str(err))
     except typer.TyperException as err:  # Typer's parsing errors: UsageError, BadParameter, ...
@@ -131,17 +138,23 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         print("debatekit: interrupted", file=sys.stderr)
         return 130
+    except Interrupted as stop:
+        print(f"debatekit: interrupted ({stop})", file=sys.stderr)
+        return stop.exit_code
     except Exception as err:
         if _debugging:
             raise
-        print(
-            f"debatekit: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)",
-            file=sys.stderr,
-        )
+        print(f"debatekit: internal error in {place_of(err)}: {error_text(err)} (run with --debug for a traceback)",
+              file=sys.stderr)  # fmt: skip
         return 1
     except BaseException as err:
         from debatekit.engine.play import LetThrough, SeatingExit
 
+        if isinstance(err, InternalError):
+            if _debugging:
+                traceback.print_exception(err.error)
+            print(f"debatekit: {err} (run with --debug for a traceback)", file=sys.stderr)
+            return 1
         if isinstance(err, SeatingExit):
             return _usage_error(str(err))
         if not isinstance(err, LetThrough):
@@ -160,4 +173,9 @@ def _usage_error(message: str) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    code = main()
+    if code in (130, 143):  # stopped by a signal: what finished is written; abandon what is in flight
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # without waiting for threads still running an abandoned move
+    sys.exit(code)

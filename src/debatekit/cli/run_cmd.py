@@ -118,19 +118,30 @@ def run(
         log = start_log(log_dir, config, record, log_records)
         if record is None and log_records:
             record = writable(log.records, spec)
-    started = time.perf_counter()
+    from debatekit.engine.interrupts import Interrupted
+
+    started, stopped = time.perf_counter(), None
     with progress(trials, f"{spec.name} on {ready.problem.name}") as advance:
-        result = play(ready, trials, seed, advance, record=record, timeout=move_timeout, concurrency=concurrency,
-                      resume=resume)  # fmt: skip
-    for role, reason in result.forfeit_reasons.items():
-        print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
-    summary = result.to_json()
+        try:
+            result = play(ready, trials, seed, advance, record=record, timeout=move_timeout, concurrency=concurrency,
+                          resume=resume)  # fmt: skip
+        except Interrupted as stop:  # a signal: summarise the debates finished, then exit 128 + its number
+            stopped, result = stop, stop.result
+    if result is None:  # stopped before any debate finished
+        summary = {"interrupted": True, "trials": 0, "trials_asked": trials}
+    else:
+        for role, reason in result.forfeit_reasons.items():
+            print(f"note: {role} forfeited {result.forfeits[role]} of {result.trials} debates, e.g. {reason}",
+                  file=sys.stderr)  # fmt: skip
+        summary = result.to_json()
     if log is not None:
         log.finish(summary, time.perf_counter() - started)
     if json_out:
         emit_json(summary)
-    else:
+    elif result is not None:
         stdout.print(table(result, ready.params))
+    if stopped is not None:
+        raise stopped
 
 
 @dataclass(frozen=True)
@@ -267,8 +278,10 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     from rich.table import Table
 
     g = result.guarantee
+    stopped = f"INTERRUPTED after {result.trials} of {result.extra['trials_asked']} debates: " if (
+        result.extra.get("interrupted")) else ""  # fmt: skip
     out = Table(
-        title=f"{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
+        title=f"{stopped}{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
         f"truth {result.truth}): alice {result.alice} vs bob {result.bob}"
     )
     out.add_column("measure")

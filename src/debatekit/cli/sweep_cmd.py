@@ -48,12 +48,22 @@ def sweep(
 
     Example: debatekit sweep examples/sweep.toml --backend local --workers 2 --json"""
     from debatekit.cli.common import emit_json, stdout
+    from debatekit.engine.interrupts import Interrupted
 
-    result = swept(grid, backend, workers, address, shard, param, out)
+    try:
+        result, stopped = swept(grid, backend, workers, address, shard, param, out), None
+    except Interrupted as stop:  # the cells finished are saved: say so, then exit 128 + the signal
+        result, stopped = stop.result, stop
+        if result is None:
+            raise
     if json_out:
         emit_json(result.to_json())
     else:
-        stdout.print(f"{result.cells} cells: ran {result.ran}, {result.skipped} finished before; {result.results_path}")
+        how = "INTERRUPTED after running" if result.interrupted else "ran"
+        stdout.print(f"{result.cells} cells: {how} {result.ran}, {result.skipped} finished before; "
+                     f"{result.results_path}")  # fmt: skip
+    if stopped is not None:
+        raise stopped
 
 
 def swept(

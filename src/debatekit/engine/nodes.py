@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from debatekit.engine.trust import InternalError, charge
 from debatekit.ledger import Malformed, Role, loser_verdict
 
 
@@ -77,17 +78,22 @@ NOTHING: Any = _Nothing()
 
 def advance(node: Move, message: Any, alice_argues: int = 1) -> tuple[Any, Node]:
     """Commit ``message`` and continue: (the committed message, the next node). A message that
-    does not commit, for any reason, loses for its sender, and :data:`NOTHING` was committed."""
+    does not commit, for any reason, loses for its sender, and :data:`NOTHING` was committed,
+    unless its sender is a trusted seat (:mod:`debatekit.engine.trust`); the rules' continuation
+    that raises is an :class:`~debatekit.engine.trust.InternalError`."""
     try:
         committed = node.commit(message)
     except Malformed as bad:
         return NOTHING, forfeit(bad.sender, bad.reason, alice_argues)
     except Exception as err:  # a hostile object raised while being read: its sender's fault
+        charge(node.role, err)  # unless its sender is trusted: then the rules failed
         return NOTHING, forfeit(node.role, f"unreadable message ({type(err).__name__})", alice_argues)
     try:
         return committed, node.then(committed)
     except Malformed as bad:
         return committed, forfeit(bad.sender, bad.reason, alice_argues)
+    except Exception as err:  # the rules' own code, on committed data
+        raise InternalError.of(err) from err
 
 
 def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End]:
@@ -99,6 +105,8 @@ def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End]:
             result = yield from result
     except Malformed as bad:
         return forfeit(bad.sender, bad.reason, alice_argues)
+    except Exception as err:  # the verifier's own code (its reader included)
+        raise InternalError.of(err) from err
     return End(result)
 
 

@@ -1,12 +1,14 @@
 """Play one debate: the async interpreter over a protocol's nodes.
 
-Players are untrusted. A built-in programmed strategy (``Strategy.trusted``) is called inline;
-any other player (a user's ``module:attr``, an LLM, a person) is called in a worker thread, or
-awaited when its method is a coroutine, under the move's time limit, and its message is
-committed (:mod:`debatekit.engine.boundary`) under the same limit. Whatever goes wrong on a
-player's side (it raises, it sends what does not commit, it is still thinking when time is up)
-is that player's forfeit; the verifier never waits past the limit and never sees anything but
-committed data.
+A built-in programmed strategy (``Strategy.trusted``) is called inline, and what it raises is an
+:class:`~debatekit.engine.trust.InternalError`, as is what the rules and the verifier raise: trusted
+code that fails ends the run, never counted as a forfeit. Any other player (a user's
+``module:attr``, an LLM, a person) is called in a worker thread, or awaited when its method is a
+coroutine, under the move's time limit, and its message is committed
+(:mod:`debatekit.engine.boundary`) under the same limit. Whatever goes wrong on a player's side
+(it raises, it sends what does not commit, it is still thinking when time is up) is that
+player's forfeit; the verifier never waits past the limit and never sees anything but committed
+data.
 
 Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
 the provers' through their seats, the verifier's through the answer function of the debate.
@@ -28,6 +30,7 @@ import inspect
 import os
 import sysconfig
 import threading
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,14 +39,18 @@ import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.boundary import from_json, safe_repr, to_json
+from debatekit.engine.interrupts import stop_if_asked
 from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
 from debatekit.engine.record import ReplayError
+from debatekit.engine.trust import InternalError
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle
 from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 
 Answer = Callable[[Hashable], int | Awaitable[int]]
+_POLL = 0.1
+"""Seconds between a waiting thread's looks at the stop flag."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +146,16 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
             message = await awaited_move(message)
         return await off_loop(contained(lambda: advance(node, message_of(message), alice_argues)))
 
-    try:
-        if seat.trusted:
+    if seat.trusted:  # a built-in: its failure is a bug, never its forfeit
+        try:
             message = node.ask(seat.player)
             if inspect.isawaitable(message):
                 message = await message
-            return advance(node, message_of(message), alice_argues)
+            message = message_of(message)
+        except Exception as err:
+            raise InternalError.of(err) from err
+        return advance(node, message, alice_argues)
+    try:
         return await asyncio.wait_for(attempt(), timeout)
     except TimeoutError:
         return NOTHING, forfeit(node.role, f"no move within {timeout:g} s", alice_argues)
@@ -215,8 +226,19 @@ def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB))
 
 
 def verifier_answer(oracle: Oracle, ledger: Ledger, rng: np.random.Generator) -> Answer:
-    """The verifier's oracle access: each query counted and recorded for the verifier."""
-    return Asker(oracle, Role.VERIFIER, ledger, rng).asked
+    """The verifier's oracle access: each query counted and recorded for the verifier; a built-in
+    oracle (one that does not wait on a person or a model) that raises is an :class:`InternalError`."""
+    asked = Asker(oracle, Role.VERIFIER, ledger, rng).asked
+    if oracle.waits:
+        return asked
+
+    def answer(question: Hashable) -> int | Awaitable[int]:
+        try:
+            return asked(question)
+        except Exception as err:
+            raise InternalError.of(err) from err
+
+    return answer
 
 
 async def off_loop(function: Callable[[], Any]) -> Any:
@@ -250,7 +272,8 @@ async def off_loop(function: Callable[[], Any]) -> Any:
 def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:
     """``function()`` (awaited when it returns an awaitable) in a daemon thread, for at most
     ``timeout`` seconds: its result, its exception, or TimeoutError. A call still running at the
-    limit is abandoned, never waited for."""
+    limit, or when a signal stops the run (:class:`~debatekit.engine.interrupts.Interrupted`), is
+    abandoned, never waited for."""
     box: dict[str, Any] = {}
 
     def target() -> None:
@@ -262,10 +285,14 @@ def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:
         except BaseException as err:  # handed to the caller, who charges its sender
             box["error"] = err
 
+    stop_if_asked()
     context = contextvars.copy_context()  # the debate it plays: asking(), aside()
     thread = threading.Thread(target=context.run, args=(target,), daemon=True)
     thread.start()
-    thread.join(timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while thread.is_alive() and (deadline is None or time.monotonic() < deadline):
+        stop_if_asked()  # a signal stops the run: the move is abandoned, never waited for
+        thread.join(_POLL if deadline is None else max(0.0, min(_POLL, deadline - time.monotonic())))
     if thread.is_alive():
         raise TimeoutError(f"no move within {timeout:g} s")
     if "error" in box:

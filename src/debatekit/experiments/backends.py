@@ -8,7 +8,10 @@ must be a module-level function and items and results picklable.
 from __future__ import annotations
 
 import logging
+import shutil
+import signal
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -32,24 +35,59 @@ def _serial(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
 
 @contextmanager
 def local(workers: int) -> Iterator[Mapper]:
-    """A pool of ``workers`` processes on this machine (one worker: this process, no pool)."""
+    """A pool of ``workers`` processes on this machine (one worker: this process, no pool). The
+    workers ignore SIGINT and die at SIGTERM, and keep their temporary files in one folder of this
+    sweep's; when the sweep stops early (an error, Ctrl-C, SIGTERM) they are terminated, not waited
+    for, and that folder is removed, so no process or temporary folder outlives the sweep."""
     if workers == 1:
         yield _serial
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    scratch = tempfile.mkdtemp(prefix="debatekit-sweep-")
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker, initargs=(scratch,))
 
-        def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
-            pending: set[Future] = {pool.submit(fn, item) for item in items}
-            try:
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        yield future.result()
-            finally:
-                for future in pending:  # an error or interrupt: drop what has not started
-                    future.cancel()
+    def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+        pending: set[Future] = {pool.submit(fn, item) for item in items}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in pending:  # an error or interrupt: drop what has not started
+                future.cancel()
 
+    try:
         yield mapper
+    except BaseException:
+        _terminate(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _worker(scratch: str) -> None:
+    """A pool worker's set-up: Ctrl-C is for the sweep (which stops its workers), SIGTERM ends it
+    at once, temporary files go under ``scratch``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    tempfile.tempdir = scratch
+
+
+def _terminate(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
+    """Stop ``pool`` without waiting for its cells: SIGTERM to every worker, SIGKILL to any left
+    after ``grace`` seconds. (``_processes``: the executor has no public way before Python 3.14.)"""
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + grace
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(1.0)
 
 
 @contextmanager
@@ -82,7 +120,7 @@ def ray_cluster(address: str | None, workers: int, temp_dir: Path) -> Iterator[M
                     except ray.exceptions.RayTaskError as err:  # the task's own exception, as the pool raises it
                         raise err.cause from None
                     yield result
-            finally:
+            finally:  # an error or interrupt: tasks not started are dropped, those running interrupted
                 for ref in pending:
                     ray.cancel(ref)
 

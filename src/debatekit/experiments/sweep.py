@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from debatekit.engine.interrupts import Interrupted
 from debatekit.experiments.backends import Mapper
 from debatekit.experiments.grid import Cell
 
@@ -50,10 +51,13 @@ class SweepResult:
     skipped: int
     results: list[dict[str, Any]]
     results_path: Path
+    interrupted: bool = False
+    """A signal stopped the sweep: ``ran`` counts the cells it finished."""
 
     def to_json(self) -> dict[str, Any]:
+        stopped = {"interrupted": True} if self.interrupted else {}
         return {"cells": self.cells, "ran": self.ran, "skipped": self.skipped, "results": self.results,
-                "results_path": str(self.results_path)}  # fmt: skip
+                "results_path": str(self.results_path)} | stopped  # fmt: skip
 
 
 def play_cell(cell: Cell) -> CellResult:
@@ -107,17 +111,26 @@ def run_sweep(
 ) -> SweepResult:
     """Run the cells of ``cells`` (in id order) that are in ``shard`` and not finished in
     ``out``, through ``mapper``, saving each as it finishes (``done(result)`` after), then merge
-    every finished cell into ``results.parquet``."""
+    every finished cell into ``results.parquet`` (also when a signal stops the sweep: the
+    :class:`~debatekit.engine.interrupts.Interrupted` raised then carries the result)."""
     chosen = shard_of(cells, shard)
     todo = [cell for cell in chosen if not finished(out, cell)]
+    ran, stopped = 0, None
     try:
         for result in mapper(play_cell, todo):
             save(out, result)
+            ran += 1
             if done is not None:
                 done(result)
+    except Interrupted as stop:  # a signal: the cells finished are merged, and ``stop.result`` says so
+        stopped = stop
     finally:
         results = merge(cells, out)
-    return SweepResult(len(cells), len(todo), len(chosen) - len(todo), results, out / RESULTS_FILE)
+    swept = SweepResult(len(cells), ran, len(chosen) - len(todo), results, out / RESULTS_FILE, stopped is not None)
+    if stopped is not None:
+        stopped.result = swept
+        raise stopped
+    return swept
 
 
 def save(out: Path, result: CellResult) -> None:

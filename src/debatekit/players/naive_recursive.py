@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from debatekit.ledger import Role
+from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
@@ -45,7 +45,10 @@ MAX_ENUMERATED = 12
 def nearest_consistent(
     D: Decomposition, level: int, query: Query, claimed: int, target: tuple[int, ...]
 ) -> tuple[int, ...]:
-    """The answer vector closest to ``target`` (Hamming; ties lexicographic) with M_D = ``claimed``."""
+    """The answer vector closest to ``target`` (Hamming; ties lexicographic) with M_D = ``claimed``.
+    Past :data:`MAX_ENUMERATED` answers, when no vector within two flips is consistent, the first
+    one found by setting answers to ``claimed`` one by one from the left (consistent for monotone
+    M_D: AND, OR, majority), not necessarily the closest; with none, the liar concedes."""
     if D.combine(query, level, target) == claimed:
         return target
     q = len(target)
@@ -54,7 +57,12 @@ def nearest_consistent(
             z = tuple(b ^ (i in where) for i, b in enumerate(target))
             if D.combine(query, level, z) == claimed:
                 return z
-    raise ValueError(f"no answers consistent with {claimed} found near {target}")
+    moved = list(target)
+    for i in range(q):
+        moved[i] = claimed
+        if D.combine(query, level, tuple(moved)) == claimed:
+            return tuple(moved)
+    raise Malformed(Role.ALICE, f"no answers consistent with {claimed} found near {target}")
 
 
 class Obfuscator(HonestAlice):

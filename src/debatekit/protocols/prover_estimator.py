@@ -64,6 +64,7 @@ from debatekit.engine.boundary import (
     to_json,
 )
 from debatekit.engine.play import describe
+from debatekit.engine.trust import charge
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, check_stability_parameters
 from debatekit.oracle import Asker, Oracle
@@ -297,6 +298,7 @@ def ask(move: Callable[[], Any], role: Role, what: str) -> Any:
     try:
         return move()
     except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
+        charge(role, err)  # a trusted built-in's: an internal error (engine.trust)
         raise conceded(err, role) or Malformed(role, raised(what, err)) from None
 
 
@@ -383,6 +385,7 @@ class Boundary:
         try:
             source = self.alice if self.prover is None else self.prover()
         except Exception as err:  # her strategy failed to sit down again
+            charge(Role.ALICE, err)
             bad = Malformed(Role.ALICE, raised(f"a fresh copy for proof bit {j}", err))
             self.ledger.note({"move": Role.ALICE.value, "what": "proof", "forfeit": bad.reason})
             raise bad from None

@@ -32,6 +32,7 @@ import numpy as np
 
 from debatekit.engine.play import describe
 from debatekit.engine.streams import Streams, counter
+from debatekit.engine.trust import charge
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind
 from debatekit.oracle import Oracle, question_json
@@ -118,6 +119,7 @@ def simulate(
         try:
             players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
         except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
+            charge(role, err, chosen.trusted)
             players[role] = err
     verdicts = np.full(n, -1)
     forfeits = np.zeros(n, dtype=np.int8)
@@ -150,6 +152,7 @@ def simulate(
         try:
             return method(player)(*args)
         except Exception as err:  # untrusted strategy code: its debates are forfeited
+            charge(role, err, (alice if role is Role.ALICE else bob).trusted)
             reasons.setdefault(role, describe(err))
             return err
 

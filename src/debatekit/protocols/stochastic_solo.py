@@ -34,6 +34,7 @@ from debatekit.engine.boundary import as_bit
 from debatekit.engine.play import describe
 from debatekit.engine.record import Replayed, ReplayError
 from debatekit.engine.streams import Stream, counter
+from debatekit.engine.trust import charge
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import Oracle, consulted, here, judged, question_json, settled
@@ -267,6 +268,7 @@ def play(
         try:
             players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
         except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
+            charge(role, err, chosen.trusted)
             players[role] = err
 
     alice_player, bob_player = players[Role.ALICE], players[Role.BOB]
@@ -281,6 +283,7 @@ def play(
         try:
             return method(*args)
         except Exception as err:  # untrusted strategy code: the debate is forfeited
+            charge(role, err, (alice if role is Role.ALICE else bob).trusted)
             reasons.setdefault(role, describe(err))
             return err
 
@@ -448,7 +451,7 @@ def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed
         raise ReplayError("the record keeps no events")
     recorded = list(recorded)
     seats = {
-        role: Strategy("recorded", role, "the record's messages", lambda _: _Unscripted(), trusted=True)
+        role: Strategy("recorded", role, "the record's messages (untrusted)", lambda _: _Unscripted())
         for role in (Role.ALICE, Role.BOB)
     }
     index = int(record["debate"])
