@@ -45,15 +45,11 @@ TRUTHFUL, LIAR = "truthful", "liar"
 lies where the test says."""
 
 
-@pytest.fixture(scope="module")
-def http() -> Iterator[Server]:
-    yield from serving()
-
-
 @pytest.fixture
-def own_http() -> Iterator[Server]:
-    """A server for one test only: no call left running by an earlier test (an abandoned move's
-    thread may still ask the module's server) can reach it."""
+def http() -> Iterator[Server]:
+    """A server for each test: a call left running by an earlier test (an abandoned move's thread,
+    a forfeited player's remaining questions) goes to that test's server, now closed, and is never
+    counted or answered by this test's script."""
     yield from serving()
 
 
@@ -456,8 +452,7 @@ def test_an_unusable_model_spec_is_a_usage_error(capsys, monkeypatch, spec, why)
 EXECUTABLE = shutil.which("debatekit") or str(Path(sys.executable).with_name("debatekit"))
 
 
-def test_the_command_line_runs_llm_players_end_to_end_and_replay_and_show_read_the_record(own_http, tmp_path) -> None:
-    http = own_http
+def test_the_command_line_runs_llm_players_end_to_end_and_replay_and_show_read_the_record(http, tmp_path) -> None:
     http.play(judging("caffeine", True))
     env = os.environ | environ(http, tmp_path)
     record = tmp_path / "r.jsonl"

@@ -226,7 +226,7 @@ def test_file_mistakes(tmp_path: Path, name: str, text: str, message: str) -> No
     path.write_text(text)
     with pytest.raises(PlanError) as raised:
         load(path)
-    assert str(raised.value).startswith(f"{path}: ") and message in str(raised.value), raised.value
+    assert str(raised.value).startswith(f"{path}:") and message in str(raised.value), raised.value
 
 
 def test_a_missing_file(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def test_params_multiply_and_overrides_fix_them() -> None:
         ('protocol = "cross-exam"\nproblem = "parity"\nconstants = "lean"\n', "constants"),
         ('protocol = "cross-exam"\nproblem = "parity"\n[params]\nnope = 1\n', "nope"),
         ('protocol = "cross-exam"\nproblem = "palindrome"\n', "does not support"),
-        ('protocol = "cross-exam"\nproblem = ["parity"\n', "not TOML"),
+        ('protocol = "cross-exam"\nproblem = ["parity"\n', "not valid TOML"),
         ('problem = "parity"\n', "no protocol"),
     ],
 )

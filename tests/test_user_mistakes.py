@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,9 +33,10 @@ def _user_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DEBATEKIT_DEBUG", raising=False)
 
 
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def cli(capsys: pytest.CaptureFixture[str], *given: str | Path) -> tuple[int, str, str]:
     capsys.readouterr()
-    code = main([*argv, "--no-log"] if argv[0] == "run" else list(argv))
+    argv = [str(a) for a in given]
+    code = main([*argv, "--no-log"] if argv[0] == "run" else argv)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -112,3 +114,217 @@ def test_a_message_that_ends_the_process_when_read_loses_for_its_sender(capsys: 
     assert code == 0, err
     data = json.loads(out)
     assert data["forfeits"] == {"alice": 0, "bob": 3} and data["accept_rate"] == 1.0
+
+
+# -- issue 19, item 6: every user mistake one line -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--move-timeout", "inf"), ("--move-timeout", "1e300"), ("--move-timeout", "nan"), ("--move-timeout", "86401"),
+     ("--concurrency", "3000"), ("--concurrency", "257"), ("--concurrency", "0")],
+)  # fmt: skip
+def test_a_move_timeout_or_concurrency_past_its_bound_is_one_line(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    """``inf`` or ``1e300`` seconds overflowed the engine's thread waits (an honest user strategy
+    forfeited with OverflowError) and 3,000 debates in flight ran out of threads (charged to a
+    player): both are refused before any debate is played."""
+    code, out, err = cli(capsys, "run", "cross-exam", "--problem", "parity", "--size", "4", "--trials", "2",
+                         "--bob", "user_strategies:AcceptingBob", option, value)  # fmt: skip
+    assert (code, out) == (2, "")
+    said = f"{float(value):g}" if option == "--move-timeout" else value
+    assert one_line(err).startswith(f"debatekit: error: {option} must be ") and err.endswith(f", got {said}\n")
+
+
+def test_a_move_timeout_and_concurrency_at_their_bounds_play(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "run", "cross-exam", "--problem", "parity", "--size", "4", "--trials", "3",
+                         "--bob", "user_strategies:AcceptingBob", "--move-timeout", "86400", "--concurrency", "256",
+                         "--json")  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["forfeits"] == {"alice": 0, "bob": 0}
+
+
+NESTED = 5_000
+"""Deeper than any parser's recursion in a default interpreter, and than files.MAX_DEPTH."""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [("plan.json", '{"title": "x",\n "steps": ' + "[" * NESTED + "]" * NESTED + "}", 2),
+     ("plan.toml", 'title = "x"\nsteps = ' + "[" * NESTED + "]" * NESTED + "\n", 2)],
+)  # fmt: skip
+def test_a_deeply_nested_plan_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    (tmp_path / name).write_text(text)
+    code, out, err = cli(capsys, "run", "cross-exam", "--problem", str(tmp_path / name), "--trials", "1")
+    assert (code, out) == (2, "")
+    assert one_line(err) == f"debatekit: error: {tmp_path / name}:{line}: nested deeper than 64\n"
+
+
+GRID_HEAD = 'trials = 1\nprotocol = "cross-exam"\nproblem = "parity"\n'
+
+
+def test_a_deeply_nested_grid_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID_HEAD + "seed = " + "[" * NESTED + "]" * NESTED + "\n")
+    code, out, err = cli(capsys, "sweep", grid, "--out", tmp_path / "out", "--workers", "1")
+    assert (code, out) == (2, "")
+    assert one_line(err) == f"debatekit: error: {grid}:4: nested deeper than 64\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_grid_past_the_cell_limit_is_refused_with_its_count_before_expansion(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10^7 cells (10^3 seeds x 10^2 sizes x 10^2 parameter values, in two grids) hung in expansion
+    with no message; they are counted first, and none is made or checked."""
+    from debatekit.experiments import grid as grids
+
+    def never(*args: object) -> None:
+        raise AssertionError("a cell was expanded")
+
+    monkeypatch.setattr(grids, "_product", never)
+    seeds, sizes = list(range(1000)), list(range(1, 101))
+    text = GRID_HEAD + f"seed = {seeds}\nsize = {sizes}\n[params]\nk = {[1.0 + i for i in range(50)]}\n"
+    (tmp_path / "grid.toml").write_text(text + '[[grid]]\nbob = "honest"\n[[grid]]\nbob = "point-random"\n')
+    code, out, err = cli(capsys, "sweep", tmp_path / "grid.toml", "--out", tmp_path / "out", "--workers", "1")
+    assert (code, out) == (2, "")
+    assert f"{10**7} cells, more than the {grids.MAX_CELLS} a grid may hold" in one_line(err)
+
+
+def test_a_grid_at_the_cell_limit_expands(monkeypatch: pytest.MonkeyPatch) -> None:
+    from debatekit.experiments import grid as grids
+
+    monkeypatch.setattr(grids, "MAX_CELLS", 12)
+    table = {"protocol": "cross-exam", "problem": "parity", "seed": list(range(6)), "truth": ["yes", "no"]}
+    assert len(grids.expand(table)) == 12
+    with pytest.raises(grids.GridError, match="13 cells, more than the 12"):
+        grids.expand(table | {"grid": [{}, {"bob": "point-random", "seed": 0, "truth": "yes"}]})
+
+
+@pytest.mark.parametrize(("protocol", "problem", "size"), GAMES)
+def test_an_exception_whose_str_and_repr_exit_is_described_and_the_run_goes_on(
+    capsys: pytest.CaptureFixture[str], protocol: str, problem: str, size: str
+) -> None:
+    """Describing the player's exception called its ``__str__``, whose ``SystemExit(0)`` ended
+    ``run`` with status 0 and nothing on stdout."""
+    code, out, err = cli(capsys, "run", protocol, "--problem", problem, "--size", size,
+                         "--bob", "user_strategies:UnprintableMover", "--trials", "2", "--json")  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["forfeits"] == {"alice": 0, "bob": 2}
+    assert "Unprintable: <unprintable> (user_strategies.py:" in data["forfeit_reasons"]["bob"]
+
+
+def test_a_sweep_whose_player_raises_an_unprintable_exception_saves_every_cell(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID_HEAD + 'size = 4\nseed = [0, 1]\nbob = ["honest", "user_strategies:UnprintableMover"]\n')
+    code, out, err = cli(capsys, "sweep", grid, "--out", tmp_path / "out", "--workers", "1", "--json")
+    assert code == 0, err
+    swept = json.loads(out)
+    assert (swept["cells"], swept["ran"], len(swept["results"])) == (4, 4, 4)
+    assert sorted(row["forfeits"]["bob"] for row in swept["results"]) == [0, 0, 1, 1]
+
+
+class Hostile:
+    """An object whose ``__repr__`` and ``__str__`` try to end the process."""
+
+    def __repr__(self) -> str:
+        raise KeyboardInterrupt
+
+    def __str__(self) -> str:
+        raise SystemExit(0)
+
+
+class Sly(str):
+    """A ``str`` whose own methods try to end the process."""
+
+    def __len__(self) -> int:
+        raise SystemExit(1)
+
+    def __format__(self, spec: str) -> str:
+        raise SystemExit(1)
+
+    def __getitem__(self, key: object) -> str:
+        raise SystemExit(1)
+
+
+class Named(type):
+    @property
+    def __name__(cls) -> str:  # type: ignore[override]
+        raise SystemExit(2)
+
+
+class SlyError(Exception, metaclass=Named):
+    def __str__(self) -> str:
+        return Sly("sly")
+
+
+def test_safe_repr_and_describe_never_let_an_objects_methods_end_the_process() -> None:
+    from debatekit.engine.boundary import safe_repr, safe_str
+    from debatekit.engine.play import describe
+
+    assert safe_repr(Hostile()) == "<Hostile object>" and safe_str(Hostile()) == "<unprintable>"
+    sly = Sly("x" * 300)
+    assert type(safe_str(sly)) is str and safe_str(sly) == "x" * 300
+    assert type(safe_repr(sly)) is str and len(safe_repr(sly)) <= 80
+    assert describe(SlyError()) == "SlyError: sly"  # its metaclass's __name__ never ran
+    assert safe_repr(SlyError()) == "<SlyError object>"  # reprlib read the name through the metaclass
+
+
+@pytest.mark.parametrize(
+    ("alice", "constants", "reason"),
+    [("HugeClaimAlice", "lean", "a claim that is not a probability in [0, 1]"),
+     ("HugeShareAlice", "paper", "a coin share outside [0, 1)")],
+)  # fmt: skip
+def test_a_bare_huge_int_claim_or_share_is_its_senders_forfeit(
+    capsys: pytest.CaptureFixture[str], alice: str, constants: str, reason: str
+) -> None:
+    """A user's strategy plays one debate per call (stochastic_solo): ``10**400`` ended the run
+    with OverflowError (exit 1)."""
+    code, out, err = cli(capsys, "run", "stochastic", "--problem", "noisy-majority", "--size", "8", "--constants",
+                         constants, "--alice", f"user_strategies:{alice}", "--trials", "2", "--json")  # fmt: skip
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["forfeits"] == {"alice": 2, "bob": 0} and data["forfeit_reasons"] == {"alice": reason}
+
+
+@pytest.mark.parametrize("bad", [10**400, float("inf"), float("nan")], ids=["10**400", "inf", "nan"])
+@pytest.mark.parametrize("what", ["claim", "share"])
+def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(what: str, bad: object) -> None:
+    """The batch interpreter (stochastic_play) reads a message for many debates at once; one
+    unreadable entry made every debate of the batch unreadable (all four forfeited)."""
+    from debatekit.analysis.montecarlo import make_instance
+    from debatekit.catalog import PROTOCOLS
+    from debatekit.ledger import Role
+    from debatekit.players.base import Strategy
+    from debatekit.problems import PROBLEMS
+
+    class Sender:  # the truth, except debate 0's first claim or share
+        def __init__(self, seat: object):
+            pass
+
+        def claims(self, view: Any) -> list:
+            sent = view.p.tolist()
+            if what == "claim" and view.t == 0:
+                sent[0] = bad
+            return sent
+
+        def shares(self, view: Any) -> list:
+            sent = [0.5] * len(view.rows)
+            if what == "share" and view.t == 0:
+                sent[0] = bad
+            return sent
+
+    spec = PROTOCOLS["stochastic"]
+    spec = spec.variant("paper") if what == "share" else spec
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
+    tally = spec.simulate(instance, Strategy("sender", Role.ALICE, "", Sender), spec.honest(Role.BOB), 0, range(4),
+                          None, True)  # fmt: skip
+    assert tally.forfeits == {Role.ALICE: 1, Role.BOB: 0}
+    assert [record["forfeit"] for record in tally.records] == ["alice", None, None, None]
+    assert tally.records[0]["reason"].startswith(f"a {'claim' if what == 'claim' else 'coin share'} ")

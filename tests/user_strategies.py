@@ -110,3 +110,53 @@ class ExitingMessageBob:
 
     def challenge(self, message: Any) -> Any:
         return ExitingNumber()
+
+
+class Unprintable(Exception):
+    """An exception whose ``__str__`` and ``__repr__`` try to end the process with status 0."""
+
+    def __str__(self) -> str:
+        raise SystemExit(0)
+
+    __repr__ = __str__
+
+
+class UnprintableMover:
+    """A player of any protocol whose every move raises :class:`Unprintable`: it forfeits, and the
+    run goes on and says so."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def __getattr__(self, name: str) -> Any:
+        def move(*args: Any) -> Any:
+            raise Unprintable
+
+        return move
+
+
+HUGE = 10**400
+"""An int past a float's range."""
+
+
+class HugeClaimAlice:
+    """A stochastic-debate Alice whose every claim is the bare int :data:`HUGE`."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def claims(self, view: Any) -> Any:
+        return HUGE
+
+    def shares(self, view: Any) -> Any:
+        return 0.5
+
+
+class HugeShareAlice(HugeClaimAlice):
+    """A stochastic-debate Alice who claims the true probabilities and shares the bare int :data:`HUGE`."""
+
+    def claims(self, view: Any) -> Any:
+        return view.p
+
+    def shares(self, view: Any) -> Any:
+        return HUGE

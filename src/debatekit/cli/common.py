@@ -237,6 +237,33 @@ def positive(value: int, option: str) -> int:
     return value
 
 
+MAX_MOVE_TIMEOUT = 86_400.0
+"""``--move-timeout``'s most seconds: a day, for a person who answers overnight. Past it a number
+is a slip, and ``inf`` or ``1e300`` would overflow the engine's thread waits, which a player
+must never be charged for."""
+
+MAX_CONCURRENCY = 256
+"""``--concurrency``'s most debates in flight. Each holds a worker thread and its player's move
+threads (two or three in all), so 256 stay within the thread and process limits of common
+containers (often 1,024 to 4,096), while a model API's or a panel of people's own limit on
+parallel work is rarely above it; 3,000 exhausted a machine's threads and was charged to a player."""
+
+
+def time_limit(seconds: float) -> float:
+    """``--move-timeout``, checked: more than 0 and at most :data:`MAX_MOVE_TIMEOUT` (NaN fails)."""
+    if not 0 < seconds <= MAX_MOVE_TIMEOUT:
+        raise UserError(f"--move-timeout must be more than 0 and at most {MAX_MOVE_TIMEOUT:g} seconds (a day), "
+                        f"got {seconds:g}")  # fmt: skip
+    return seconds
+
+
+def in_flight(debates: int) -> int:
+    """``--concurrency``, checked: from 1 to :data:`MAX_CONCURRENCY`."""
+    if not 1 <= debates <= MAX_CONCURRENCY:
+        raise UserError(f"--concurrency must be from 1 to {MAX_CONCURRENCY} debates in flight, got {debates}")
+    return debates
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, default=_jsonable) + "\n")
 

@@ -183,12 +183,14 @@ def prepare(
     instance, strategies that can play it, the oracles; nothing is played or written."""
     from debatekit.cli.common import (
         configure,
+        in_flight,
         instance,
         oracles,
         params_json,
         positive,
         problem_for,
         protocol,
+        time_limit,
         with_constants,
     )
     from debatekit.ledger import Role
@@ -199,9 +201,8 @@ def prepare(
     if positive(trials, "--trials") > MAX_TRIALS:
         raise UserError(f"--trials is at most {MAX_TRIALS:.0e} in one run, got {trials}; spread more over seeds "
                         "in a sweep (debatekit sweep)")  # fmt: skip
-    positive(concurrency, "--concurrency")
-    if not move_timeout > 0:
-        raise UserError(f"--move-timeout must be positive, got {move_timeout:g}")
+    in_flight(concurrency)
+    time_limit(move_timeout)
     if seed < 0:
         raise UserError(f"--seed must be at least 0, got {seed}")
     case = instance(found, size, truth, seed, problem_values)

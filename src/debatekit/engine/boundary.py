@@ -40,16 +40,36 @@ _REPR.maxstring = _REPR.maxother = 40
 _REPR.maxlevel = 2
 
 
+HOSTILE = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+"""What a player's object may raise from its own methods (``sys.exit()`` and ``raise
+KeyboardInterrupt`` included) while the engine reads or describes it; a signal that stops the run
+is none of these."""
+
+
 def safe_repr(value: Any) -> str:
-    """A short repr for error messages that cannot fail, whatever ``value``'s methods do."""
+    """A short repr for error messages that cannot fail or end the process, whatever ``value``'s
+    methods (or its type's metaclass) do: its ``__repr__`` may raise, call ``sys.exit()`` or
+    return a ``str`` subclass with methods of its own; the text kept is a plain ``str``."""
     try:
-        text = _REPR.repr(value)
-    except Exception:
-        try:
-            text = f"<{type(value).__name__} object>"
-        except Exception:
-            text = "<unprintable object>"
+        text = str.__str__(_REPR.repr(value))
+    except HOSTILE:
+        text = f"<{type_name(value)} object>"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def safe_str(value: Any) -> str:
+    """``str(value)`` as a plain ``str``, or ``<unprintable>`` when its ``__str__`` raises or
+    tries to end the process (an exception a player raised is described with it)."""
+    try:
+        return str.__str__(str(value))
+    except HOSTILE:
+        return "<unprintable>"
+
+
+def type_name(value: Any) -> str:
+    """The name of ``value``'s type, read by ``type``'s own descriptor: a metaclass's ``__name__``
+    never runs."""
+    return vars(type)["__name__"].__get__(type(value))
 
 
 def plain_int(value: Any) -> int | None:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.engine.boundary import from_json, safe_repr, to_json
+from debatekit.engine.boundary import from_json, safe_repr, safe_str, to_json, type_name
 from debatekit.engine.interrupts import stop_if_asked
 from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
 from debatekit.engine.record import ReplayError
@@ -112,13 +112,10 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debat
 def describe(err: BaseException) -> str:
     """``Type: message (file:line)`` for an exception a player raised, without trusting its
     ``__str__``; the place is the innermost frame of the player's own code, when there is one."""
-    if isinstance(err, Exited) and err.args:
+    if issubclass(type(err), Exited) and err.args:  # type(): isinstance would read a hostile __class__
         return str(err.args[0])
-    try:
-        text = str(err)
-    except Exception:
-        text = "<unprintable>"
-    return f"{type(err).__name__}: {safe_repr(text) if len(text) > 200 else text}{_place(err)}"
+    text = safe_str(err)
+    return f"{type_name(err)}: {safe_repr(text) if len(text) > 200 else text}{_place(err)}"
 
 
 def _place(err: BaseException) -> str:

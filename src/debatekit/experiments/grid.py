@@ -24,7 +24,9 @@ tables, each a grid of its own over the top level's axes with its own axes repla
 Axes: ``protocol``, ``problem``, ``size`` (default: the problem's), ``truth`` (yes / no),
 ``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
 (default 0), ``params``; ``trials`` (default 200) is one number. A cell's id is a short hash of
-its canonical parameters, so it does not depend on the order of the file or of the axes.
+its canonical parameters, so it does not depend on the order of the file or of the axes. The
+file is read within :mod:`debatekit.files`' bounds, and a grid of more than :data:`MAX_CELLS`
+cells (counted as the product of its axes' lengths, before any is made) is refused.
 """
 
 from __future__ import annotations
@@ -32,15 +34,21 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tomllib
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from debatekit.cli.options import Constants, UserError
+from debatekit.files import FileMistake, read_toml
 
 AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
 DEFAULTS: dict[str, list[Any]] = {"truth": ["yes"], "alice": ["honest"], "bob": ["honest"], "seed": [0]}
+MAX_CELLS = 100_000
+"""The most cells one grid may hold. Each cell is a run with a folder of its own (records,
+``summary.json``, ``summary.parquet``) and a row of ``results.parquet``, so 10^5 cells are some
+3·10^5 files, past what a sweep's folder and its merge serve well; a bigger study is several grids,
+or more trials in each cell. (Without a bound, a grid of 10^7 cells spent hours in expansion.)"""
 
 
 class GridError(ValueError):
@@ -66,7 +74,8 @@ class Cell:
     @property
     def id(self) -> str:
         """A 12-hex-digit digest of the cell's canonical parameters."""
-        canonical = json.dumps(asdict(self) | {"params": dict(self.params)}, sort_keys=True)
+        named = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict's keys, without its deep copies
+        canonical = json.dumps(named | {"params": dict(self.params)}, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
     def fields(self) -> dict[str, Any]:
@@ -92,11 +101,9 @@ def load(path: Path, overrides: list[str] | None = None) -> list[Cell]:
     """The cells of the grid file at ``path``, in id order, each checked (names, parameters);
     ``overrides`` (``NAME=VALUE``) fix a parameter in every grid."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise GridError(f"cannot read {str(path)!r}: {err.strerror or err}") from err
-    except tomllib.TOMLDecodeError as err:
-        raise GridError(f"{path}: not TOML: {err}") from err
+        data = read_toml(path)  # bounded in size and nesting
+    except FileMistake as err:  # FILE:LINE: cannot read it, too large, not UTF-8, not valid TOML, too deep
+        raise GridError(str(err)) from None
     try:
         return expand(data, fixed(overrides))
     except GridError as err:
@@ -109,19 +116,29 @@ def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[Ce
     if not isinstance(grids, list) or not all(isinstance(g, dict) for g in grids):
         raise GridError("grid must be a list of tables ([[grid]])")
     top = {key: value for key, value in data.items() if key != "grid"}
-    cells: dict[str, Cell] = {}
+    tables = []
     for number, grid in enumerate(grids, 1):
-        if "grid" in grid:
-            raise GridError(f"grid {number}: grids do not nest")
-        params = _params(top.get("params", {})) | _params(grid.get("params", {}))
-        merged = top | grid | {"params": params | {name: [value] for name, value in (fixed or {}).items()}}
         where = f"grid {number}: " if "grid" in data else ""
         try:
-            for cell in _product(merged):
+            if "grid" in grid:
+                raise GridError("grids do not nest")
+            params = _params(top.get("params", {})) | _params(grid.get("params", {}))
+            merged = top | grid | {"params": params | {name: [value] for name, value in (fixed or {}).items()}}
+            tables.append((where, _axes(merged)))
+        except GridError as err:
+            raise GridError(where + str(err)) from err
+    count = sum(math.prod(map(len, [*axes.values(), *params.values()])) for _, (axes, params, _) in tables)
+    if count > MAX_CELLS:
+        raise GridError(f"{count} cells, more than the {MAX_CELLS} a grid may hold; split it into several grids, "
+                        "or give each cell more trials")  # fmt: skip
+    cells: dict[str, Cell] = {}
+    for where, axes in tables:
+        try:
+            for cell in _product(*axes):
                 cells[cell.id] = cell
         except GridError as err:
             raise GridError(where + str(err)) from err
-    return sorted(cells.values(), key=lambda cell: cell.id)
+    return [cells[key] for key in sorted(cells)]
 
 
 def _params(table: Any) -> dict[str, list[str]]:
@@ -145,7 +162,8 @@ def _listed(value: Any, key: str) -> list[Any]:
     return values
 
 
-def _product(table: dict[str, Any]) -> list[Cell]:
+def _axes(table: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, list[str]], int]:
+    """One grid's axes (each value checked), its ``params`` axes and its trials; no cell is made."""
     unknown = sorted(set(table) - {*AXES, "params", "trials"})
     if unknown:
         raise GridError(f"unknown key {unknown[0]!r}; use {', '.join((*AXES, 'params', 'trials', 'grid'))}")
@@ -156,13 +174,21 @@ def _product(table: dict[str, Any]) -> list[Cell]:
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise GridError(f"trials must be a whole number at least 1, got {trials!r}")
     axes = {key: _axis(key, table[key]) if key in table else DEFAULTS.get(key, [None]) for key in AXES}
-    names = sorted(table["params"])
-    assignments = list(itertools.product(*(table["params"][name] for name in names)))
+    return axes, table["params"], trials
+
+
+def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[Cell]:
+    names = sorted(params)
+    assignments = [tuple(zip(names, values, strict=True)) for values in itertools.product(*(params[n] for n in names))]
+    checked: dict[tuple, int] = {}  # the names and parameters, checked once: the problem's default size
     cells = []
     for protocol, problem, size, truth, alice, bob, constants, seed in itertools.product(*axes.values()):
-        for values in assignments:
-            params = tuple(zip(names, values, strict=True))
-            cells.append(_checked(protocol, problem, size, truth, alice, bob, constants, params, seed, trials))
+        for assigned in assignments:
+            key = (protocol, problem, alice, bob, constants, assigned)
+            if key not in checked:
+                checked[key] = _checked(*key)
+            cells.append(Cell(protocol, problem, checked[key] if size is None else size, truth, alice, bob, constants,
+                              assigned, seed, trials))  # fmt: skip
     return cells
 
 
@@ -184,19 +210,10 @@ def _axis(key: str, value: Any) -> list[Any]:
 
 
 def _checked(
-    protocol: str,
-    problem: str,
-    size: int | None,
-    truth: str,
-    alice: str,
-    bob: str,
-    constants: str | None,
-    params: tuple[tuple[str, str], ...],
-    seed: int,
-    trials: int,
-) -> Cell:
-    """The cell, once its names and parameters are known to exist (the size resolved to the
-    problem's default when none is given)."""
+    protocol: str, problem: str, alice: str, bob: str, constants: str | None, params: tuple[tuple[str, str], ...]
+) -> int:
+    """The problem's default size, once a cell's names and parameters are known to exist (the
+    size, truth and seed axes do not change what is checked)."""
     from debatekit.cli.common import configure, problem_for, strategy, with_constants
     from debatekit.cli.common import protocol as protocol_named
     from debatekit.ledger import Role
@@ -211,5 +228,4 @@ def _checked(
         strategy(spec, Role.BOB, bob)
     except UserError as err:
         raise GridError(str(err)) from err
-    return Cell(protocol, problem, found.default_size if size is None else size, truth, alice, bob, constants,
-                params, seed, trials)  # fmt: skip
+    return found.default_size

@@ -62,9 +62,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import re
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -75,6 +73,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.files import FileMistake, parse_json, parse_toml, read_text
 from debatekit.machine.decomposition import Decomposition, Judged, Query, natural
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.oracle import FunctionOracle, Oracle, Question
@@ -347,8 +346,8 @@ def _spread(array: np.ndarray, axes: list[int], live: list[int]) -> np.ndarray:
     return array.reshape([2 if s in axes else 1 for s in live])
 
 
-PARSERS: dict[str, Callable[[str], Any]] = {"toml": tomllib.loads, "json": json.loads}
-"""How a plan file is read, by its suffix."""
+PARSERS: dict[str, Callable[[str, Traversable], Any]] = {"toml": parse_toml, "json": parse_json}
+"""How a plan file's text is parsed, by its suffix (bounded in nesting: :mod:`debatekit.files`)."""
 
 
 @dataclass(frozen=True)
@@ -375,11 +374,9 @@ def load(file: Traversable) -> tuple[Plan, ...]:
     if parse is None or not stem:
         raise fail(f"a plan file is .toml or .json, not {file.name!r}")
     try:
-        data = parse(file.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise fail(f"cannot read it: {err.strerror or err}") from None
-    except (ValueError, UnicodeDecodeError) as err:  # TOMLDecodeError and JSONDecodeError are ValueErrors
-        raise fail(f"not valid {suffix.upper()}: {err}") from None
+        data = parse(read_text(file), file)  # at most files.MAX_BYTES, nested at most files.MAX_DEPTH
+    except FileMistake as err:  # FILE:LINE: cannot read it, too large, not UTF-8, not valid, too deep
+        raise PlanError(str(err)) from None
     if not isinstance(data, dict):
         raise fail("a plan is a table of keys: title, answer, truth, steps")
     _known(data, PLAN_KEYS, "a plan", fail)

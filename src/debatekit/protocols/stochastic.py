@@ -29,6 +29,7 @@ Its interpreters read them: :mod:`debatekit.protocols.stochastic_play` plays and
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -153,7 +154,8 @@ def as_numbers(message: Any, size: int) -> np.ndarray:
         if items is None or len(items) != size:
             return np.full(size, np.nan)
         if set(map(type, items)) <= _PLAIN_NUMBERS:
-            return np.array(items, dtype=float)
+            with contextlib.suppress(OverflowError):  # else an int past float's range: read one by one
+                return np.array(items, dtype=float)
         return np.array([_number(m) for m in items], dtype=float)
     except Exception:  # a hostile object raised while being read: unreadable
         return np.full(size, np.nan)
@@ -187,10 +189,15 @@ _PLAIN_NUMBERS = frozenset({int, bool, float, np.float64, np.float32, np.int64, 
 
 
 def _number(value: Any) -> float:
+    """One debate's number, NaN (which fails) when unreadable or an int past float's range
+    (``10**400``: the sender's forfeit in that debate alone)."""
     if type(value) in (float, np.float64, np.float32, np.float16):
         return float(value)
     number = plain_int(value)
-    return float("nan") if number is None else float(number)
+    try:
+        return float("nan") if number is None else float(number)
+    except OverflowError:
+        return float("nan")
 
 
 class SampleOnlyError(ValueError):

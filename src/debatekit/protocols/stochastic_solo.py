@@ -177,11 +177,12 @@ class _Debate:
 
 def one_number(message: Any) -> float:
     """A numeric message for one debate as a float (NaN, which fails every test, if unreadable):
-    a number, or a length-1 list, tuple or array of one. Only exact numeric types are read."""
+    a number, or a length-1 list, tuple or array of one. Only exact numeric types are read; an int
+    past float's range (``10**400``) is unreadable too."""
     kind = type(message)
-    if kind is float or kind is int or kind is bool:
-        return float(message)
     try:
+        if kind is float or kind is int or kind is bool:
+            return float(message)
         if isinstance(message, np.generic) and message.dtype.kind in "biuf":
             return float(message)
         if kind is np.ndarray and message.size == 1 and message.dtype.kind in "biuf":
@@ -190,7 +191,7 @@ def one_number(message: Any) -> float:
             inner = message[0]
             if type(inner) in (float, int, bool) or isinstance(inner, np.generic):
                 return one_number(inner)
-    except Exception:  # a hostile subclass raised while being read: unreadable
+    except Exception:  # an int past float's range, or a hostile subclass raised while being read
         pass
     return float("nan")
 
