@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from debatekit.analysis import obfuscation
+from debatekit.analysis.recursive import VACUOUS
 from debatekit.demo import DemoResult
 from debatekit.experiments import report as reports
 from debatekit.protocols.prover_estimator import Rules
@@ -96,7 +97,8 @@ def _payoff_lines(result: DemoResult) -> list[str]:
         "Payoffs are A's; for prover-estimator debate they are also given in units of r^(d+1), the reward scale",
         "(1/n in Theorem 6.1). The bound is the theorem's for this instance (input distribution: its point mass);",
         "'holds' checks the interval at family-wise 95% (Bonferroni over these rows) against it where the theorem "
-        "makes a promise, and says why not elsewhere.",
+        "makes a promise, and says why not elsewhere: B not covered, the decomposition not certified",
+        f"(eps, rho)-stable (Lemma A.5), or '{VACUOUS}' (Lemma A.4's (2d+2) delta at or above the honest floor).",
         "",
         "| experiment | protocol | problem | size | truth | alice | bob | payoff [95% CI] | in r^(d+1) | bound "
         "| honest win rate | holds | promise |",
@@ -105,7 +107,7 @@ def _payoff_lines(result: DemoResult) -> list[str]:
     for p in result.payoffs:
         lo, hi = p.payoff_ci
         units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
-        verdict = "-" if p.holds is None else ("yes" if p.holds else "NO")
+        verdict = "no promise" if p.holds is None else ("yes" if p.holds else "NO")
         lines.append(
             f"| {p.experiment} | {p.protocol} | {p.problem} | {p.size} | {p.truth} | {p.alice} | {p.bob} "
             f"| {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} | {p.bound_kind} {p.payoff_bound:.3g} "

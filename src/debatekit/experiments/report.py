@@ -252,7 +252,7 @@ def run_from(row: dict[str, Any], source: str, payoffs: tuple[float, ...] = ()) 
         K=row.get("K"),
         payoff_mean=row.get("payoff_mean"),
         payoff_ci=None if ci is None else (float(ci[0]), float(ci[1])),
-        payoff_bound=row.get("payoff_bound"),
+        payoff_bound=None if row.get("payoff_bound_promised") is False else row.get("payoff_bound"),
         payoff_bound_kind=row.get("payoff_bound_kind"),
         reward_unit=row.get("reward_unit"),
         rewards=rewards,
@@ -296,7 +296,8 @@ def from_demo(data: dict[str, Any], source: str = "demo") -> Report:
         }  # fmt: skip
         report.runs.append(run_from(row | known | seed, source))
     for p in data.get("prover_estimator", []):
-        report.runs.append(run_from(p | seed | {"payoff_bound_kind": p["bound_kind"]}, p["experiment"]))
+        known = {"payoff_bound_kind": p["bound_kind"], "payoff_bound_promised": p["holds"] is not None}
+        report.runs.append(run_from(p | seed | known, p["experiment"]))
     report.exact = [exact_from(s | seed, source) for s in data.get("exact", [])]
     report.bits = [
         BitsPoint(s["protocol"], s["problem"], int(s["size"]), int(s["verifier_bits_read_max"]), int(s["bits_bound"]))
