@@ -113,3 +113,14 @@ def test_a_sampled_survey_cannot_certify(monkeypatch):
     verdict = recursive.stability_verdict(instance, pe.Rules())
     assert verdict.stable is None and verdict.checked < verdict.queries
     assert verdict.reason.startswith("stability unknown")
+
+
+def test_the_dqc_floor_is_labelled_for_what_it_is(capsys):
+    """⌈log2(m+1)⌉ is the decision-tree floor, which sharpens Corollary 4's log2 n; the line no longer
+    calls it Corollary 4 (at m = 4 the two differ: 3 against 2)."""
+    capsys.readouterr()
+    assert main(["dqc", "--n", "4", "--function", "first"]) == 0
+    assert main(["dqc", "--n", "4", "--function", "and"]) == 0
+    out = capsys.readouterr().out
+    assert "Corollary 4: >=" not in out
+    assert "decision-tree floor >= ceil(log2(4+1)) = 3, sharpening Corollary 4's log2 4" in " ".join(out.split())
