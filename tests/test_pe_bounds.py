@@ -15,7 +15,9 @@ from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.params import Settings
+from debatekit.players.base import Seat
 from debatekit.problems import PROBLEMS
+from debatekit.problems.recursive import DIVISION_BUDGET
 from debatekit.protocols import prover_estimator as pe
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
@@ -124,3 +126,48 @@ def test_the_dqc_floor_is_labelled_for_what_it_is(capsys):
     out = capsys.readouterr().out
     assert "Corollary 4: >=" not in out
     assert "decision-tree floor >= ceil(log2(4+1)) = 3, sharpening Corollary 4's log2 4" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("bob", ["bounded", "bounded-rho"])
+def test_the_bounded_estimator_spends_at_most_the_budget(bob):
+    """Prover-estimator's bounded B spends at most the challengers' 2^10 operations a debate, against
+    the obfuscator, on composite N of 8 to 24 bits (small N: it finds the factor within budget)."""
+    alice = STRATEGIES[Role.ALICE]["obfuscate"]
+    found = spent = 0
+    for b, seed in [(b, seed) for b in (8, 12, 16, 20, 24) for seed in range(4)]:
+        instance = make_instance(PROBLEMS["obfuscated-primality"], b, False, seed)
+        D = pe.decomposition_of(instance)
+        rng = np.random.default_rng(seed)
+        B = STRATEGIES[Role.BOB][bob].factory(Seat(instance, Role.BOB, rng, None, pe.Rules(), alice))
+        A = alice.factory(Seat(instance, Role.ALICE, np.random.default_rng(seed), None, pe.Rules()))
+        rngs = {role: np.random.default_rng(seed) for role in Role}
+        pe.Debate(D, A, B, pe.Rules(), pe.Sampled(rngs), prover=lambda A=A: A).value()
+        assert B.spent <= D.budget == DIVISION_BUDGET
+        spent += B.spent > 0
+        assert B.initial() == 0.0  # Miller-Rabin, free: N is composite
+        found += B.divisor is not None
+        if B.divisor is not None:
+            assert D.n % B.divisor == 0 and 1 < B.divisor <= D.sqrt_n
+    assert found > 0 and spent > 10
+
+
+def test_the_bounded_estimator_spreads_its_doubt_as_section_7_says():
+    """At the root of a composite N with no subclaim decided, each of the q subclaims is false with
+    probability 1/q (Section 7), whatever coins came before."""
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 24, False, 0)
+    D = pe.decomposition_of(instance)
+    B = STRATEGIES[Role.BOB]["bounded"].factory(Seat(instance, Role.BOB, np.random.default_rng(0), None))
+    s = pe.Situation(D.depth, D.root(), 0.0, 1, 0.0)
+    ys = D.split(D.root(), D.depth)
+    assert [B.conditional(s, ys, i, (1,) * i) for i in range(D.width)] == [1 - 1 / D.width] * D.width
+    assert B.spent == 0  # nothing affordable at the root of a 48-bit N
+
+
+def test_the_section_7_tables_compare_like_with_like():
+    """Every like-for-like experiment pairs both protocols at one size, with B's of the same power."""
+    rows = [e for e in obfuscation.EXPERIMENTS if e[0] in (obfuscation.BOUNDED_B, obfuscation.UNBOUNDED_B)]
+    for experiment, power in ((obfuscation.BOUNDED_B, "bounded"), (obfuscation.UNBOUNDED_B, "unbounded")):
+        chosen = [e for e in rows if e[0] == experiment]
+        assert {e[1] for e in chosen} == {"naive-recursive", "prover-estimator"}
+        assert len({(e[2], e[3], e[4], e[5]) for e in chosen}) == 1
+        assert all(obfuscation.bob_power(e[1], bob).startswith(power) for e in chosen for bob in e[6])

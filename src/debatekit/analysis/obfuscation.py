@@ -62,6 +62,8 @@ class PayoffRow:
     holds: bool | None
     """The interval at the family-wise level (:data:`FAMILY`, Bonferroni over the rows) is
     consistent with the bound (None where the theorem promises nothing)."""
+    bob_power: str
+    """What B may compute (:func:`bob_power`): bounded, unbounded, or neither (a fixed rule)."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,31 @@ class ChallengerRate:
         return self.win_ci[0] >= OBFUSCATION_WINS
 
 
+BOUNDED_B = "like for like: bounded B (2^10 operations)"
+UNBOUNDED_B = "like for like: unbounded B"
+BOUNDED_BOBS = {
+    "naive-recursive": ("honest", "pollard-rho", "spot-check"),
+    "prover-estimator": ("bounded", "bounded-rho"),
+}
+"""The B's that spend at most the problem's operation budget (2^10) a debate."""
+UNBOUNDED_BOBS = {"naive-recursive": ("omniscient",), "prover-estimator": ("omniscient", "honest")}
+"""The B's that know the truth: naive recursion's omniscient challenger, prover-estimator's
+truthful estimator and Lemma A.4's (Algorithm 1 trained on the truth of A's proof on the one
+instance played: on obfuscated-primality it puts 0 on the interval holding the factor, at every
+level, so it has in effect factored N)."""
+FACTORING_BOBS = ("bounded", "bounded-rho")
+"""Prover-estimator B's that play obfuscated-primality only."""
+
+
+def bob_power(protocol: str, bob: str) -> str:
+    """What ``bob`` may compute, for the tables: every table says which B is bounded."""
+    if bob in BOUNDED_BOBS.get(protocol, ()):
+        return "bounded (2^10 operations)"
+    if bob in UNBOUNDED_BOBS.get(protocol, ()):
+        return "unbounded"
+    return "no search (a fixed rule or an adversary)"
+
+
 EXPERIMENTS = [  # experiment, protocol, problem, (quick, full) size, truth, alice, bobs (None: every bob)
     # naive recursion at the problem's default b = 24; prover-estimator at b = 16, where Algorithm 1
     # trains about four times faster (depth 6 against 10)
@@ -116,6 +143,12 @@ EXPERIMENTS = [  # experiment, protocol, problem, (quick, full) size, truth, ali
     ("honest prover's payoff", "prover-estimator", "evidence-majority", (1, 2), True, "honest", None),
     ("honest prover's payoff", "prover-estimator", "evidence-majority", (1, 2), False, "honest", None),
     ("honest prover's payoff", "prover-estimator", "obfuscated-primality", (12, 16), True, "honest", None),
+    # Section 7 like for like, both protocols at one size: bounded B against bounded challengers
+    # (2^10 operations, trial division or Pollard's rho), and unbounded against unbounded
+    (BOUNDED_B, "naive-recursive", "obfuscated-primality", (12, 16), False, "obfuscate", ("honest", "pollard-rho")),
+    (BOUNDED_B, "prover-estimator", "obfuscated-primality", (12, 16), False, "obfuscate", ("bounded", "bounded-rho")),
+    (UNBOUNDED_B, "naive-recursive", "obfuscated-primality", (12, 16), False, "obfuscate", ("omniscient",)),
+    (UNBOUNDED_B, "prover-estimator", "obfuscated-primality", (12, 16), False, "obfuscate", ("omniscient", "honest")),
 ]  # fmt: skip
 GAP_FAMILIES = ((4, 0.1, range(1, 11)), (64, 0.45, range(1, 10)))
 """(q, ε, depths), every point exact. q = 64 stops at d = 9, where N's factors have 58 bits
@@ -141,8 +174,8 @@ def planned(quick: bool) -> int:
 
 def _bobs(protocol: str, bobs: tuple[str, ...] | None, problem: str) -> list[str]:
     names = list(PROTOCOLS[protocol].strategies[Role.BOB]) if bobs is None else list(bobs)
-    if problem == "evidence-majority":  # q = 34: Algorithm 1 would need 2^34 answer vectors
-        names = [n for n in names if n != "honest"]
+    if problem == "evidence-majority":  # q = 34: Algorithm 1 would need 2^34 answer vectors; no N to factor
+        names = [n for n in names if n != "honest" and n not in FACTORING_BOBS]
     return names
 
 
@@ -194,7 +227,7 @@ def payoff_rows(
             rows.append(PayoffRow(
                 experiment, protocol, problem, size, r.truth, alice, bob, trials, x["payoff_mean"],
                 tuple(x["payoff_ci"]), x["payoff_bound"], x["payoff_bound_kind"], unit, r.honest_win_rate,
-                why or x["payoff_bound_statement"], holds,
+                why or x["payoff_bound_statement"], holds, bob_power(protocol, bob),
             ))  # fmt: skip
     return rows
 

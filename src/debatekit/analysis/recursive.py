@@ -225,7 +225,7 @@ class ProverEstimator(Recursive):
             "payoff_bound_units": bound.value / unit,
             "payoff_bound_vacuous": vacuous,
             "payoff_bound_promised": promised,
-            "payoff_bound_note": _note(bound, unit, rules, vacuous, stability),
+            "payoff_bound_note": _note(bound, unit, rules, vacuous, stability) if bound.covers_bob else bound.uncovered,
             "stability": None if stability is None else stability.to_json(),
         }
 
