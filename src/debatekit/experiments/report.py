@@ -68,6 +68,8 @@ class Run:
     payoff_ci: tuple[float, float] | None = None
     payoff_bound: float | None = None
     payoff_bound_kind: str | None = None
+    payoff_bound_promised: bool | None = None
+    """False where the theorem promises nothing (vacuous, or its hypotheses fail): no bound drawn."""
     reward_unit: float | None = None
     rewards: tuple[tuple[str, float], ...] = ()
     """Mean reward per round in the order the rounds are played (``initial``, then round d down to 0)."""
@@ -252,7 +254,8 @@ def run_from(row: dict[str, Any], source: str, payoffs: tuple[float, ...] = ()) 
         K=row.get("K"),
         payoff_mean=row.get("payoff_mean"),
         payoff_ci=None if ci is None else (float(ci[0]), float(ci[1])),
-        payoff_bound=None if row.get("payoff_bound_promised") is False else row.get("payoff_bound"),
+        payoff_bound=row.get("payoff_bound"),
+        payoff_bound_promised=row.get("payoff_bound_promised"),
         payoff_bound_kind=row.get("payoff_bound_kind"),
         reward_unit=row.get("reward_unit"),
         rewards=rewards,
@@ -737,7 +740,7 @@ def draw_payoffs(series: dict[str, list[Run]], path: Path) -> None:
             ax.errorbar(mean, y, xerr=[[mean - low / unit], [high / unit - mean]], fmt="o", markersize=4,
                         capsize=2, color=colour, zorder=3)  # fmt: skip
             drawn += [low / unit, high / unit]
-            if r.payoff_bound is not None:
+            if r.payoff_bound is not None and r.payoff_bound_promised is not False:
                 ax.plot([r.payoff_bound / unit] * 2, [y - 0.35, y + 0.35], **BOUND_STYLE)
                 drawn.append(r.payoff_bound / unit)
         ax.set_yticks(range(len(runs)))
