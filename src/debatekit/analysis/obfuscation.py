@@ -115,9 +115,9 @@ BOUNDED_BOBS = {
     "prover-estimator": ("bounded", "bounded-rho"),
 }
 """The B's that spend at most the problem's operation budget (2^10) a debate."""
-UNBOUNDED_BOBS = {"naive-recursive": ("omniscient",), "prover-estimator": ("omniscient", "honest")}
+UNBOUNDED_BOBS = {"naive-recursive": ("omniscient",), "prover-estimator": ("omniscient", "honest", "sampling")}
 """The B's that know the truth: naive recursion's omniscient challenger, prover-estimator's
-truthful estimator and Lemma A.4's (Algorithm 1 trained on the truth of A's proof on the one
+truthful estimator (and its sampled mean) and Lemma A.4's (Algorithm 1 trained on the truth of A's proof on the one
 instance played: on obfuscated-primality it puts 0 on the interval holding the factor, at every
 level, so it has in effect factored N)."""
 FACTORING_BOBS = ("bounded", "bounded-rho")
@@ -130,7 +130,7 @@ def bob_power(protocol: str, bob: str) -> str:
         return "bounded (2^10 operations)"
     if bob in UNBOUNDED_BOBS.get(protocol, ()):
         return "unbounded"
-    return "no search (a fixed rule or an adversary)"
+    return "an adversary or a fixed rule"
 
 
 EXPERIMENTS = [  # experiment, protocol, problem, (quick, full) size, truth, alice, bobs (None: every bob)
