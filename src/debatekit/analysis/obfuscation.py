@@ -120,8 +120,6 @@ UNBOUNDED_BOBS = {"naive-recursive": ("omniscient",), "prover-estimator": ("omni
 truthful estimator (and its sampled mean) and Lemma A.4's (Algorithm 1 trained on the truth of A's proof on the one
 instance played: on obfuscated-primality it puts 0 on the interval holding the factor, at every
 level, so it has in effect factored N)."""
-FACTORING_BOBS = ("bounded", "bounded-rho")
-"""Prover-estimator B's that play obfuscated-primality only."""
 
 
 def bob_power(protocol: str, bob: str) -> str:
@@ -174,8 +172,8 @@ def planned(quick: bool) -> int:
 
 def _bobs(protocol: str, bobs: tuple[str, ...] | None, problem: str) -> list[str]:
     names = list(PROTOCOLS[protocol].strategies[Role.BOB]) if bobs is None else list(bobs)
-    if problem == "evidence-majority":  # q = 34: Algorithm 1 would need 2^34 answer vectors; no N to factor
-        names = [n for n in names if n != "honest" and n not in FACTORING_BOBS]
+    if problem == "evidence-majority":  # q = 34: Algorithm 1 would need 2^34 answer vectors
+        names = [n for n in names if n != "honest"]
     return names
 
 

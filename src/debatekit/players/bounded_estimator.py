@@ -1,5 +1,7 @@
-"""A bounded estimator for prover-estimator debate on obfuscated-primality: B with the operation
-budget of naive recursion's bounded challengers (Section 7, like for like).
+"""A bounded estimator for prover-estimator debate: B with the operation budget of naive
+recursion's bounded challengers on obfuscated-primality (Section 7, like for like). On another
+decomposition it knows what the decomposition's ``bounded_truth`` says a bounded prover knows
+(everything, where the computation debated is efficient), at no counted cost.
 
 Lemma A.4's estimator (``honest``, Algorithm 1) is trained on the truth of A's proof on the one
 instance played: on obfuscated-primality it puts probability 0 exactly on the interval holding N's
@@ -31,24 +33,18 @@ challenger in naive recursion).
 
 from __future__ import annotations
 
-from typing import Any
-
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat
 from debatekit.problems.recursive import FactorIntervals, pollard_rho, trial_divide
-from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import Situation, decomposition_of
 
 
 class Bounded:
-    """B within ``D.budget`` operations a debate; ``rho`` spends them on Pollard's rho, else on
-    trial division. ``spent`` counts them (never above the budget)."""
+    """B within ``D.budget`` operations a debate on obfuscated-primality; ``rho`` spends them on
+    Pollard's rho, else on trial division. ``spent`` counts them (never above the budget)."""
 
     def __init__(self, seat: Seat, rho: bool = False):
-        D = decomposition_of(seat.instance)
-        if not isinstance(D, FactorIntervals):
-            raise ValueError(_no_integer(D))
-        self.D, self.rng, self.rho = D, seat.rng, rho
+        self.D, self.rng, self.rho = decomposition_of(seat.instance), seat.rng, rho
         self.spent = 0
         self.divisor: int | None = None
         self.searched: list[range] = []
@@ -57,11 +53,14 @@ class Bounded:
 
     @property
     def left(self) -> int:
-        return self.D.budget - self.spent
+        return self.D.budget - self.spent if isinstance(self.D, FactorIntervals) else 0
 
-    def known(self, query: Query) -> float | None:
-        """The claim "no factor in ``query``" as B knows it (1 true, 0 false), or None."""
+    def known(self, query: Query, level: int) -> float | None:
+        """The claim "no factor in ``query``" as B knows it (1 true, 0 false), or None; on another
+        decomposition, its own ``bounded_truth`` (the truth where the computation is efficient)."""
         D = self.D
+        if not isinstance(D, FactorIntervals):
+            return D.bounded_truth(query, level)
         candidates = D.candidates(query)
         if D.miller_rabin or not candidates or (candidates.start <= 2 and candidates.stop > D.sqrt_n):
             return float(D.miller_rabin)
@@ -74,7 +73,7 @@ class Bounded:
     def _search(self, subqueries: tuple[Query, ...]) -> None:
         """Spend on this split what the method spends (module docstring)."""
         D = self.D
-        if D.miller_rabin or self.divisor is not None:
+        if not isinstance(D, FactorIntervals) or D.miller_rabin or self.divisor is not None:
             return
         if self.rho:
             if not self.factored:
@@ -84,7 +83,7 @@ class Bounded:
                 if found.factor is not None:
                     self.divisor = min(found.factor, D.n // found.factor)
             return
-        open_ = [D.candidates(y) for y in subqueries if self.known(y) is None]
+        open_ = [D.candidates(y) for y in subqueries if self.known(y, 0) is None]
         total = sum(len(c) for c in open_)
         if not open_ or total > self.left:
             return
@@ -97,13 +96,14 @@ class Bounded:
             self.searched.append(candidates)
 
     def initial(self) -> float:
-        return float(self.D.miller_rabin)
+        known = self.known(self.D.root(), self.D.depth)
+        return 0.5 if known is None else known
 
     def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
         key = (s, subqueries)
         if key not in self.rows:
             self._search(subqueries)
-            self.rows[key] = tuple(self.known(y) for y in subqueries)
+            self.rows[key] = tuple(self.known(y, s.level - 1) for y in subqueries)
         row = self.rows[key]
         if row[i] is not None:
             return row[i]  # type: ignore[return-value]
@@ -118,13 +118,3 @@ def bounded(seat: Seat) -> Bounded:
 
 def bounded_rho(seat: Seat) -> Bounded:
     return Bounded(seat, rho=True)
-
-
-def _no_integer(decomposition: Any) -> str:
-    return f"the bounded estimator factors obfuscated-primality's N; a {type(decomposition).__name__} has none"
-
-
-def refuses_without_integer(instance: Instance) -> str | None:
-    """Why the bounded estimators cannot play ``instance`` (not obfuscated-primality), or None."""
-    D = decomposition_of(instance)
-    return None if isinstance(D, FactorIntervals) else _no_integer(D)

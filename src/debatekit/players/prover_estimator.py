@@ -38,7 +38,6 @@ from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.players.bounded_estimator import bounded, bounded_rho
-from debatekit.players.bounded_estimator import refuses_without_integer as refuses
 from debatekit.players.estimator import MAX_WIDTH, estimator, proof_truth
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
@@ -272,8 +271,8 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             honest=True,
         ),
         Strategy("omniscient", Role.BOB, "the true conditionals on A's proof (unbounded)", truthful_bob, truthful=True),
-        Strategy("bounded", Role.BOB, "2^10 operations on trial division (naive honest)", bounded, refuses),
-        Strategy("bounded-rho", Role.BOB, "2^10 operations on Pollard's rho (naive pollard-rho)", bounded_rho, refuses),
+        Strategy("bounded", Role.BOB, "2^10 operations on trial division (naive honest)", bounded),
+        Strategy("bounded-rho", Role.BOB, "2^10 operations on Pollard's rho (naive pollard-rho)", bounded_rho),
         Strategy("sampling", Role.BOB, f"the mean of {SAMPLES} samples of the correct answer", Sampling),
         Strategy("constant", Role.BOB, "1/2 everywhere", Constant),
         Strategy("inverted", Role.BOB, "1 - the correct probability", Inverted),
