@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from debatekit.analysis import obfuscation
+from debatekit.analysis.recursive import VACUOUS
 from debatekit.demo import DemoResult
 from debatekit.experiments import report as reports
 from debatekit.protocols.prover_estimator import Rules
@@ -96,22 +97,51 @@ def _payoff_lines(result: DemoResult) -> list[str]:
         "Payoffs are A's; for prover-estimator debate they are also given in units of r^(d+1), the reward scale",
         "(1/n in Theorem 6.1). The bound is the theorem's for this instance (input distribution: its point mass);",
         "'holds' checks the interval at family-wise 95% (Bonferroni over these rows) against it where the theorem "
-        "makes a promise, and says why not elsewhere.",
+        "makes a promise, and says why not elsewhere: B not covered, the decomposition not certified",
+        f"(eps, rho)-stable (Lemma A.5), or '{VACUOUS}' (Lemma A.4's (2d+2) delta at or above the honest floor).",
         "",
-        "| experiment | protocol | problem | size | truth | alice | bob | payoff [95% CI] | in r^(d+1) | bound "
-        "| honest win rate | holds | promise |",
+        "| experiment | protocol | problem | size | truth | alice | bob (what it may compute) | payoff [95% CI] "
+        "| in r^(d+1) | bound | honest win rate | holds | promise |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in result.payoffs:
         lo, hi = p.payoff_ci
         units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
-        verdict = "-" if p.holds is None else ("yes" if p.holds else "NO")
+        verdict = "no promise" if p.holds is None else ("yes" if p.holds else "NO")
         lines.append(
-            f"| {p.experiment} | {p.protocol} | {p.problem} | {p.size} | {p.truth} | {p.alice} | {p.bob} "
-            f"| {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} | {p.bound_kind} {p.payoff_bound:.3g} "
+            f"| {p.experiment} | {p.protocol} | {p.problem} | {p.size} | {p.truth} | {p.alice} "
+            f"| {p.bob} ({p.bob_power}) | {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} "
+            f"| {p.bound_kind} {p.payoff_bound:.3g} "
             f"| {p.honest_win_rate:.3f} | {verdict} | {p.promise} |"
         )
-    return lines + _challenger_lines(result) + _gap_lines(result)
+    return lines + _like_for_like_lines(result) + _challenger_lines(result) + _gap_lines(result)
+
+
+def _like_for_like_lines(result: DemoResult) -> list[str]:
+    """Section 7 like for like: the obfuscator against B's of equal power in both protocols."""
+    lines = [
+        "",
+        "## Section 7 like for like: the obfuscator against B's of equal power",
+        "",
+        "The obfuscating prover on the same composite N in both protocols. Bounded: naive recursion's challengers",
+        "and prover-estimator's bounded estimators each spend at most 2^10 operations a debate (trial division, or",
+        "Pollard's rho), the same way. Unbounded: naive recursion's omniscient challenger; prover-estimator's truthful",
+        "estimator and Lemma A.4's (`honest`: Algorithm 1 trained on the truth of her proof on this instance, which",
+        "has in effect factored N). 'Wins' is the obfuscator's: the verdict is her false claim.",
+        "",
+        "| B's power | protocol | bob | size | obfuscator wins | her payoff [95% CI] | in r^(d+1) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in result.payoffs:
+        if p.experiment not in (obfuscation.BOUNDED_B, obfuscation.UNBOUNDED_B):
+            continue
+        lo, hi = p.payoff_ci
+        units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
+        lines.append(
+            f"| {p.bob_power} | {p.protocol} | {p.bob} | {p.size} | {1 - p.honest_win_rate:.3f} "
+            f"| {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} |"
+        )
+    return lines
 
 
 def _challenger_lines(result: DemoResult) -> list[str]:

@@ -328,7 +328,10 @@ class DQCResult:
     n: int
     relevant: int
     lower: int
-    """⌈log2(m + 1)⌉, m relevant bits: Corollary 4 with a depth-ℓ tree's 2^ℓ - 1 internal nodes."""
+    """⌈log2(m + 1)⌉, m relevant bits: the decision-tree floor. Corollary 4 states DQC(f) ≥ log2 n
+    (Lemma 3's |S| ≤ 2^ℓ); counting a depth-ℓ tree's 2^ℓ - 1 internal nodes instead, all m relevant
+    bits read need 2^ℓ - 1 ≥ m, a floor at least Corollary 4's log2 m (and one more when m is a
+    power of 2)."""
     randomised_lower: float
     """Theorem 13's log2 m - 3, for randomised verifiers."""
     decision_tree_depth: int

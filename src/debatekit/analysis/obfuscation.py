@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.analysis.stability import check
 from debatekit.analysis.stats import wilson, z_value
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
@@ -63,6 +62,8 @@ class PayoffRow:
     holds: bool | None
     """The interval at the family-wise level (:data:`FAMILY`, Bonferroni over the rows) is
     consistent with the bound (None where the theorem promises nothing)."""
+    bob_power: str
+    """What B may compute (:func:`bob_power`): bounded, unbounded, or neither (a fixed rule)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,29 @@ class ChallengerRate:
         return self.win_ci[0] >= OBFUSCATION_WINS
 
 
+BOUNDED_B = "like for like: bounded B (2^10 operations)"
+UNBOUNDED_B = "like for like: unbounded B"
+BOUNDED_BOBS = {
+    "naive-recursive": ("honest", "pollard-rho", "spot-check"),
+    "prover-estimator": ("bounded", "bounded-rho"),
+}
+"""The B's that spend at most the problem's operation budget (2^10) a debate."""
+UNBOUNDED_BOBS = {"naive-recursive": ("omniscient",), "prover-estimator": ("omniscient", "honest", "sampling")}
+"""The B's that know the truth: naive recursion's omniscient challenger, prover-estimator's
+truthful estimator (and its sampled mean) and Lemma A.4's (Algorithm 1 trained on the truth of A's proof on the one
+instance played: on obfuscated-primality it puts 0 on the interval holding the factor, at every
+level, so it has in effect factored N)."""
+
+
+def bob_power(protocol: str, bob: str) -> str:
+    """What ``bob`` may compute, for the tables: every table says which B is bounded."""
+    if bob in BOUNDED_BOBS.get(protocol, ()):
+        return "bounded (2^10 operations)"
+    if bob in UNBOUNDED_BOBS.get(protocol, ()):
+        return "unbounded"
+    return "an adversary or a fixed rule"
+
+
 EXPERIMENTS = [  # experiment, protocol, problem, (quick, full) size, truth, alice, bobs (None: every bob)
     # naive recursion at the problem's default b = 24; prover-estimator at b = 16, where Algorithm 1
     # trains about four times faster (depth 6 against 10)
@@ -117,6 +141,12 @@ EXPERIMENTS = [  # experiment, protocol, problem, (quick, full) size, truth, ali
     ("honest prover's payoff", "prover-estimator", "evidence-majority", (1, 2), True, "honest", None),
     ("honest prover's payoff", "prover-estimator", "evidence-majority", (1, 2), False, "honest", None),
     ("honest prover's payoff", "prover-estimator", "obfuscated-primality", (12, 16), True, "honest", None),
+    # Section 7 like for like, both protocols at one size: bounded B against bounded challengers
+    # (2^10 operations, trial division or Pollard's rho), and unbounded against unbounded
+    (BOUNDED_B, "naive-recursive", "obfuscated-primality", (12, 16), False, "obfuscate", ("honest", "pollard-rho")),
+    (BOUNDED_B, "prover-estimator", "obfuscated-primality", (12, 16), False, "obfuscate", ("bounded", "bounded-rho")),
+    (UNBOUNDED_B, "naive-recursive", "obfuscated-primality", (12, 16), False, "obfuscate", ("omniscient",)),
+    (UNBOUNDED_B, "prover-estimator", "obfuscated-primality", (12, 16), False, "obfuscate", ("omniscient", "honest")),
 ]  # fmt: skip
 GAP_FAMILIES = ((4, 0.1, range(1, 11)), (64, 0.45, range(1, 10)))
 """(q, ε, depths), every point exact. q = 64 stops at d = 9, where N's factors have 58 bits
@@ -161,14 +191,12 @@ def _family_interval(x: dict[str, Any], trials: int, level: float) -> tuple[floa
     return x["payoff_mean"] - half, x["payoff_mean"] + half
 
 
-def _promise(instance: Instance, x: dict[str, Any]) -> str | None:
-    """None when the theorem speaks about the row, else why not: the run's payoff bound says whom
-    it covers and whether it assumes stability, checked here at the ε, ρ played."""
-    if x["payoff_bound_needs_stability"]:
-        D = instance.recursive_decomposition()
-        if not check(D, D.root(), D.depth, x["epsilon"], x["rho"]).stable:  # type: ignore[union-attr]
-            return "no promise: the decomposition is not (eps, rho)-stable here (Lemma A.5 needs it)"
-    return x["payoff_bound_uncovered"]
+def _promise(x: dict[str, Any]) -> str | None:
+    """None when the theorem promises the row's bound, else why not (the run's note: the B is not
+    one it covers, the decomposition is not certified stable, or the bound is vacuous)."""
+    if x.get("payoff_bound_uncovered"):
+        return x["payoff_bound_uncovered"]
+    return None if x.get("payoff_bound_promised", True) else x["payoff_bound_note"]
 
 
 def payoff_rows(
@@ -190,14 +218,14 @@ def payoff_rows(
             done += trials
             x = r.extra
             unit = x.get("reward_unit", 1.0)
-            why = _promise(instance, x)
+            why = _promise(x)
             lo, hi = _family_interval(x, trials, level)
             bound = x["payoff_bound"]
             holds = None if why else bool(hi >= bound if x["payoff_bound_kind"] == "completeness" else lo <= bound)
             rows.append(PayoffRow(
                 experiment, protocol, problem, size, r.truth, alice, bob, trials, x["payoff_mean"],
                 tuple(x["payoff_ci"]), x["payoff_bound"], x["payoff_bound_kind"], unit, r.honest_win_rate,
-                why or x["payoff_bound_statement"], holds,
+                why or x["payoff_bound_statement"], holds, bob_power(protocol, bob),
             ))  # fmt: skip
     return rows
 

@@ -31,7 +31,8 @@ def dqc(
     ] = 3_000_000,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
-    """Exact DQC(f) by search over verifiers, beside Corollary 4's floor, Theorem 13's floor for
+    """Exact DQC(f) by search over verifiers, beside the decision-tree floor ceil(log2(m+1)) (which
+    sharpens Corollary 4's log2 m), Theorem 13's floor for
     randomised verifiers and Theorem 6's ceiling from the parity and majority circuits; with
     --explore, what circuit cross-examination reads in every debate (majority on 4 bits: about
     2.1 million positions, minutes)."""
@@ -95,8 +96,9 @@ def _pattern(pattern: tuple[bool, ...]) -> str:
 def _line(data: dict) -> str:
     m = data["relevant"]
     line = (
-        f"{data['function']} on {data['n']} bits: DQC = {data['dqc']} (depends on {m} bits; Corollary 4: "
-        f">= ceil(log2({m}+1)) = {data['lower']}; Theorem 13, randomised: >= log2 {m} - 3 = "
+        f"{data['function']} on {data['n']} bits: DQC = {data['dqc']} (depends on {m} bits; decision-tree floor "
+        f">= ceil(log2({m}+1)) = {data['lower']}, sharpening Corollary 4's log2 {m}; Theorem 13, randomised: "
+        f">= log2 {m} - 3 = "
         f"{data['randomised_lower']:.2f}{', vacuous' if data['randomised_lower'] <= 0 else ''}; "
         f"decision tree depth {data['decision_tree_depth']}; "
         f"{data['positions']} positions in {data['seconds']:.2f} s"

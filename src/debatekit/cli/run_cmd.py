@@ -303,6 +303,8 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
         promised = f"{relation} {extra['payoff_bound']:.4g}" if "payoff_bound" in extra else ""
         if promised and extra.get("payoff_bound_uncovered"):  # the lemma says nothing against these players
             promised = f"none ({promised} needs another B)"
+        elif promised and extra.get("payoff_bound_promised") is False:  # unstable, or vacuous: note says why
+            promised = f"none ({promised} not promised)"
         out.add_row("A's payoff (mean, 95% CI)", f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]", promised)
     settings = ", ".join(f"{name}={value:g}" for name, value in params.items())
     note = result.extra.get("payoff_bound_uncovered") or result.extra.get("payoff_bound_note")

@@ -68,6 +68,8 @@ class Run:
     payoff_ci: tuple[float, float] | None = None
     payoff_bound: float | None = None
     payoff_bound_kind: str | None = None
+    payoff_bound_promised: bool | None = None
+    """False where the theorem promises nothing (vacuous, or its hypotheses fail): no bound drawn."""
     reward_unit: float | None = None
     rewards: tuple[tuple[str, float], ...] = ()
     """Mean reward per round in the order the rounds are played (``initial``, then round d down to 0)."""
@@ -253,6 +255,7 @@ def run_from(row: dict[str, Any], source: str, payoffs: tuple[float, ...] = ()) 
         payoff_mean=row.get("payoff_mean"),
         payoff_ci=None if ci is None else (float(ci[0]), float(ci[1])),
         payoff_bound=row.get("payoff_bound"),
+        payoff_bound_promised=row.get("payoff_bound_promised"),
         payoff_bound_kind=row.get("payoff_bound_kind"),
         reward_unit=row.get("reward_unit"),
         rewards=rewards,
@@ -296,7 +299,8 @@ def from_demo(data: dict[str, Any], source: str = "demo") -> Report:
         }  # fmt: skip
         report.runs.append(run_from(row | known | seed, source))
     for p in data.get("prover_estimator", []):
-        report.runs.append(run_from(p | seed | {"payoff_bound_kind": p["bound_kind"]}, p["experiment"]))
+        known = {"payoff_bound_kind": p["bound_kind"], "payoff_bound_promised": p["holds"] is not None}
+        report.runs.append(run_from(p | seed | known, p["experiment"]))
     report.exact = [exact_from(s | seed, source) for s in data.get("exact", [])]
     report.bits = [
         BitsPoint(s["protocol"], s["problem"], int(s["size"]), int(s["verifier_bits_read_max"]), int(s["bits_bound"]))
@@ -736,7 +740,7 @@ def draw_payoffs(series: dict[str, list[Run]], path: Path) -> None:
             ax.errorbar(mean, y, xerr=[[mean - low / unit], [high / unit - mean]], fmt="o", markersize=4,
                         capsize=2, color=colour, zorder=3)  # fmt: skip
             drawn += [low / unit, high / unit]
-            if r.payoff_bound is not None:
+            if r.payoff_bound is not None and r.payoff_bound_promised is not False:
                 ax.plot([r.payoff_bound / unit] * 2, [y - 0.35, y + 0.35], **BOUND_STYLE)
                 drawn.append(r.payoff_bound / unit)
         ax.set_yticks(range(len(runs)))

@@ -16,8 +16,10 @@ Alice's adversaries:
 * ``malformed``: garbage in every message.
 
 Bob's estimators: ``honest`` (Algorithm 1 against the committed A, the estimator of Lemma A.4:
-see :mod:`debatekit.players.estimator`), ``omniscient`` (the truthful estimator: the correct
-conditional probabilities on A's committed proof ũ, :class:`ProofTruth`; unbounded), ``sampling``
+see :mod:`debatekit.players.estimator`; trained on the truth of her proof on the one instance, so
+unbounded in effect), ``omniscient`` (the truthful estimator: the correct conditional probabilities
+on A's committed proof ũ, :class:`ProofTruth`; unbounded), ``bounded`` and ``bounded-rho`` (naive
+recursion's challenger budget, :mod:`debatekit.players.bounded_estimator`), ``sampling``
 (the mean of R samples of them), and the adversaries ``constant`` (1/2 everywhere), ``inverted``
 (1 - the truth), ``shifted`` (the truth moved ε towards 1/2, where rule (13) says nothing) and
 ``malformed``.
@@ -35,6 +37,7 @@ from typing import Any
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat, Strategy, by_name
+from debatekit.players.bounded_estimator import bounded, bounded_rho
 from debatekit.players.estimator import MAX_WIDTH, estimator, proof_truth
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
@@ -268,6 +271,8 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             honest=True,
         ),
         Strategy("omniscient", Role.BOB, "the true conditionals on A's proof (unbounded)", truthful_bob, truthful=True),
+        Strategy("bounded", Role.BOB, "2^10 operations on trial division (naive honest)", bounded),
+        Strategy("bounded-rho", Role.BOB, "2^10 operations on Pollard's rho (naive pollard-rho)", bounded_rho),
         Strategy("sampling", Role.BOB, f"the mean of {SAMPLES} samples of the correct answer", Sampling),
         Strategy("constant", Role.BOB, "1/2 everywhere", Constant),
         Strategy("inverted", Role.BOB, "1 - the correct probability", Inverted),

@@ -76,17 +76,44 @@ PROBABILITY_BITS = 64
 """A probability is read as one float64."""
 
 
-DEFAULT_DELTA = 1e-9
-"""δ asked of Algorithm 1 by default. On one instance (the point mass the runs use) the correct
-answers are vertices of the simplex and Algorithm 1's projections reach them exactly, so a tiny δ
-costs a handful of steps and keeps (2d+1)δ below r^(d+1) (see :mod:`debatekit.players.estimator`)."""
+DEFAULT_DELTA = 1e-15
+"""δ asked of Algorithm 1 by default: the least δ float64 resolves, so that Lemma A.4's slack
+(2d+2)δ (:func:`soundness_slack`) stays below the honest floor (1-ε)·r^(d+1) to the greatest depth
+affordable. At the default ε = 0.1, ρ = 1/2 (r = 0.0125) that is d ≤ 6: at d = 6 (parity's and
+obfuscated-primality's b = 16) the slack is 14·1e-15 = 1.4e-14 against the floor 4.29e-14
+(r^7 = 4.77e-14); at d = 7 the floor is 5.4e-16, below any slack float64 can resolve, and the bound
+is reported vacuous (``no promise``). The old 1e-9 gave 1.4e-8 at d = 6, 2.9·10^5 floors.
+
+Cost (measured, ``Indistinguishable`` trained on one instance, two shared cores): Algorithm 1's
+step bound is O(|Z|/δ²), but on a point mass the correct answers are vertices of the simplex and
+its projections approach them geometrically, so steps grow with log(1/δ): obfuscated-primality
+b = 16 (d = 6, q = 4) against ``obfuscate``, 1562 steps at δ = 1e-9, 2070 at 1e-12, 2574 at 1e-15
+(9-10 s each); parity b = 64 (d = 6, q = 2), 198 steps at 1e-9 and 318 at 1e-15 (0.6 s). At
+δ = 1e-16 the advantage is below float64's rounding of probabilities near 1: Algorithm 1 never
+reaches it (advantage 2.5e-3 after its 20,000-step budget, 380 s at b = 12), so 1e-15 is the floor."""
+
+
+def soundness_slack(depth: int, delta: float) -> float:
+    """(2d+2)·δ: what Lemma A.4 adds to r^(d+1)·P[A(x) = L(x)] against an estimator whose rounds
+    are each δ-indistinguishable from the truth.
+
+    Departure: the paper states (2d+1)δ; its proof sums to (2d+2)δ. The proof bounds the initial
+    reward by r^(d+1)·P + δ (eq. 5), and each round's reward by eq. 11, E[r_k] < 2δ: one δ from the
+    round's own indistinguishability (eq. 6, h_k against g_k) and one from the test f_(k+1) on the
+    round above (eq. 8-9; for k = 0, eq. 10). "Summing over the d rounds" counts k = 1..d, but A is
+    paid in d+1 rounds, k = d..0 (Figure 2: R = Σ_(k=0..d) r_k). Round 0 draws no coin from B
+    (O(ũ_S) is the verifier's query on A's proof bits, so E_(h_0) = E_(g_0) and eq. 6 costs
+    nothing there), which leaves E[r_0] < δ by eq. 10 alone. So the total is δ (eq. 5) + 2δ·d
+    (rounds d..1) + δ (round 0) = (2d+2)δ; reading eq. 11 literally at k = 0 as well would give
+    (2d+3)δ. Theorem 6.1's δ = η/(2d+1) then yields η(2d+2)/(2d+1), not η."""
+    return (2 * depth + 2) * delta
 
 
 @dataclass(frozen=True)
 class Rules:
     """Figure 2's parameters: the stability parameters (ε, ρ) of Definition 5.3, which fix the
     reward ratio r = ε(1-ρ)/4, and δ, the indistinguishability Lemma A.4's estimator is built to
-    (Algorithm 1's accuracy; the soundness bound carries (2d+1)δ)."""
+    (Algorithm 1's accuracy; the soundness bound carries (2d+2)δ, :func:`soundness_slack`)."""
 
     epsilon: float = 0.1
     rho: float = 0.5
