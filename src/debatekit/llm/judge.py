@@ -16,6 +16,7 @@ asked; it never answers by default.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Awaitable
 from pathlib import Path
@@ -44,6 +45,14 @@ class ModelJudge(Oracle):
         self.model, self.role = model, role
         self._template = Template(prompt_text("judge.txt", prompts))
         self._template.substitute(question="", context="")  # a prompt with other placeholders fails here
+
+    def __deepcopy__(self, memo: dict) -> ModelJudge:
+        """A seat's own judge (each seat gets a deep copy of the instance, its oracle with it) on
+        the same :class:`Model`: a live client (connections, a loaded model, locks) is a service
+        every seat shares, with usage counted by the role asking, never something to copy."""
+        copied = copy.copy(self)
+        memo[id(self)] = copied
+        return copied
 
     def request(self, query: Query) -> Request:
         """The model call that asks ``query``: one token, greedy, with its top log-probabilities."""

@@ -1,0 +1,86 @@
+"""Models as oracles and players when something fails (issue 19, item 5), against a scripted
+OpenAI-compatible server on 127.0.0.1, one per test (no request of an earlier test is counted):
+each seat's copy of the instance shares the model of the judge rather than copying its client; a
+verifier's model that fails leaves the debate pending in the journal, stops the run with one line
+and resumes; a player's model that cannot be reached leaves the debate undecided, counted apart;
+an unusable completion is never cached; the verifier's model calls are in the record's aside;
+the prompts directory serves every model role; records made with a model verifier replay."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai")
+pytest.importorskip("tenacity")
+
+from debatekit.cli.main import main
+from debatekit.llm import ModelJudge
+from debatekit.llm import config as llm_config
+from debatekit.llm.model import Limits
+from debatekit.llm.players import shared_model
+from llm_server import Reply, Server, chat, serving
+
+FAST = Limits(max_connections=4, timeout=5.0, max_retries=2, backoff=0.01, max_wait=0.05)
+"""Retries that end in a fraction of a second."""
+
+
+@pytest.fixture
+def http(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Server]:
+    """A server of this test's own, named ``llm:scripted/...``, with a cache file of this test's own
+    and fast retries for every model the command line makes."""
+    for server in serving():
+        monkeypatch.setenv("DEBATEKIT_SCRIPTED_BASE_URL", server.url)
+        monkeypatch.setenv("DEBATEKIT_SCRIPTED_API_KEY", "sk-test")
+        monkeypatch.setenv("DEBATEKIT_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+        monkeypatch.delenv("DEBATEKIT_LLM_PROMPTS", raising=False)
+        monkeypatch.setattr(llm_config, "Limits", lambda: FAST)
+        yield server
+
+
+def said(p: float) -> Reply:
+    """A one-token answer whose first token's log-probabilities give P[yes] = p (0 < p < 1)."""
+    return Reply(chat("Yes" if p >= 0.5 else "No", (("Yes", math.log(p)), ("No", math.log(1 - p)))))
+
+
+YES = said(0.9)
+SERVER_ERROR = Reply({"error": {"message": "overloaded"}}, status=500)
+
+
+def debatekit(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    """``debatekit ARGV --no-log`` in this process: its exit status, its JSON output (when it
+    printed one) and its stderr."""
+    code = main([*argv, "--no-log"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.startswith("{") else out, err
+
+
+# -- each seat's copy of the instance -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("cross-exam", "--problem", "caffeine", "--prover-oracle", "llm:scripted/m"),
+        ("cross-exam", "--problem", "caffeine", "--oracle", "llm:scripted/m"),
+        ("stochastic", "--problem", "code-review", "--alice", "llm:scripted/m", "--oracle", "llm:scripted/m"),
+    ],
+)
+def test_a_model_of_the_judge_serves_every_seat_without_copying_its_client(http, capsys, argv) -> None:
+    http.play(YES)
+    code, data, err = debatekit(capsys, "run", *argv, "--trials", "2", "--json")
+    assert code == 0, err
+    assert data["trials"] == 2 and "internal error" not in err and "Exception ignored" not in err
+
+
+def test_a_seats_copy_of_a_model_judge_shares_the_model(http) -> None:
+    judge = ModelJudge(shared_model("scripted/m"))
+    copied = copy.deepcopy({"oracle": judge, "again": judge})
+    assert copied["oracle"] is not judge and copied["oracle"] is copied["again"]
+    assert copied["oracle"].model is judge.model
