@@ -84,3 +84,48 @@ def test_a_seats_copy_of_a_model_judge_shares_the_model(http) -> None:
     copied = copy.deepcopy({"oracle": judge, "again": judge})
     assert copied["oracle"] is not judge and copied["oracle"] is copied["again"]
     assert copied["oracle"].model is judge.model
+
+
+# -- what a model is asked and what is kept -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--oracle", "--verifier-oracle", "--prover-oracle"])
+def test_the_prompts_directory_serves_every_model_role(http, capsys, tmp_path, monkeypatch, option) -> None:
+    (tmp_path / "judge.txt").write_text("Q: $question$context\nYes or no?")
+    monkeypatch.setenv("DEBATEKIT_LLM_PROMPTS", str(tmp_path))
+    http.play(YES)
+    code, _, err = debatekit(capsys, "run", "cross-exam", "--problem", "caffeine", "--bob", "point-random",
+                             option, "llm:scripted/m", "--trials", "2", "--json")  # fmt: skip
+    assert code == 0, err
+    prompts = [body["messages"][-1]["content"] for body in http.bodies]
+    assert prompts and all(p.startswith("Q: ") and p.endswith("\nYes or no?") for p in prompts)
+
+
+TOO_LONG = Reply(chat("Yes, because " + "the study " * 30, (("Yes", -0.1), ("No", -3.0))))
+
+
+def test_an_unusable_completion_is_not_cached_so_a_rerun_asks_again(http, capsys) -> None:
+    http.play(TOO_LONG)
+    argv = ("run", "cross-exam", "--problem", "caffeine", "--alice", "llm:scripted/m", "--trials", "1", "--json")
+    code, data, _ = debatekit(capsys, *argv)
+    assert code == 0 and data["forfeits"] == {"alice": 1, "bob": 0}
+    http.play(YES)  # the server recovers
+    code, data, _ = debatekit(capsys, *argv)
+    assert code == 0 and data["forfeits"] == {"alice": 0, "bob": 0} and http.calls > 0
+
+
+def test_the_verifiers_model_calls_are_in_the_records_aside(http, capsys, tmp_path) -> None:
+    http.play(said(0.8))
+    record = tmp_path / "r.jsonl"
+    code, _, err = debatekit(capsys, "run", "cross-exam", "--problem", "caffeine", "--bob", "point-random",
+                             "--verifier-oracle", "llm:scripted/m", "--trials", "3", "--record", str(record))
+    assert code == 0, err
+    records = [json.loads(line) for line in record.read_text().splitlines()]
+    asked = [r for r in records if r["queries"]["verifier"]]
+    assert asked, "point-random never made the verifier ask its oracle"
+    for r in asked:
+        calls = [entry for entry in r["aside"] if entry["llm"] == "verifier"]
+        assert len(calls) == r["queries"]["verifier"]
+        for call in calls:
+            assert call["model"] == "scripted/m" and call["p_yes"] == pytest.approx(0.8)
+            assert "Question: " in call["prompt"] and call["completion_tokens"] == 1 and call["prompt_tokens"] == 7
