@@ -20,11 +20,17 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("tenacity")
 
+from debatekit.analysis.montecarlo import make_instance, result_of
+from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
+from debatekit.cli.run_cmd import table
+from debatekit.engine.summary import Summary
+from debatekit.ledger import Ledger, Role
 from debatekit.llm import ModelJudge
 from debatekit.llm import config as llm_config
 from debatekit.llm.model import Limits
 from debatekit.llm.players import shared_model
+from debatekit.problems import PROBLEMS
 from llm_server import Reply, Server, chat, serving
 
 FAST = Limits(max_connections=4, timeout=5.0, max_retries=2, backoff=0.01, max_wait=0.05)
@@ -129,3 +135,90 @@ def test_the_verifiers_model_calls_are_in_the_records_aside(http, capsys, tmp_pa
         for call in calls:
             assert call["model"] == "scripted/m" and call["p_yes"] == pytest.approx(0.8)
             assert "Question: " in call["prompt"] and call["completion_tokens"] == 1 and call["prompt_tokens"] == 7
+
+
+# -- the verifier's model fails: the debate is pending ----------------------------------------------
+
+INFINITE = Reply(chat("Yes", (("Yes", math.inf), ("No", -1.0))))
+"""A log-probability of +inf: P[yes] would be inf/inf = NaN."""
+NEITHER = Reply(chat("Maybe", (("Maybe", -0.1), ("Perhaps", -2.0))))
+
+
+@pytest.mark.parametrize(("reply", "why"), [(SERVER_ERROR, "HTTP 500"), (NEITHER, "neither yes nor no"),
+                                            (INFINITE, "out of range")])  # fmt: skip
+def test_a_failing_verifier_model_stops_the_run_pending_and_resume_continues(http, capsys, tmp_path, reply, why):
+    record = tmp_path / "r.jsonl"
+    argv = ("run", "cross-exam", "--problem", "caffeine", "--bob", "point-random", "--verifier-oracle",
+            "llm:scripted/m", "--trials", "4", "--record", str(record), "--json")  # fmt: skip
+    http.play(reply)
+    code, _, err = debatekit(capsys, *argv)
+    assert code == 75 and err.count("\n") == 1, err
+    assert "llm:scripted/m" in err and why in err and "pending" in err and "Traceback" not in err
+    journal = [json.loads(line) for line in Path(f"{record}.journal").read_text().splitlines()]
+    pending = max(entry["debate"] for entry in journal)  # the journal also holds the debates before it
+    kept = record.read_text().splitlines()
+    assert [json.loads(line)["debate"] for line in kept] == list(range(pending))  # recorded; it is not
+    journal = [entry for entry in journal if entry["debate"] == pending]
+    assert journal and not any("forfeit" in entry["event"] for entry in journal)
+    http.play(said(0.9))  # the server recovers
+    code, data, err = debatekit(capsys, *argv, "--resume")
+    assert code == 0, err
+    assert data["trials"] == 4 and data["undecided"] == 0 and data["forfeits"] == {"alice": 0, "bob": 0}
+    records = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [r["debate"] for r in records] == [0, 1, 2, 3] and record.read_text().startswith("\n".join(kept))
+    resumed = records[pending]
+    assert [e for e in resumed["events"] if "move" in e] == [e["event"] for e in journal if "move" in e["event"]]
+    assert resumed["queries"]["verifier"] == 1 and resumed["verdict"] in (0, 1)
+    assert not Path(f"{record}.journal").exists()
+
+
+# -- a player's model fails: the debate is undecided ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("cross-exam", "--problem", "caffeine", "--alice", "llm:scripted/m"),
+        ("cross-exam", "--problem", "caffeine", "--bob", "llm:scripted/m", "--concurrency", "2"),
+        ("cross-exam", "--problem", "caffeine", "--prover-oracle", "llm:scripted/m"),
+        ("stochastic", "--problem", "code-review", "--alice", "llm:scripted/m"),
+        ("prover-estimator", "--problem", "bike-lanes", "--bob", "llm:scripted/m"),
+    ],
+)
+def test_a_players_unreachable_model_leaves_the_debate_undecided_not_lost(http, capsys, tmp_path, argv) -> None:
+    http.play(SERVER_ERROR)
+    record = tmp_path / "r.jsonl"
+    code, data, err = debatekit(capsys, "run", *argv, "--trials", "3", "--record", str(record), "--json")
+    assert code == 0, err
+    assert data["forfeits"] == {"alice": 0, "bob": 0}
+    assert data["undecided"] == 3 and data["trials"] == 0
+    assert "HTTP 500" in data["undecided_reason"] and "llm:scripted/m" in data["undecided_reason"]
+    assert math.isnan(data["accept_rate"])
+    assert "note: 3 of 3 debates undecided" in err and "forfeited" not in err
+    records = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [(r["debate"], r["verdict"], r["forfeit"]) for r in records] == [(i, None, None) for i in range(3)]
+    assert all("HTTP 500" in r["reason"] for r in records)
+
+
+def test_undecided_debates_are_counted_apart_and_out_of_every_rate() -> None:
+    """Five debates, two undecided (numbers 3 and 1), over two merged shards: the rates are the
+    three decided debates', the first undecided reason is debate 1's, and a resume goes on at 5."""
+    ledger = Ledger()
+    ledger.count_queries(Role.VERIFIER, 2)
+    first, second = Summary(), Summary()
+    first.add(0, 1, 1, ledger, None, "")
+    first.add(3, None, 1, ledger, None, "alice: llm:x: Transient: HTTP 503")
+    second.add(1, None, 1, ledger, None, "bob: llm:x: ModelTimeout")
+    second.add(2, 0, 1, ledger, Role.ALICE, "malformed")
+    second.add(4, 1, 1, ledger, None, "")
+    merged = first.merge(second)
+    assert (merged.trials, merged.undecided, merged.played) == (3, 2, 5)
+    assert merged.undecided_reason == (1, "bob: llm:x: ModelTimeout")
+    assert (merged.accepts, merged.honest_wins, merged.queries_sum[Role.VERIFIER]) == (2, 2, 6)
+    instance = make_instance(PROBLEMS["caffeine"], 26, True, 0)
+    honest = PROTOCOLS["cross-exam"].honest
+    result = result_of(PROTOCOLS["cross-exam"], instance, honest(Role.ALICE), honest(Role.BOB), 0, merged, {},
+                       instance.oracle)  # fmt: skip
+    assert (result.trials, result.undecided, result.accept_rate, result.verifier_queries_mean) == (3, 2, 2 / 3, 2.0)
+    assert result.to_json()["undecided_reason"] == "bob: llm:x: ModelTimeout"
+    assert "undecided (not in the rates)" in str([c._cells for c in table(result, {}).columns])

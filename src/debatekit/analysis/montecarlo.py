@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -38,7 +39,7 @@ from debatekit.engine.record import Journal, RecordWriter, completed, fingerprin
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Ledger, Role
-from debatekit.oracle import Asker, Oracle, debating, in_debate
+from debatekit.oracle import Asker, Oracle, Pending, Unanswered, debating, in_debate
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
 from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
@@ -70,7 +71,8 @@ class Outcome:
     """One debate: the verdict, who forfeited (if anyone) and why, the ledger, and the events of
     its record when kept."""
 
-    verdict: int
+    verdict: int | None
+    """None: undecided (a player's model could not be consulted), ``reason`` saying why."""
     forfeit: Role | None
     reason: str
     ledger: Ledger
@@ -175,6 +177,10 @@ class RunResult:
     forfeits: dict[str, int]
     forfeit_reasons: dict[str, str]
     guarantee: Guarantee = field(repr=False)
+    undecided: int = 0
+    """Debates a player's model could not be consulted in: not among ``trials`` nor any rate."""
+    undecided_reason: str = ""
+    """The first undecided debate's reason."""
     extra: dict = field(default_factory=dict)
     """Protocol-specific facts (stochastic debate: K, constants, parameters), merged into the JSON."""
 
@@ -309,7 +315,7 @@ def run(
     if resume:
         summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
         prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
-    debates = range(summary.trials, trials)
+    debates = range(summary.played, trials)
     if spec.simulate is not None:
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
         routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
@@ -317,7 +323,7 @@ def run(
             summary = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
                                       concurrency, params or {}, routed, summary, journal, prefixes)  # fmt: skip
         verifier = played.oracle
-        extra = spec.conclude(played, alice, bob, summary) if spec.conclude else {}
+        extra = spec.conclude(played, alice, bob, summary) if spec.conclude and summary.trials else {}
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
         with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
@@ -406,13 +412,25 @@ def _batches(
             playing = in_debate(run, block.start)
         if journal is not None and size == 1:
             options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
-        tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        try:
+            tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        except Pending:
+            raise
+        except Unanswered as err:  # a player's model could not be consulted (one debate a call)
+            return Undecided(str(err), list(options.get("events", [])), playing.aside)
         if size == 1 and playing.aside and tally.records:
             tally.records[0]["aside"] = playing.aside
         return tally
 
     def finish(done: range, tally: Any) -> None:
         nonlocal summary
+        if isinstance(tally, Undecided):
+            summary.add(done.start, None, instance.answer, Ledger(), None, tally.reason)
+            if writer is not None:
+                writer.write(record_header(spec, instance, alice, bob, seed, params, done.start) | tally.record())
+            if progress:
+                progress(done.stop)
+            return
         summary = summary.merge(Summary.of_tally(tally, instance.answer, done.start))
         if writer is not None:
             for index, body in zip(done, tally.records, strict=True):
@@ -433,6 +451,25 @@ def _batches(
     return summary
 
 
+@dataclass(frozen=True)
+class Undecided:
+    """A batch protocol's debate left undecided: why, and the events and aside it had."""
+
+    reason: str
+    events: list[dict]
+    aside: list[dict]
+
+    def record(self) -> dict[str, Any]:
+        """Its record's body (:func:`record_of`'s fields; the queries counted from its events)."""
+        queries = dict.fromkeys((role.value for role in Role), 0)
+        for event in self.events:
+            if "query" in event:
+                queries[event["query"]] += event["n"]
+        body = {"events": self.events, "verdict": None, "forfeit": None, "reason": self.reason,
+                "queries": queries, "bits_read": 0, "input_bits_read": 0}  # fmt: skip
+        return body | ({"aside": self.aside} if self.aside else {})
+
+
 def result_of(
     spec: ProtocolSpec,
     instance: Instance,
@@ -445,7 +482,11 @@ def result_of(
 ) -> RunResult:
     """The run's statistics from its summary (which may merge shards); the guarantee is the one
     that holds with the verifier's oracle."""
-    n, queries = summary.trials, summary.queries_sum
+    n, queries = summary.trials, summary.queries_sum  # the decided debates
+
+    def mean(total: float) -> float:
+        return total / n if n else math.nan  # every debate undecided: nothing is measured
+
     payoffs = {}
     if summary.payoffs:
         payoffs = {"payoff_mean": summary.payoff_mean, "payoff_ci": list(summary.payoff_ci(z_value(0.95)))}
@@ -459,18 +500,20 @@ def result_of(
         trials=n,
         seed=seed,
         T=spec.length(instance),
-        accept_rate=summary.accepts / n,
+        accept_rate=mean(summary.accepts),
         accept_ci=wilson(summary.accepts, n),
-        honest_win_rate=summary.honest_wins / n,
+        honest_win_rate=mean(summary.honest_wins),
         verifier_queries_max=summary.verifier_queries_max,
-        verifier_queries_mean=queries[Role.VERIFIER] / n,
+        verifier_queries_mean=mean(queries[Role.VERIFIER]),
         verifier_bits_read_max=summary.bits_read_max,
-        verifier_bits_read_mean=summary.bits_read_sum / n,
+        verifier_bits_read_mean=mean(summary.bits_read_sum),
         input_bits_read_max=summary.input_bits_read_max,
-        alice_queries_mean=queries[Role.ALICE] / n,
-        bob_queries_mean=queries[Role.BOB] / n,
+        alice_queries_mean=mean(queries[Role.ALICE]),
+        bob_queries_mean=mean(queries[Role.BOB]),
         forfeits={role.value: summary.forfeits[role] for role in (Role.ALICE, Role.BOB)},
         forfeit_reasons={role.value: reason for role, (_, reason) in summary.reasons.items()},
         guarantee=guarantee_for(spec, instance, verifier),
+        undecided=summary.undecided,
+        undecided_reason="" if summary.undecided_reason is None else summary.undecided_reason[1],
         extra=(spec.describe(instance) if spec.describe else {}) | payoffs | extra,
     )

@@ -124,6 +124,10 @@ def run(
                       resume=resume)  # fmt: skip
     for role, reason in result.forfeit_reasons.items():
         print(f"note: {role} forfeited {result.forfeits[role]} of {trials} debates, e.g. {reason}", file=sys.stderr)
+    if result.undecided:
+        print(f"note: {result.undecided} of {trials} debates undecided (a player's model could not be consulted), "
+              f"e.g. {result.undecided_reason}; the rates count the {result.trials} decided",
+              file=sys.stderr)  # fmt: skip
     summary = result.to_json()
     if log is not None:
         log.finish(summary, time.perf_counter() - started)
@@ -278,6 +282,8 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     promised = f">= {g.completeness:g}" if result.truth == "yes" else f"<= {g.soundness:g}"
     out.add_row("accept rate", f"{result.accept_rate:.3f} [{lo:.3f}, {hi:.3f}]", promised + " (honest side)")
     out.add_row("honest win rate", f"{result.honest_win_rate:.3f}", "")
+    if result.undecided:
+        out.add_row("undecided (not in the rates)", f"{result.undecided} of {result.undecided + result.trials}", "")
     out.add_row("verifier queries (max)", str(result.verifier_queries_max), f"<= {g.verifier_queries}")
     out.add_row("bits read (max)", str(result.verifier_bits_read_max), f"<= {g.bits_read}")
     out.add_row("alice queries (mean)", f"{result.alice_queries_mean:g}", "")
