@@ -222,3 +222,23 @@ def test_undecided_debates_are_counted_apart_and_out_of_every_rate() -> None:
     assert (result.trials, result.undecided, result.accept_rate, result.verifier_queries_mean) == (3, 2, 2 / 3, 2.0)
     assert result.to_json()["undecided_reason"] == "bob: llm:x: ModelTimeout"
     assert "undecided (not in the rates)" in str([c._cells for c in table(result, {}).columns])
+
+
+# -- records made with a model verifier replay --------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["prover-estimator", "naive-recursive"])
+def test_a_recursive_record_made_with_a_model_verifier_replays(http, capsys, tmp_path, protocol) -> None:
+    """The model says no (P[yes] = 0.001) where the plan's judge is certain of yes: an answer the
+    built-in oracle never gives, which is the model's to give."""
+    http.play(said(0.001))
+    record = tmp_path / "r.jsonl"
+    code, _, err = debatekit(capsys, "run", protocol, "--problem", "bike-lanes", "--verifier-oracle",
+                             "llm:scripted/m", "--trials", "3", "--record", str(record))  # fmt: skip
+    assert code == 0, err
+    code, out = main(["replay", str(record)]), capsys.readouterr().out
+    assert code == 0 and "3 of 3 debates reproduce" in out, out
+    records = [json.loads(line) for line in record.read_text().splitlines()]
+    answers = [e for r in records for e in r["events"] if e.get("query") == "verifier"]
+    assert answers and all(e["judges"] == [{"model": "llm:scripted/m"}] for e in answers)
+    assert any(e["answer"] == 0 for e in answers)

@@ -33,6 +33,7 @@ import math
 from collections.abc import Awaitable
 from pathlib import Path
 from string import Template
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from debatekit.ledger import Role
 from debatekit.llm.backend import Completion, ModelError, Request, Unparseable, p_yes
 from debatekit.llm.config import prompt_text
 from debatekit.llm.model import Model, cache_key
-from debatekit.oracle import Oracle, Pending, Query, Question, Unanswered, aside, asking, question_json
+from debatekit.oracle import Asking, Oracle, Pending, Query, Question, Unanswered, aside, asking, question_json
 
 TOP_LOGPROBS = 20
 """Alternatives asked for at the answer token (the most the OpenAI API gives)."""
@@ -98,6 +99,11 @@ class ModelJudge(Oracle):
         copied = copy.copy(self)
         memo[id(self)] = copied
         return copied
+
+    def judgements(self, where: Asking) -> list[dict[str, Any]]:
+        """Who answered, for the record (``judges``): this model, not the problem's own oracle, so
+        replay does not hold its answers to that oracle's."""
+        return [{"model": f"llm:{self.name}"}]
 
     def request(self, query: Query) -> Request:
         """The model call that asks ``query``: one token, greedy, with its top log-probabilities."""
