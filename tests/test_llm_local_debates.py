@@ -70,3 +70,16 @@ def test_one_debate_between_local_llm_players_runs_offline_and_records_itself(
         assert record["forfeit"] is None
     usage = shared_model(SPEC, environ).usage[Role.ALICE]
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0 and usage.calls > 0
+
+
+def test_the_readmes_local_model_of_the_judge_serves_the_provers_seats(environ, monkeypatch, capsys) -> None:
+    """``--prover-oracle llm:local/smollm2`` (the README's example): each seat's copy of the
+    instance shares the loaded model (a llama.cpp model and its lock cannot be copied)."""
+    from debatekit.cli.main import main
+
+    monkeypatch.setenv("DEBATEKIT_LLM_CACHE", environ["DEBATEKIT_LLM_CACHE"])
+    code = main(["run", "cross-exam", "--problem", "caffeine", "--prover-oracle", f"llm:{SPEC}", "--trials", "1",
+                 "--json", "--no-log"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert '"trials": 1' in out and shared_model(SPEC, environ).usage[Role.ALICE].calls > 0

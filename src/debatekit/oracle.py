@@ -120,6 +120,25 @@ async def _awaited_asking(answer: Awaitable[Any], where: Asking | None) -> Any:
         _ASKING.reset(token)
 
 
+class Unanswered(BaseException):
+    """An oracle, or a player's model, that could not be consulted at all: its service failed
+    after its retries (a timeout, a lost connection, an HTTP 5xx), or the answer it gave is no
+    answer. That is nobody's argument, so it is never charged to a party: a player's move that
+    meets it leaves the debate undecided (:attr:`debatekit.engine.nodes.End.verdict` None),
+    counted apart from the decided ones. A ``BaseException``, like a signal, so that no handler
+    of a party's own errors takes it for one; ``source`` names the model (``llm:PROVIDER/MODEL``)."""
+
+    def __init__(self, source: str, reason: str):
+        super().__init__(f"{source}: {reason}")
+        self.source, self.reason = source, reason
+
+
+class Pending(Unanswered):
+    """The verifier's oracle could not answer: the debate is not decided, and stays pending in
+    the run's journal; the run stops (one line at the command line) and ``--resume`` asks the
+    query again."""
+
+
 class Oracle(ABC):
     """P[O(z)=1] when known, and a sampler."""
 

@@ -23,6 +23,7 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -41,7 +42,7 @@ from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.engine.trust import InternalError, charge, trusting
 from debatekit.ledger import Ledger, Role
-from debatekit.oracle import Asker, Oracle, debating, in_debate
+from debatekit.oracle import Asker, Oracle, Pending, Unanswered, debating, in_debate
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
 from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
@@ -73,7 +74,8 @@ class Outcome:
     """One debate: the verdict, who forfeited (if anyone) and why, the ledger, and the events of
     its record when kept."""
 
-    verdict: int
+    verdict: int | None
+    """None: undecided (a player's model could not be consulted), ``reason`` saying why."""
     forfeit: Role | None
     reason: str
     ledger: Ledger
@@ -180,6 +182,10 @@ class RunResult:
     forfeits: dict[str, int]
     forfeit_reasons: dict[str, str]
     guarantee: Guarantee = field(repr=False)
+    undecided: int = 0
+    """Debates a player's model could not be consulted in: not among ``trials`` nor any rate."""
+    undecided_reason: str = ""
+    """The first undecided debate's reason."""
     extra: dict = field(default_factory=dict)
     """Protocol-specific facts (stochastic debate: K, constants, parameters), merged into the JSON."""
 
@@ -323,13 +329,13 @@ def run(
     if resume:
         summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
         prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
-    debates = range(summary.trials, trials)
+    debates = range(summary.played, trials)
     played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
     guarantee_for(spec, instance, played.oracle)  # a protocol that cannot be set up here fails now, not in a debate
     done = [summary]  # the debates finished so far, whatever stops the run
 
     def result(summary: Summary) -> RunResult:
-        extra = spec.conclude(played, alice, bob, summary) if spec.conclude else {}
+        extra = spec.conclude(played, alice, bob, summary) if spec.conclude and summary.trials else {}
         return result_of(spec, instance, alice, bob, seed, summary, extra, played.oracle)
 
     try:
@@ -444,6 +450,10 @@ def _batches(
         try:
             with trusting(alice, bob):
                 tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+        except Pending:
+            raise
+        except Unanswered as err:  # a player's model could not be consulted (one debate a call)
+            return Undecided(str(err), list(options.get("events", [])), playing.aside)
         except BaseException as err:
             loud = failed(err, waiting)
             if loud is None:
@@ -455,10 +465,15 @@ def _batches(
 
     def finish(block: range, tally: Any) -> None:
         with held():  # summarised and recorded whole, or not at all
-            done[0] = done[0].merge(Summary.of_tally(tally, instance.answer, block.start))
-            if writer is not None:
-                for index, body in zip(block, tally.records, strict=True):
-                    writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
+            if isinstance(tally, Undecided):
+                done[0].add(block.start, None, instance.answer, Ledger(), None, tally.reason)
+                if writer is not None:
+                    writer.write(record_header(spec, instance, alice, bob, seed, params, block.start) | tally.record())
+            else:
+                done[0] = done[0].merge(Summary.of_tally(tally, instance.answer, block.start))
+                if writer is not None:
+                    for index, body in zip(block, tally.records, strict=True):
+                        writer.write(record_header(spec, instance, alice, bob, seed, params, index) | body)
         if progress:
             progress(block.stop)
 
@@ -482,6 +497,25 @@ def _batches(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+@dataclass(frozen=True)
+class Undecided:
+    """A batch protocol's debate left undecided: why, and the events and aside it had."""
+
+    reason: str
+    events: list[dict]
+    aside: list[dict]
+
+    def record(self) -> dict[str, Any]:
+        """Its record's body (:func:`record_of`'s fields; the queries counted from its events)."""
+        queries = dict.fromkeys((role.value for role in Role), 0)
+        for event in self.events:
+            if "query" in event:
+                queries[event["query"]] += event["n"]
+        body = {"events": self.events, "verdict": None, "forfeit": None, "reason": self.reason,
+                "queries": queries, "bits_read": 0, "input_bits_read": 0}  # fmt: skip
+        return body | ({"aside": self.aside} if self.aside else {})
+
+
 def result_of(
     spec: ProtocolSpec,
     instance: Instance,
@@ -494,7 +528,11 @@ def result_of(
 ) -> RunResult:
     """The run's statistics from its summary (which may merge shards); the guarantee is the one
     that holds with the verifier's oracle."""
-    n, queries = summary.trials, summary.queries_sum
+    n, queries = summary.trials, summary.queries_sum  # the decided debates
+
+    def mean(total: float) -> float:
+        return total / n if n else math.nan  # every debate undecided: nothing is measured
+
     payoffs = {}
     if summary.payoffs:
         payoffs = {"payoff_mean": summary.payoff_mean, "payoff_ci": list(summary.payoff_ci(z_value(0.95)))}
@@ -508,18 +546,20 @@ def result_of(
         trials=n,
         seed=seed,
         T=spec.length(instance),
-        accept_rate=summary.accepts / n,
+        accept_rate=mean(summary.accepts),
         accept_ci=wilson(summary.accepts, n),
-        honest_win_rate=summary.honest_wins / n,
+        honest_win_rate=mean(summary.honest_wins),
         verifier_queries_max=summary.verifier_queries_max,
-        verifier_queries_mean=queries[Role.VERIFIER] / n,
+        verifier_queries_mean=mean(queries[Role.VERIFIER]),
         verifier_bits_read_max=summary.bits_read_max,
-        verifier_bits_read_mean=summary.bits_read_sum / n,
+        verifier_bits_read_mean=mean(summary.bits_read_sum),
         input_bits_read_max=summary.input_bits_read_max,
-        alice_queries_mean=queries[Role.ALICE] / n,
-        bob_queries_mean=queries[Role.BOB] / n,
+        alice_queries_mean=mean(queries[Role.ALICE]),
+        bob_queries_mean=mean(queries[Role.BOB]),
         forfeits={role.value: summary.forfeits[role] for role in (Role.ALICE, Role.BOB)},
         forfeit_reasons={role.value: reason for role, (_, reason) in summary.reasons.items()},
         guarantee=guarantee_for(spec, instance, verifier),
+        undecided=summary.undecided,
+        undecided_reason="" if summary.undecided_reason is None else summary.undecided_reason[1],
         extra=(spec.describe(instance) if spec.describe else {}) | payoffs | extra,
     )

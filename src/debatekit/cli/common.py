@@ -119,12 +119,12 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         except Exception as err:  # sqlite's errors for a path it cannot open
             raise UserError(f"--judge-db: cannot open {str(judge_db)!r}: {err}") from err
     try:
-        from debatekit.llm import ConfigError, ModelJudge
-        from debatekit.llm.players import shared_model
+        from debatekit.llm import ConfigError
+        from debatekit.llm.players import model_judge
     except ImportError as err:
         raise UserError(f"{option} llm:... needs the llm extra: pip install '.[llm]' ({err.name})") from err
     try:
-        return ModelJudge(shared_model(spec.model))  # the players' model and on-disk cache
+        return model_judge(spec.model)  # the players' model, on-disk cache and prompts
     except ConfigError as err:
         raise UserError(f"{option}: {err}") from err
 

@@ -113,10 +113,16 @@ def _root(
     """Run, measure and solve the debate protocols of AI safety via debate."""
 
 
+PENDING = 75
+"""The exit status of a run stopped because the verifier's model could not answer (sysexits'
+EX_TEMPFAIL: try again later, with ``--resume``)."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; 0 on success, 2 on a usage error, 130 or 143 when SIGINT or SIGTERM
-    stopped it (:mod:`debatekit.engine.interrupts`), 1 on anything else (an internal error: one
-    line naming the place, :mod:`debatekit.engine.trust`; ``--debug`` for the traceback)."""
+    """Run the command line; 0 on success, 2 on a usage error, 75 when a model could not be
+    consulted (:data:`PENDING`), 130 or 143 when SIGINT or SIGTERM stopped it
+    (:mod:`debatekit.engine.interrupts`), 1 on anything else (an internal error: one line naming
+    the place, :mod:`debatekit.engine.trust`; ``--debug`` for the traceback)."""
     from debatekit.engine.interrupts import Interrupted, interruptible
     from debatekit.engine.trust import InternalError, error_text, place_of
 
@@ -149,12 +155,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BaseException as err:
         from debatekit.engine.play import LetThrough, SeatingExit
+        from debatekit.oracle import Pending, Unanswered
 
         if isinstance(err, InternalError):
             if _debugging:
                 traceback.print_exception(err.error)
             print(f"debatekit: {err} (run with --debug for a traceback)", file=sys.stderr)
             return 1
+        if isinstance(err, Pending):  # the verifier's model failed: the debate stays in the journal
+            print(f"debatekit: the verifier's model failed: {err}; the debate is pending, not decided "
+                  "(with --record, rerun with --resume to continue it)", file=sys.stderr)  # fmt: skip
+            return PENDING
+        if isinstance(err, Unanswered):  # a model no debate could be left undecided for
+            print(f"debatekit: a model could not be consulted: {err}", file=sys.stderr)
+            return PENDING
         if isinstance(err, SeatingExit):
             return _usage_error(str(err))
         if not isinstance(err, LetThrough):

@@ -130,8 +130,13 @@ def run(
     if result is None:  # stopped before any debate finished
         summary = {"interrupted": True, "trials": 0, "trials_asked": trials}
     else:
+        played = result.trials + result.undecided
         for role, reason in result.forfeit_reasons.items():
-            print(f"note: {role} forfeited {result.forfeits[role]} of {result.trials} debates, e.g. {reason}",
+            print(f"note: {role} forfeited {result.forfeits[role]} of {played} debates, e.g. {reason}",
+                  file=sys.stderr)  # fmt: skip
+        if result.undecided:
+            print(f"note: {result.undecided} of {played} debates undecided (a player's model could not be "
+                  f"consulted), e.g. {result.undecided_reason}; the rates count the {result.trials} decided",
                   file=sys.stderr)  # fmt: skip
         summary = result.to_json()
     if log is not None:
@@ -292,6 +297,8 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     promised = f">= {g.completeness:g}" if result.truth == "yes" else f"<= {g.soundness:g}"
     out.add_row("accept rate", f"{result.accept_rate:.3f} [{lo:.3f}, {hi:.3f}]", promised + " (honest side)")
     out.add_row("honest win rate", f"{result.honest_win_rate:.3f}", "")
+    if result.undecided:
+        out.add_row("undecided (not in the rates)", f"{result.undecided} of {result.undecided + result.trials}", "")
     out.add_row("verifier queries (max)", str(result.verifier_queries_max), f"<= {g.verifier_queries}")
     out.add_row("bits read (max)", str(result.verifier_bits_read_max), f"<= {g.bits_read}")
     out.add_row("alice queries (mean)", f"{result.alice_queries_mean:g}", "")

@@ -15,7 +15,9 @@ serves playing one debate (:mod:`debatekit.engine.play`, async), recording and r
   generator that yields one :class:`Query` per oracle query and receives the answer, so the
   interpreter decides how a query is answered (a counted sample, an awaited person, every
   outcome with its probability, or the answer a record holds).
-* :class:`End`: the debate is decided without a check (a forfeit or a conceded claim).
+* :class:`End`: the debate is decided without a check (a forfeit or a conceded claim), or is
+  undecided (``verdict`` None): a player's model could not be consulted
+  (:class:`~debatekit.oracle.Unanswered`), which is no party's argument.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ class Judge:
 
 @dataclass(frozen=True)
 class End:
-    verdict: int
+    verdict: int | None
+    """0 or 1; None for an undecided debate, ``reason`` saying why."""
     forfeit: Role | None = None
     reason: str = ""
 

@@ -18,6 +18,9 @@ not an ``Exception`` is charged the same way (:class:`Exited`), except while sit
 it is the user's mistake (:class:`SeatingExit`). With :func:`debug_players` on (``--debug``), an
 error raised by a player's own code is let through (:class:`LetThrough`) to the command line,
 which prints its traceback, instead of becoming a forfeit.
+
+A player's move that meets :class:`~debatekit.oracle.Unanswered` (its model, or its oracle, could
+not be consulted) is no move and no forfeit: the debate ends undecided (``End.verdict`` None).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, 
 from debatekit.engine.record import ReplayError
 from debatekit.engine.trust import InternalError
 from debatekit.ledger import Ledger, Role
-from debatekit.oracle import Asker, Oracle
+from debatekit.oracle import Asker, Oracle, Unanswered
 from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 
@@ -98,6 +101,8 @@ def played(function: Callable[[], Any]) -> Callable[[], Any]:
         except Exception as err:
             if _debugging:
                 raise LetThrough(describe(err)) from err
+            raise
+        except Unanswered:  # a model that could not be consulted: no move of the player's
             raise
         except BaseException as err:
             raise Exited(describe(err)) from err
@@ -158,6 +163,8 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
         return NOTHING, forfeit(node.role, f"no move within {timeout:g} s", alice_argues)
     except Exception as err:  # untrusted code failed to answer
         return NOTHING, forfeit(node.role, describe(err), alice_argues)
+    except Unanswered as err:  # the player's model or oracle could not be consulted: undecided
+        return NOTHING, End(None, None, f"{node.role.value}: {err}")
 
 
 async def play(
@@ -196,7 +203,8 @@ async def play(
             continue
         if committed is NOTHING:
             assert isinstance(node, End)
-            ledger.note({"move": role.value, "forfeit": node.reason})
+            if node.verdict is not None:  # an undecided move is no event
+                ledger.note({"move": role.value, "forfeit": node.reason})
         else:
             ledger.note({"move": role.value, "message": to_json(committed)})
     if isinstance(node, End):

@@ -6,6 +6,9 @@ any order: the first forfeit reason kept for a role is the one of the lowest-num
 Payoffs keep a count, mean and sum of squared deviations, merged by Chan et al.'s formula; the
 recursive protocols' reward vectors a sum, A's claims a count of each (what their run-level
 conclusions read, :func:`debatekit.analysis.recursive.conclusions`).
+
+An undecided debate (a player's model could not be consulted: verdict None) is counted apart, in
+``undecided``, and in nothing else: ``trials`` and every count and rate are the decided debates'.
 """
 
 from __future__ import annotations
@@ -41,9 +44,25 @@ class Summary:
     claims: dict[int, int] = field(default_factory=dict)
     """How many debates A claimed 1, 0 or nothing (-1) in."""
     estimator_delta: float | None = None
+    undecided: int = 0
+    """Debates left undecided (verdict None), not among ``trials``."""
+    undecided_reason: tuple[int, str] | None = None
+    """The first undecided debate's reason, with its number."""
 
-    def add(self, index: int, verdict: int, answer: int, ledger: Ledger, forfeit: Role | None, reason: str) -> None:
-        """Debate ``index``: its verdict, the true answer, its ledger and who forfeited."""
+    @property
+    def played(self) -> int:
+        """Debates played, decided or not: where a resumed run goes on."""
+        return self.trials + self.undecided
+
+    def add(
+        self, index: int, verdict: int | None, answer: int, ledger: Ledger, forfeit: Role | None, reason: str
+    ) -> None:
+        """Debate ``index``: its verdict (None: undecided, for ``reason``), the true answer, its
+        ledger and who forfeited."""
+        if verdict is None:
+            self.undecided += 1
+            self.undecided_reason = _first(self.undecided_reason, (index, reason))
+            return
         self.trials += 1
         self.accepts += verdict
         self.honest_wins += verdict == answer
@@ -92,6 +111,8 @@ class Summary:
                 role: min(r for r in (self.reasons.get(role), other.reasons.get(role)) if r is not None)
                 for role in set(self.reasons) | set(other.reasons)
             },
+            undecided=self.undecided + other.undecided,
+            undecided_reason=_first(self.undecided_reason, other.undecided_reason),
         )
         merged.payoffs, merged.payoff_mean, merged.payoff_m2 = self.payoffs, self.payoff_mean, self.payoff_m2
         merged._merge_payoffs(other)
@@ -148,3 +169,9 @@ class Summary:
             return self.payoff_mean, self.payoff_mean
         half = z * math.sqrt(self.payoff_m2 / (self.payoffs - 1)) / math.sqrt(self.payoffs)
         return self.payoff_mean - half, self.payoff_mean + half
+
+
+def _first(one: tuple[int, str] | None, other: tuple[int, str] | None) -> tuple[int, str] | None:
+    """The reason of the lower-numbered debate, of those given."""
+    given = [r for r in (one, other) if r is not None]
+    return min(given) if given else None

@@ -12,7 +12,10 @@ concurrency, a per-call time limit, retries and an on-disk cache, with usage cou
   within about (max_retries + 1) * timeout + max_retries * max_wait seconds.
 - Cache: a completion is stored under the hash of the whole request and the backend's endpoint
   (:func:`cache_key`), in SQLite (WAL mode, so processes share one file); a request met before is
-  answered from it with no model call, so a rerun of the same debates makes none. A request that
+  answered from it with no model call, so a rerun of the same debates makes none. The caller's
+  ``check`` runs before a completion is stored (and on a stored one before it is returned): an
+  unusable completion (too long, say) is never kept, so a rerun asks again once the server has
+  recovered. A request that
   differs in anything (a seed, a temperature, one character of a message) is a new call; a cached
   completion is returned even for a request sampled at temperature > 0, as Inspect's cache does.
 - Usage: tokens, cost (when a :class:`Price` is set), model calls (attempts, failed ones too) and
@@ -31,6 +34,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,10 +43,13 @@ from typing import Any
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from debatekit.ledger import Role
-from debatekit.llm.backend import Backend, Completion, ModelTimeout, Request, Transient
+from debatekit.llm.backend import Backend, Completion, ModelError, ModelTimeout, Request, Transient
 
 _CACHE_VERSION = 1
 """Part of every cache key: raised when a stored completion's meaning changes."""
+
+Check = Callable[[Completion], object]
+"""What a caller can use: raises a :class:`~debatekit.llm.backend.ModelError` for a completion it cannot."""
 
 
 @dataclass(frozen=True)
@@ -147,17 +154,21 @@ class Model:
         """Usage so far, all roles together."""
         return sum(self.usage.values(), Usage())
 
-    async def complete(self, request: Request, role: Role) -> Completion:
+    async def complete(self, request: Request, role: Role, check: Check | None = None) -> Completion:
         """The completion of ``request``, made for ``role``: from the cache, else from the backend
-        under the limits; raises the last :class:`~debatekit.llm.backend.ModelError` otherwise."""
-        future: Future[Completion] = asyncio.run_coroutine_threadsafe(self._complete(request, role), _models_loop())
+        under the limits; raises the last :class:`~debatekit.llm.backend.ModelError` otherwise.
+        ``check(completion)`` raises for a completion the caller cannot use: it is then neither
+        cached nor taken from the cache."""
+        future: Future[Completion] = asyncio.run_coroutine_threadsafe(
+            self._complete(request, role, check), _models_loop()
+        )
         return await asyncio.wrap_future(future)
 
-    async def _complete(self, request: Request, role: Role) -> Completion:
+    async def _complete(self, request: Request, role: Role, check: Check | None) -> Completion:
         key = cache_key(self.backend.endpoint, request)
         if self.cache is not None:
             cached = await asyncio.to_thread(self.cache.get, key)
-            if cached is not None:
+            if cached is not None and _usable(cached, check):
                 self._count(role, Usage(cache_hits=1))
                 return cached
         retrying = AsyncRetrying(
@@ -167,10 +178,12 @@ class Model:
             reraise=True,
         )
         completion = await retrying(self._attempt, request, role)
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, completion)
         cost = None if self.price is None else self.price.cost(completion.prompt_tokens, completion.completion_tokens)
         self._count(role, Usage(completion.prompt_tokens, completion.completion_tokens, cost))
+        if check is not None:
+            check(completion)
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.put, key, completion)
         return completion
 
     async def _attempt(self, request: Request, role: Role) -> Completion:
@@ -192,6 +205,17 @@ class Model:
 
     def _count(self, role: Role, usage: Usage) -> None:
         self._usage[role] = self._usage.get(role, Usage()) + usage
+
+
+def _usable(completion: Completion, check: Check | None) -> bool:
+    """Whether ``check`` accepts ``completion`` (a stored one an earlier version kept unchecked)."""
+    if check is None:
+        return True
+    try:
+        check(completion)
+    except ModelError:
+        return False
+    return True
 
 
 _loop: asyncio.AbstractEventLoop | None = None

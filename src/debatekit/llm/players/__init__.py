@@ -24,6 +24,7 @@ from pathlib import Path
 
 from debatekit.ledger import Role
 from debatekit.llm.config import ModelSpec, cache_path, model_of, price_of
+from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Cache, Model
 from debatekit.llm.players import cross_exam, recursive, stochastic
 from debatekit.llm.players.base import LLM
@@ -34,6 +35,7 @@ __all__ = [
     "PLAYERS",
     "NoLLMPlayers",
     "llm_strategy",
+    "model_judge",
     "note_usage",
     "shared_model",
     "usage_json",
@@ -68,9 +70,20 @@ def llm_strategy(
             f"{protocol} has no LLM players: its provers' messages are bits of a computation with no judgement "
             f"in it, which a programmed prover computes exactly (LLM players play {', '.join(PLAYERS)})"
         )
-    if prompts is None and environ.get(PROMPTS):
-        prompts = Path(environ[PROMPTS]).expanduser()
-    return seats[role](LLM(spec, shared_model(spec, environ), prompts))
+    return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ)))
+
+
+def model_judge(spec: str, environ: Mapping[str, str] = os.environ) -> ModelJudge:
+    """A model of the judge (``--oracle llm:PROVIDER/MODEL`` and its kin) on the model ``spec``
+    names (:func:`shared_model`: the players' model and cache) with the prompts every model role
+    reads (:func:`prompts_of`)."""
+    return ModelJudge(shared_model(spec, environ), prompts_of(environ), name=spec)
+
+
+def prompts_of(environ: Mapping[str, str] = os.environ) -> Path | None:
+    """The directory ``DEBATEKIT_LLM_PROMPTS`` names, whose prompts replace the packaged ones for
+    every model role (players and models of the judge alike); None when unset."""
+    return Path(environ[PROMPTS]).expanduser() if environ.get(PROMPTS) else None
 
 
 _MODELS: dict[tuple[str, Path], Model] = {}

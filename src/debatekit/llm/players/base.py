@@ -18,13 +18,12 @@ count stays 0. Each call is counted in the model's usage for the player's role a
 debate's ``aside`` (:func:`~debatekit.oracle.aside`): the role, model, prompt, completion, P[yes],
 tokens, whether the request was in the cache when asked, or the error the call ended in.
 
-What a completion must be (:func:`read`): at most :data:`MAX_ANSWER` characters and no more tokens
-than asked for (else :class:`TooLong`); the log-probabilities of its first token finite and at
-most 0 (else :class:`OutOfRange`); yes or no among them (else
-:class:`~debatekit.llm.backend.Unparseable`). A backend that gives no log-probabilities must
-answer the text yes or no, read as certain. Such an answer, or a model call that fails after its
-retries, raises from the player's move: its sender forfeits, the reason in the record. Where a
-protocol needs a bit (a transcript), a judged step is yes iff P[yes] >= :data:`YES_AT`.
+What a completion must be is what a model of the judge requires (:func:`~debatekit.llm.judge.read`).
+An unusable answer (too long, out of range, neither yes nor no) raises from the player's move: its
+sender forfeits, the reason in the record. A model that cannot be consulted (a timeout, a lost
+connection, an HTTP 5xx after the retries, a refused request) is no argument of the player's: the
+move raises :class:`~debatekit.oracle.Unanswered` and the debate is undecided. Where a protocol
+needs a bit (a transcript), a judged step is yes iff P[yes] >= :data:`YES_AT`.
 
 The players' methods are synchronous: each awaits its model calls through
 :func:`~debatekit.oracle.settled`, so a player serves wherever it is called (the engine's worker
@@ -33,8 +32,6 @@ threads, Algorithm 1's tests of A, the recursive protocols' closing count of A's
 
 from __future__ import annotations
 
-import asyncio
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,28 +40,16 @@ from typing import Any
 import numpy as np
 
 from debatekit.ledger import Role
-from debatekit.llm.backend import Completion, ModelError, Request, Unparseable, p_yes
+from debatekit.llm.backend import ModelError, Rejected, Transient
 from debatekit.llm.judge import ModelJudge
-from debatekit.llm.model import Model, cache_key
+from debatekit.llm.model import Model
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.oracle import Query, aside
+from debatekit.oracle import Query, Unanswered
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance
 
-MAX_ANSWER = 64
-"""The most characters an answer may have (a yes or a no is asked for, in one token)."""
 YES_AT = 0.5
 """A judged step is yes, where a bit is needed, iff the model's P[yes] is at least this."""
-LOGPROB_SLACK = 1e-6
-"""How far above 0 a log-probability may round before it is out of range."""
-
-
-class OutOfRange(Unparseable):
-    """A completion whose log-probabilities are no log-probabilities (above 0, or not finite)."""
-
-
-class TooLong(Unparseable):
-    """A completion longer than a one-word answer."""
 
 
 @dataclass(frozen=True)
@@ -77,33 +62,13 @@ class LLM:
     prompts: Path | None = None
 
 
-def read(completion: Completion, request: Request) -> float:
-    """P[yes] in ``completion``, the answer to ``request``, or why it cannot be used (module docstring)."""
-    text = completion.text
-    if len(text) > MAX_ANSWER or completion.completion_tokens > request.max_tokens:
-        raise TooLong(
-            f"an answer of {len(text)} characters in {completion.completion_tokens} tokens, where one word "
-            f"(at most {MAX_ANSWER} characters, {request.max_tokens} token(s)) was asked for: {text[:40]!r}..."
-        )
-    if completion.logprobs:
-        bad = [lp for _, lp in completion.logprobs[0] if not (math.isfinite(lp) and lp <= LOGPROB_SLACK)]
-        if bad:
-            raise OutOfRange(f"a log-probability of {bad[0]!r} is out of range (a log-probability is at most 0)")
-        p = p_yes(completion)
-    else:
-        p = {"yes": 1.0, "no": 0.0}.get(text.strip().strip(".!").lower())
-    if p is None:
-        raise Unparseable(f"neither yes nor no in the answer {text!r}")
-    return p
-
-
 class Judgements:
     """What one player (``role``) judges in one debate, each question asked of its LLM once
     (module docstring)."""
 
     def __init__(self, llm: LLM, role: Role):
         self.llm, self.role = llm, role
-        self._judge = ModelJudge(llm.model, llm.prompts, role)
+        self._judge = ModelJudge(llm.model, llm.prompts, role, llm.name)
         self._known: dict[Query, float] = {}
 
     async def p_yes(self, question: Query) -> float:
@@ -114,23 +79,12 @@ class Judgements:
         return self._known[question]
 
     async def _asked(self, question: Query) -> float:
-        model, request = self.llm.model, self._judge.request(question)
-        cached = model.cache is not None and (
-            await asyncio.to_thread(model.cache.get, cache_key(model.backend.endpoint, request)) is not None
-        )
-        entry: dict[str, Any] = {"llm": self.role.value, "model": self.llm.name, "prompt": request.messages[-1][1],
-                                 "cached": cached}  # fmt: skip
         try:
-            completion = await model.complete(request, self.role)
-            entry |= {"completion": completion.text, "prompt_tokens": completion.prompt_tokens,
-                      "completion_tokens": completion.completion_tokens}  # fmt: skip
-            p = read(completion, request)
+            return await self._judge.judged(question, self.role)
+        except (Transient, Rejected) as err:  # the model could not be consulted: no move of the player's
+            raise Unanswered(f"llm:{self.llm.name}", f"{self.role.value}'s model: {type(err).__name__}: {err}") from err
         except ModelError as err:
-            entry["error"] = f"{type(err).__name__}: {err}"
-            aside(entry)
             raise type(err)(f"{self.role.value}'s model {self.llm.name}: {err}") from err
-        aside(entry | {"p_yes": p})
-        return p
 
     async def conditional(self, machine: TranscriptMachine, t: int, bits: tuple[int, ...]) -> float:
         """P[y_t = 1 | y_{I(t)} = bits] as this player believes it: its LLM's P[yes] on the
