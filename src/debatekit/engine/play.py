@@ -154,6 +154,8 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
             if inspect.isawaitable(message):
                 message = await message
             message = message_of(message)
+        except Unanswered as err:  # its model oracle (--prover-oracle llm:...) could not be consulted
+            return NOTHING, undecided(node, err)
         except Exception as err:
             raise InternalError.of(err) from err
         return advance(node, message, alice_argues)
@@ -164,7 +166,12 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
     except Exception as err:  # untrusted code failed to answer
         return NOTHING, forfeit(node.role, describe(err), alice_argues)
     except Unanswered as err:  # the player's model or oracle could not be consulted: undecided
-        return NOTHING, End(None, None, f"{node.role.value}: {err}")
+        return NOTHING, undecided(node, err)
+
+
+def undecided(node: Move, err: Unanswered) -> End:
+    """The debate's end when the mover's model could not be consulted: no verdict, no forfeit."""
+    return End(None, None, f"{node.role.value}: {err}")
 
 
 async def play(
