@@ -34,9 +34,20 @@ from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
-from debatekit.engine.record import Journal, RecordWriter, completed, fingerprint, journaled
+from debatekit.engine.record import (
+    Journal,
+    Mismatch,
+    RecordWriter,
+    ReplayError,
+    check_prefix,
+    completed,
+    fingerprint,
+    journal_path,
+    journaled,
+)
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
+from debatekit.experiments.logs import version
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, debating, in_debate
 from debatekit.players.base import Seat, Strategy
@@ -204,6 +215,17 @@ def record_header(
     }
 
 
+def run_header(
+    spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict, verifier: Oracle
+) -> dict[str, Any]:
+    """The header of a run's record and journal: what fixes the run (its records' common fields), the
+    version, the plan file read, and whether the verifier asked the instance's own oracle."""
+    own = verifier is instance.oracle or getattr(verifier, "hidden", None) is instance.oracle
+    header = record_header(spec, instance, alice, bob, seed, params, 0)
+    del header["debate"]
+    return header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"}
+
+
 def run_key(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict) -> str:
     """What identifies a run, as a short digest of its records' header: the key under which a
     person's tasks are kept, so a resumed run finds the tasks its debates already asked."""
@@ -305,22 +327,32 @@ def run(
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    summary, kept, prefixes = Summary(), 0, {}
+    summary, kept, last, prefixes = Summary(), 0, "", {}
+    verifying = instance.oracle if oracles is None else oracles.verifier
+    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying)
     if resume:
-        summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
-        prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
+        summary, kept, last = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record, header)
+        try:
+            prefixes = journaled(record, header) if record is not None and (spec.debate or spec.batch) else {}
+        except Mismatch as err:
+            raise ResumeError(str(err)) from None
+        for index, events in prefixes.items():  # record is set: _resumed refuses a run without one
+            try:
+                check_prefix(events, spec, replace(instance, oracle=verifying))
+            except ReplayError as err:
+                raise ResumeError(f"{journal_path(record)}: debate {index}: {err}") from None
     debates = range(summary.trials, trials)
     if spec.simulate is not None:
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
         routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
-        with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+        with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
             summary = _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
                                       concurrency, params or {}, routed, summary, journal, prefixes)  # fmt: skip
         verifier = played.oracle
         extra = spec.conclude(played, alice, bob, summary) if spec.conclude else {}
     else:
         table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
-        with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+        with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
             summary = asyncio.run(
                 _stream(table, debates, seed, concurrency, progress, writer, summary, journal, prefixes)
             )
@@ -341,16 +373,20 @@ def _resumed(
     seed: int,
     params: dict,
     record: Path | None,
-) -> tuple[Summary, int]:
+    header: dict[str, Any],
+) -> tuple[Summary, int, str]:
     """The summary of the whole records ``record`` holds, checked to be debates 0, 1, ... of this
-    run, and the bytes they take."""
+    run (``header``), the bytes they take and the last one's chain hash."""
     if record is None:
         raise ResumeError("resuming needs the record file of the run")
     if spec.simulate is not None and spec.batch is None:
         raise ResumeError(f"{spec.name} draws its conclusions over the whole run at once and cannot resume")
     if not record.exists():
-        return Summary(), 0
-    records, kept = completed(record)
+        return Summary(), 0, ""
+    try:
+        records, kept, last = completed(record, header)
+    except Mismatch as err:
+        raise ResumeError(str(err)) from None
     summary = Summary()
     if len(records) > trials:
         raise ResumeError(f"{record} holds {len(records)} debates, more than the {trials} asked for")
@@ -359,7 +395,7 @@ def _resumed(
         if any(found.get(key) != value for key, value in expected.items()):
             raise ResumeError(f"{record}: record {index + 1} is not debate {index} of this run")
         summary.add_record(found, instance.answer)
-    return summary, kept
+    return summary, kept, last
 
 
 def _batches(

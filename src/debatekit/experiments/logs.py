@@ -23,6 +23,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from debatekit.files import read_json
+
 DEFAULT_LOG_DIR = Path("debatekit-logs")
 RUN_FILE, RECORDS_FILE, SUMMARY_FILE = "run.json", "debates.jsonl", "summary.json"
 
@@ -162,13 +164,13 @@ def runs(log_dir: Path) -> list[LoggedRun]:
     found = []
     for folder in sorted(log_dir.iterdir()) if log_dir.is_dir() else ():
         try:
-            head = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+            head = read_json(folder / RUN_FILE)
             config = head["config"]
             command = str(config.get("command", "run"))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         try:
-            summary = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
+            summary = read_json(folder / SUMMARY_FILE)
             said = outcome(command, summary)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             summary, said = {}, None
