@@ -77,8 +77,8 @@ def replay_file(
 
 
 def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[Any, Any]:
-    """The protocol and instance a record's header fixes: a built-in problem by name, else the plan
-    file ``problem`` or the one the header names. A verifier that asked another oracle than the
+    """The protocol and instance a record's header fixes: the plan file ``problem``, else the one the
+    header names if it is there, else a built-in problem by name. A verifier that asked another oracle than the
     instance's (a person, a model) has its answers bounded only, through the oracle's sample-only view."""
     from debatekit.cli.common import configure, instance, problem_for, protocol
     from debatekit.oracle import SampleOnly
@@ -88,11 +88,13 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
         played = protocol(header["protocol"])
         if header.get("constants") and played.variant is not None:
             played = played.variant(header["constants"])
-        name = str(problem) if problem is not None else header["problem"]
-        if problem is None and name not in PROBLEMS and isinstance(header.get("file"), str):
-            name = header["file"]
-            if not Path(name).is_file():
-                raise UserError(f"{path}: the plan file {name!r} the run read is not there; pass --problem FILE")
+        name, file = header["problem"], header.get("file")
+        if problem is not None:
+            name = str(problem)
+        elif isinstance(file, str) and Path(file).is_file():
+            name = file
+        elif name not in PROBLEMS:
+            raise UserError(f"{path}:1: the plan file {file!r} the run read is not there; give --problem FILE")
         found = problem_for(name, played)
         assignments = [f"{key}={value}" for key, value in header["params"].items()]
         spec, values = configure(played, found, assignments)

@@ -54,7 +54,7 @@ def fingerprint(instance: Instance) -> str:
     return instance.memo("fingerprint", compute)
 
 
-CHAIN = re.compile(rb',"chain":"([0-9a-f]{64})"\}\r?\n?$')
+CHAIN = re.compile(rb'\s*,\s*"chain"\s*:\s*"([0-9a-f]{64})"\s*\}\s*$')
 """How a line of a record or journal ends: the hash of its body chained to the line before."""
 START = "debatekit record"
 """What the header's hash is chained to."""
@@ -186,21 +186,23 @@ def chain_lines(
             value = parse_json(text, path, number) if text.strip() else None
             if not isinstance(value, dict):
                 raise FileMistake(path, number, "expected a JSON object" if value is not None else "a blank line")
+            if found is None and number == 1:
+                raise FileMistake(path, number, "not a record or journal (its first line carries no chain hash)")
             if found is None:
-                raise Mismatch(f"{path}:{number}: the line carries no chain hash")
+                raise Mismatch(f"{path}:{number}: the line carries no chain hash (it was edited or added)")
             body = raw[: found.start()].decode("utf-8") + "}"
             if chained(last, body) != found.group(1).decode():
                 raise Mismatch(f"{path}:{number}: the chain is broken here (the line was edited, or one before it)")
             last, offset = found.group(1).decode(), offset + len(raw)
             if number == 1:
                 if not isinstance(value.get("header"), dict):
-                    raise Mismatch(f"{path}:1: the first line is not a header")
+                    raise FileMistake(path, 1, "not a record or journal (its first line is no header)")
                 differ = [] if header is None else _differ(value["header"], header)
                 if differ:
                     raise Mismatch(f"{path}:1: not this run's (its header differs in {', '.join(differ)})")
             yield number, value, offset, last
         if number == 0 and not whole:
-            raise Mismatch(f"{path}: empty, not a record (a header line first)")
+            raise FileMistake(path, None, "empty: not a record (its first line is a header)")
 
 
 def _differ(stored: dict[str, Any], header: dict[str, Any]) -> list[str]:
@@ -214,7 +216,7 @@ def read_header(path: Path) -> dict[str, Any]:
     """The header of a record file (its first line)."""
     for _, value, _, _ in chain_lines(path):
         return value["header"]
-    raise Mismatch(f"{path}: empty, not a record (a header line first)")
+    raise FileMistake(path, None, "empty: not a record (its first line is a header)")
 
 
 def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[dict]]:

@@ -213,10 +213,9 @@ def read_run_folder(folder: Path) -> Report:
     except ReportError:
         raise
     except FileMistake as err:
-        if err.line is None:  # a file not there (yet): the run is unfinished
-            report.skipped.append(f"{folder.name} (unfinished or unreadable: {err.reason})")
-        else:
+        if (folder / RUN_FILE).is_file() and (folder / SUMMARY_FILE).is_file():
             raise ReportError(str(err)) from None
+        report.skipped.append(f"{folder.name} (unfinished: {err.reason})")  # its summary not written yet
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.skipped.append(f"{folder.name} ({type(err).__name__}: unfinished or unreadable)")
     return report
