@@ -200,6 +200,21 @@ def test_a_chained_journal_with_an_answer_the_oracle_never_gives_is_not_continue
     assert code == 2 and err.count("\n") == 1 and "not this run's (its header differs in seed)" in err
 
 
+def test_a_chained_journal_with_a_lying_transcript_is_not_continued(tmp_path, capsys, monkeypatch):
+    """Honest Alice's committed bits, one flipped, in a journal whose header and chain hold: her
+    built-in strategy never sends it (debate i is a function of (seed, i)), so --resume refuses."""
+    monkeypatch.chdir(tmp_path)
+    _, values = stopped(tmp_path, capsys)
+    events = [e for e in values[5]["events"] if "move" in e or e.get("query") == "alice"]
+    (sent,) = [e for e in events if e.get("move") == "alice"]
+    bits = sent["message"]["bits"]
+    sent["message"]["bits"] = ("0" if bits[0] == "1" else "1") + bits[1:]
+    journal = [{"debate": None, "header": values[0]["header"]}, *({"debate": 4, "event": e} for e in events)]
+    rechain(journal_path(tmp_path / "r.jsonl"), journal)
+    code, err = resume(capsys)
+    assert code == 2 and err.count("\n") == 1 and "debate 4: its moves are not those its built-in players make" in err
+
+
 def test_a_true_journal_is_continued_and_the_run_replays(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     """Debate 4 journaled up to its verifier's pending query (the moves and Alice's queries): resumed,
@@ -290,3 +305,23 @@ def test_show_is_one_line_on_hand_edited_records(tmp_path, capsys):
         err = capsys.readouterr().err
         assert code in (0, 2) and "internal error" not in err and err.count("\n") <= 1, err
     assert os.path.exists(path)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "bob", "line"),
+    [("stochastic", "random-abort", 2), ("prover-estimator", "honest", 2), ("naive-recursive", "honest", 2)],
+)
+def test_a_forged_answer_is_caught_in_the_batch_and_recursive_replays(tmp_path, capsys, protocol, bob, line):
+    """Caffeine's judge is certain (P[yes] in {0, 1}): an answer edited to the other count, the
+    chain computed again, is one the oracle never gives, in stochastic debate's replay and in the
+    recursive protocols'."""
+    path = tmp_path / "r.jsonl"
+    assert main(["run", protocol, "--problem", "caffeine", "--bob", bob, "--trials", "6", "--record", str(path),
+                 "--no-log", "--json"]) == 0  # fmt: skip
+    values = lines_of(path)
+    asked = [e for e in values[line - 1]["events"] if e.get("query") == "verifier"]
+    assert asked and asked[0]["answer"] in (0, asked[0]["n"])
+    asked[0]["answer"] = asked[0]["n"] - asked[0]["answer"]
+    rechain(path, values)
+    code, out, _ = replay(capsys, str(path))
+    assert code == 1 and f"line {line} (debate {line - 2})" in out and "never gives" in out

@@ -336,11 +336,7 @@ def run(
             prefixes = journaled(record, header) if record is not None and (spec.debate or spec.batch) else {}
         except Mismatch as err:
             raise ResumeError(str(err)) from None
-        for index, events in prefixes.items():  # record is set: _resumed refuses a run without one
-            try:
-                check_prefix(events, spec, replace(instance, oracle=verifying))
-            except ReplayError as err:
-                raise ResumeError(f"{journal_path(record)}: debate {index}: {err}") from None
+        _journal_fits(spec, instance, alice, bob, seed, oracles, prefixes, journal_path(record))  # type: ignore[arg-type]
     debates = range(summary.trials, trials)
     if spec.simulate is not None:
         played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
@@ -396,6 +392,35 @@ def _resumed(
             raise ResumeError(f"{record}: record {index + 1} is not debate {index} of this run")
         summary.add_record(found, instance.answer)
     return summary, kept, last
+
+
+def _journal_fits(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    seed: int,
+    oracles: Oracles | None,
+    prefixes: dict[int, list[dict]],
+    journal: Path,
+) -> None:
+    """A node protocol's journaled debates, checked before they are continued: each fits the
+    protocol and holds only answers the verifier's oracle can give; where every seat is a trusted
+    built-in and no oracle waits, the journaled moves are those the players make (debate i is a
+    function of (seed, i)), so a journal holding a lying transcript is refused (a ResumeError)."""
+    table = Table.set(spec, instance, alice, bob, oracles)
+    verifying = replace(instance, oracle=table.oracles.verifier)
+    live = alice.trusted and bob.trusted and not (table.oracles.verifier.waits or table.oracles.provers.waits)
+    for index, events in sorted(prefixes.items()):
+        try:
+            check_prefix(events, spec, verifying)
+        except ReplayError as err:
+            raise ResumeError(f"{journal}: debate {index}: {err}") from None
+        if live and spec.debate is not None:
+            played = asyncio.run(debate(table, debate_seed(seed, index), keep=True)).ledger.events or []
+            moves = [e for e in events if "move" in e]
+            if moves != [e for e in played if "move" in e][: len(moves)]:
+                raise ResumeError(f"{journal}: debate {index}: its moves are not those its built-in players make")
 
 
 def _batches(
