@@ -390,7 +390,10 @@ def _resumed(
         expected = record_header(spec, instance, alice, bob, seed, params, index)
         if any(found.get(key) != value for key, value in expected.items()):
             raise ResumeError(f"{record}: record {index + 1} is not debate {index} of this run")
-        summary.add_record(found, instance.answer)
+        try:
+            summary.add_record(found, instance.answer)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:  # a line edited by hand
+            raise ResumeError(f"{record}: record {index + 1} is not a debate's ({type(err).__name__}: {err})") from None
     return summary, kept, last
 
 

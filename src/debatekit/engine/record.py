@@ -1,13 +1,18 @@
 """A record of every debate, and replay: the verifier run again on what was committed.
 
-``run --record FILE.jsonl`` writes one JSON object per debate: the protocol, problem, size,
+``run --record FILE.jsonl`` writes a header that fixes the run (:func:`chain_lines` reads it back:
+the fields every debate shares, the version, the plan file read, whether the verifier asked the
+instance's own oracle), then one JSON object per debate, each line carrying ``chain``, the SHA-256
+of the line before's hash and its own text (:func:`chained`: it detects tampering and accidents;
+it is not a signature). A debate's object holds the protocol, problem, size,
 truth, seed, parameters and debate number, the strategies, then its events in order (each committed message
 with its sender, each oracle query with its role, question, count and answer, each read of the
 verifier), the verdict, the forfeit and its reason, and the ledger's counts. As OpenSpiel
 rebuilds a state from its history of actions, :func:`replay` rebuilds the instance from the
 registry and walks the protocol's nodes again, feeding each move the message the record says was
-committed and each verifier query the answer the record holds; the debate reproduces when the
-verdict, the forfeit and every count of the verifier come out the same.
+committed and each verifier query the answer the record holds, checked against the oracle
+(:func:`answer_mistake`); the debate reproduces when every answer is one the oracle can give and
+the verdict, the forfeit and every count of the verifier come out the same.
 """
 
 from __future__ import annotations
