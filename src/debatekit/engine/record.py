@@ -370,7 +370,9 @@ def completed(path: Path, header: dict[str, Any]) -> tuple[list[dict[str, Any]],
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a file written by ``run --record``, after its header, the chain checked."""
+    """The records of a file written by ``run --record``, after its header, the chain checked (and
+    dropped from each)."""
     for number, value, _, _ in chain_lines(path):
         if number > 1:
+            value.pop("chain")
             yield value
