@@ -409,11 +409,13 @@ def _journal_fits(
 ) -> None:
     """A node protocol's journaled debates, checked before they are continued: each fits the
     protocol and holds only answers the verifier's oracle can give; where every seat is a trusted
-    built-in and no oracle waits, the journaled moves are those the players make (debate i is a
-    function of (seed, i)), so a journal holding a lying transcript is refused (a ResumeError)."""
+    built-in and every oracle the instance's own (no person or model is asked again), the journaled
+    moves are those the players make (debate i is a function of (seed, i)), so a journal holding a
+    lying transcript is refused (a ResumeError)."""
     table = Table.set(spec, instance, alice, bob, oracles)
     verifying = replace(instance, oracle=table.oracles.verifier)
-    live = alice.trusted and bob.trusted and not (table.oracles.verifier.waits or table.oracles.provers.waits)
+    own = table.oracles.verifier is instance.oracle and table.oracles.provers is instance.oracle  # nobody asked
+    live = alice.trusted and bob.trusted and own
     for index, events in sorted(prefixes.items()):
         try:
             check_prefix(events, spec, verifying)
