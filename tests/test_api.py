@@ -67,8 +67,9 @@ def test_run_keeps_a_record_file(tmp_path: Path) -> None:
     record = tmp_path / "debates.jsonl"
     result = debatekit.run("cross-exam", problem="parity", size=8, bob="point-random", trials=7, record=record)
     lines = record.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == result.trials == 7
-    assert {json.loads(line)["debate"] for line in lines} == set(range(7))
+    assert len(lines) == 1 + result.trials == 1 + 7  # the run's header, then one line per debate
+    assert json.loads(lines[0])["header"]["protocol"] == "cross-exam"
+    assert {json.loads(line)["debate"] for line in lines[1:]} == set(range(7))
 
 
 class StubbornBob:

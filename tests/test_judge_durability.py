@@ -4,7 +4,6 @@ restart every acknowledged answer is there, no task was created twice, and the d
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -19,6 +18,7 @@ pytest.importorskip("uvicorn")
 
 import httpx
 
+from debatekit.engine.record import read_records
 from debatekit.judge.store import Store, TaskKey
 from judge_helpers import form_fields, free_port, serve_process
 
@@ -165,7 +165,7 @@ def test_a_run_killed_while_debates_wait_on_people_resumes_and_asks_no_task_twic
     answer(asked_before, again)
     _, err = again.communicate(timeout=60)
     assert again.returncode == 0, err
-    records = [json.loads(line) for line in record.read_text().splitlines()]
+    records = list(read_records(record))
     assert sorted(r["debate"] for r in records) == list(range(8))
     events = [e for r in records for e in r["events"] if e.get("query") == "verifier"]
     tasks = store.export()["tasks"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from debatekit.cli.main import main
+from debatekit.engine.record import read_records
 from debatekit.experiments.logs import RunLog, runs
 
 RUN = ("run", "cross-exam", "--problem", "parity", "--size", "16", "--bob", "point-random", "--trials", "7")
@@ -40,7 +41,7 @@ def test_a_run_leaves_its_command_config_records_and_summary(
     assert config["oracles"]["oracle"] == "builtin"
     assert head["version"] and "git_commit" in head
     assert head["record_path"] == str((folder / "debates.jsonl").resolve())
-    records = [json.loads(line) for line in (folder / "debates.jsonl").read_text().splitlines()]
+    records = list(read_records(folder / "debates.jsonl"))
     assert [r["debate"] for r in records] == list(range(7))
     summary = json.loads((folder / "summary.json").read_text())
     assert summary.pop("elapsed_s") >= 0
@@ -54,7 +55,7 @@ def test_a_users_record_is_kept_and_referenced(capsys: pytest.CaptureFixture[str
     (folder,) = (tmp_path / "logs").iterdir()
     assert not (folder / "debates.jsonl").exists()
     assert json.loads((folder / "run.json").read_text())["record_path"] == str(mine.resolve())
-    assert len(mine.read_text().splitlines()) == 7
+    assert len(mine.read_text().splitlines()) == 1 + 7  # the header and 7 debates
 
 
 def test_two_runs_never_share_a_folder(tmp_path: Path) -> None:

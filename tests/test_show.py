@@ -76,7 +76,7 @@ def llm_record(path: Path, calls: int) -> dict[str, Any]:
     """A naive recursive record whose aside holds ``calls`` model calls (one of them failed), and
     whose verifier query names the people who answered it."""
     recorded(path, "naive-recursive", "bike-lanes", True, "honest", "honest", trials=1)
-    record = json.loads(path.read_text())
+    record = json.loads(path.read_text().splitlines()[1])  # the debate after the header
     template = "You are the judge.\nQuestion: {}\nAnswer with Yes or No.\n"
     record["aside"] = [
         {"llm": "alice", "model": "local/smollm2", "prompt": template.format(f"is claim {i} true?"), "cached": i > 0,
@@ -111,10 +111,10 @@ def test_a_long_aside_is_cut_short_with_a_count(tmp_path, capsys):
     ("content", "why"),
     [
         (None, "cannot read"),
-        ("{not json\n", "line 1 is not JSON"),
-        ('{"protocol": "cross-exam"}\n', "line 1 is not a debate record"),
+        ("{not json\n", "r.jsonl:1: not valid JSON"),
+        ('{"protocol": "cross-exam"}\n', "r.jsonl:1: not a debate record"),
         ("\n", "holds no debate records"),
-        (b"\xff\xfe\x00garbage", "not a text file"),
+        (b"\xff\xfe\x00garbage", "r.jsonl:1: not UTF-8 text"),
     ],
 )
 def test_a_bad_file_is_a_usage_error_on_one_line(tmp_path, capsys, content, why):

@@ -37,10 +37,21 @@ from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.interrupts import Interrupted, held, stop_if_asked
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
-from debatekit.engine.record import Journal, RecordWriter, ReplayError, completed, fingerprint, journaled
+from debatekit.engine.record import (
+    Journal,
+    Mismatch,
+    RecordWriter,
+    ReplayError,
+    check_prefix,
+    completed,
+    fingerprint,
+    journal_path,
+    journaled,
+)
 from debatekit.engine.seeds import debate_seed, instance_seed
 from debatekit.engine.summary import Summary
 from debatekit.engine.trust import InternalError, charge, trusting
+from debatekit.experiments.logs import version
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, Pending, Unanswered, debating, in_debate
 from debatekit.players.base import Seat, Strategy
@@ -215,6 +226,17 @@ def record_header(
     }
 
 
+def run_header(
+    spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict, verifier: Oracle
+) -> dict[str, Any]:
+    """The header of a run's record and journal: what fixes the run (its records' common fields), the
+    version, the plan file read, and whether the verifier asked the instance's own oracle."""
+    own = verifier is instance.oracle or getattr(verifier, "hidden", None) is instance.oracle
+    header = record_header(spec, instance, alice, bob, seed, params, 0)
+    del header["debate"]
+    return header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"}
+
+
 def run_key(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict) -> str:
     """What identifies a run, as a short digest of its records' header: the key under which a
     person's tasks are kept, so a resumed run finds the tasks its debates already asked."""
@@ -325,10 +347,16 @@ def run(
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    summary, kept, prefixes = Summary(), 0, {}
+    summary, kept, last, prefixes = Summary(), 0, "", {}
+    verifying = instance.oracle if oracles is None else oracles.verifier
+    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying)
     if resume:
-        summary, kept = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record)
-        prefixes = journaled(record) if record is not None and (spec.debate or spec.batch) else {}
+        summary, kept, last = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record, header)
+        try:
+            prefixes = journaled(record, header) if record is not None and (spec.debate or spec.batch) else {}
+        except Mismatch as err:
+            raise ResumeError(str(err)) from None
+        _journal_fits(spec, instance, alice, bob, seed, oracles, prefixes, journal_path(record))  # type: ignore[arg-type]
     debates = range(summary.played, trials)
     played = instance if oracles is None else replace(instance, oracle=oracles.verifier)
     guarantee_for(spec, instance, played.oracle)  # a protocol that cannot be set up here fails now, not in a debate
@@ -341,12 +369,12 @@ def run(
     try:
         if spec.simulate is not None:
             routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
-            with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+            with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
                 _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
                          concurrency, params or {}, routed, done, journal, prefixes)  # fmt: skip
         else:
             table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
-            with RecordWriter.open(record, kept) as writer, Journal.open(record) as journal:
+            with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
                 asyncio.run(_stream(table, debates, seed, concurrency, progress, writer, done[0], journal, prefixes))
     except Interrupted as stop:  # the debates in flight are abandoned (their journals kept for --resume)
         if done[0].trials:
@@ -381,16 +409,20 @@ def _resumed(
     seed: int,
     params: dict,
     record: Path | None,
-) -> tuple[Summary, int]:
+    header: dict[str, Any],
+) -> tuple[Summary, int, str]:
     """The summary of the whole records ``record`` holds, checked to be debates 0, 1, ... of this
-    run, and the bytes they take."""
+    run (``header``), the bytes they take and the last one's chain hash."""
     if record is None:
         raise ResumeError("resuming needs the record file of the run")
     if spec.simulate is not None and spec.batch is None:
         raise ResumeError(f"{spec.name} draws its conclusions over the whole run at once and cannot resume")
     if not record.exists():
-        return Summary(), 0
-    records, kept = completed(record)
+        return Summary(), 0, ""
+    try:
+        records, kept, last = completed(record, header)
+    except Mismatch as err:
+        raise ResumeError(str(err)) from None
     summary = Summary()
     if len(records) > trials:
         raise ResumeError(f"{record} holds {len(records)} debates, more than the {trials} asked for")
@@ -398,8 +430,42 @@ def _resumed(
         expected = record_header(spec, instance, alice, bob, seed, params, index)
         if any(found.get(key) != value for key, value in expected.items()):
             raise ResumeError(f"{record}: record {index + 1} is not debate {index} of this run")
-        summary.add_record(found, instance.answer)
-    return summary, kept
+        try:
+            summary.add_record(found, instance.answer)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:  # a line edited by hand
+            raise ResumeError(f"{record}: record {index + 1} is not a debate's ({type(err).__name__}: {err})") from None
+    return summary, kept, last
+
+
+def _journal_fits(
+    spec: ProtocolSpec,
+    instance: Instance,
+    alice: Strategy,
+    bob: Strategy,
+    seed: int,
+    oracles: Oracles | None,
+    prefixes: dict[int, list[dict]],
+    journal: Path,
+) -> None:
+    """A node protocol's journaled debates, checked before they are continued: each fits the
+    protocol and holds only answers the verifier's oracle can give; where every seat is a trusted
+    built-in and every oracle the instance's own (no person or model is asked again), the journaled
+    moves are those the players make (debate i is a function of (seed, i)), so a journal holding a
+    lying transcript is refused (a ResumeError)."""
+    table = Table.set(spec, instance, alice, bob, oracles)
+    verifying = replace(instance, oracle=table.oracles.verifier)
+    own = table.oracles.verifier is instance.oracle and table.oracles.provers is instance.oracle  # nobody asked
+    live = alice.trusted and bob.trusted and own
+    for index, events in sorted(prefixes.items()):
+        try:
+            check_prefix(events, spec, verifying)
+        except ReplayError as err:
+            raise ResumeError(f"{journal}: debate {index}: {err}") from None
+        if live and spec.debate is not None:
+            played = asyncio.run(debate(table, debate_seed(seed, index), keep=True)).ledger.events or []
+            moves = [e for e in events if "move" in e]
+            if moves != [e for e in played if "move" in e][: len(moves)]:
+                raise ResumeError(f"{journal}: debate {index}: its moves are not those its built-in players make")
 
 
 def _batches(

@@ -11,7 +11,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from debatekit.engine.record import ReplayError
+from debatekit.engine.record import Forged, ReplayError
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Query
 from debatekit.oracle import Oracle, question_json
@@ -215,13 +215,19 @@ class Continued:
 
     def coin(self, p: float, what: str, ledger: Ledger) -> Branches:
         if self.recorded.coins:
-            return self.recorded.coin(p, what, ledger)
+            return self._checked(self.recorded.coin(p, what, ledger))
         return self.live.coin(p, what, ledger)
 
     def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
         if self.recorded.answers:
-            return self.recorded.judge(oracle, question, ledger)
+            return self._checked(self.recorded.judge(oracle, question, ledger))
         return self.live.judge(oracle, question, ledger)
+
+    def _checked(self, branches: Branches) -> Branches:
+        """A journaled draw no debate could have made (an answer the oracle never gives) is not continued."""
+        if self.recorded.differences:
+            raise Forged(f"the journal holds {self.recorded.differences[0]}")
+        return branches
 
     def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
         return self.live.mixed(role, what, branches, ledger)  # a scripted move is its one branch

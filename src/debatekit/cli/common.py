@@ -129,14 +129,17 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         raise UserError(f"{option}: {err}") from err
 
 
-def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False) -> Path | None:
-    """``--record``'s file, checked before any debate is played (and kept as it is to resume)."""
+def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False, overwrite: bool = True) -> Path | None:
+    """``--record``'s file, checked before any debate is played (and kept as it is to resume); one
+    that exists is refused unless the run resumes it or ``overwrite``."""
     if path is None:
         if resume:
             raise UserError("--resume needs --record FILE.jsonl, the record of the run to resume")
         return None
     if spec.debate is None and spec.replay is None:
         raise UserError(f"--record: {spec.name} keeps no per-debate record")
+    if path.exists() and not (resume or overwrite):
+        raise UserError(f"--record: {str(path)!r} exists; --resume continues its run, --overwrite replaces it")
     try:
         path.open("a" if resume else "w").close()
     except OSError as err:

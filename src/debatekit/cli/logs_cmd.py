@@ -61,9 +61,13 @@ def logs(log_dir: LogDirOption = None) -> None:
 
     from debatekit.cli.common import stdout
     from debatekit.experiments.logs import DEFAULT_LOG_DIR, runs
+    from debatekit.files import FileMistake
 
     folder = log_dir or DEFAULT_LOG_DIR
-    found = runs(folder)
+    try:
+        found = runs(folder)
+    except FileMistake as err:
+        raise UserError(str(err)) from None
     if not found:
         print(f"no runs logged in {str(folder)!r}", file=sys.stderr)
         return

@@ -1,48 +1,106 @@
-"""``debatekit replay``: run the verifier again on every recorded debate."""
+"""``debatekit replay``: check a record's chain and run the verifier again on every recorded debate.
+
+A record (:mod:`debatekit.engine.record`) starts with a header that fixes the run; every line
+carries a hash chained to the one before. Replay checks the chain, rebuilds the instance from the
+header (a plan file from ``--problem FILE`` or the path the header keeps, its bytes checked by the
+instance's fingerprint), checks each line belongs to that run, and replays it: every recorded
+verifier answer is checked against the oracle where it is known. A record that fails is reported
+with its line and the reason (exit 1); a file that is not a record is one line (exit 2). The chain
+detects tampering and accidents; it is not a signature.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from debatekit.cli.options import Truth, UserError
 
+RUN_FIELDS = ("protocol", "constants", "problem", "size", "truth", "seed", "params", "instance", "alice", "bob")
+"""The fields every debate line shares with its header."""
+
 
 def replay_file(
     path: Annotated[Path, typer.Argument(metavar="FILE.jsonl", help="A file written by `run --record`.")],
+    problem: Annotated[
+        Path | None,
+        typer.Option("--problem", metavar="FILE", help="The plan file the run read (default: the header's path)."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
-    """Replay each record: exit 0 only if every verdict, forfeit and verifier count reproduces."""
-    from debatekit.cli.common import configure, emit_json, instance, problem_for, protocol, stdout
-    from debatekit.engine.record import ReplayError, read_records, replay
+    """Replay each record: exit 0 only if the chain holds and every verdict, forfeit, verifier
+    count and oracle answer reproduces."""
+    from debatekit.cli.common import emit_json, stdout
+    from debatekit.engine.record import Mismatch, ReplayError, chain_lines, replay
+    from debatekit.files import FileMistake
 
     if not path.is_file():
         raise UserError(f"no record file {str(path)!r}")
-    results, instances = [], {}
+    failed: list[dict[str, Any]] = []
+    count = 0
     try:
-        for record in read_records(path):
-            assignments = [f"{name}={value}" for name, value in record["params"].items()]
-            key = (record["protocol"], record["problem"], record["size"], record["truth"], record["seed"], *assignments)
-            if key not in instances:
-                played = protocol(record["protocol"])
-                if record.get("constants") and played.variant is not None:
-                    played = played.variant(record["constants"])
-                found = problem_for(record["problem"], played)
-                spec, problem_values = configure(played, found, assignments)
-                case = instance(found, record["size"], Truth(record["truth"]), record["seed"], problem_values)
-                instances[key] = spec, case
-            results.append(replay(record, *instances[key]))
-    except (ReplayError, KeyError, TypeError, ValueError, AttributeError) as err:
-        raise UserError(f"{path}: not a debate record ({type(err).__name__}: {err})") from err
-    failed = [r for r in results if not r.reproduced]
+        for number, value, _, _ in chain_lines(path):
+            if number == 1:
+                header = value["header"]
+                spec, case = rebuilt(header, problem, path)
+                continue
+            count += 1
+            debate = value.get("debate")
+            differ = [key for key in RUN_FIELDS if value.get(key) != header.get(key)]
+            if differ:
+                why = f"{', '.join(differ)}: not the header's"
+                failed.append({"line": number, "debate": debate, "differences": [why]})
+                continue
+            try:
+                result = replay(value, spec, case)
+            except (ReplayError, KeyError, TypeError, ValueError, AttributeError) as err:
+                failed.append({"line": number, "debate": debate, "differences": [f"{type(err).__name__}: {err}"]})
+                continue
+            if not result.reproduced:
+                failed.append({"line": number, "debate": debate, "differences": list(result.differences)})
+    except FileMistake as err:
+        raise UserError(str(err)) from None
+    except Mismatch as err:
+        failed.append({"line": None, "debate": None, "differences": [str(err)]})
     if json_out:
-        emit_json({"records": len(results), "reproduced": len(results) - len(failed),
-                   "failed": [{"debate": r.debate, "differences": list(r.differences)} for r in failed]})
+        emit_json({"records": count, "reproduced": count - len([f for f in failed if f["line"]]), "failed": failed})
     else:
-        stdout.print(f"{len(results) - len(failed)} of {len(results)} debates reproduce")
-        for r in failed:
-            stdout.print(f"debate {r.debate}: " + "; ".join(r.differences))
+        stdout.print(f"{count - len([f for f in failed if f['line']])} of {count} debates reproduce")
+        for f in failed:
+            where = f"line {f['line']} (debate {f['debate']}): " if f["line"] else ""
+            stdout.print(where + "; ".join(f["differences"]), markup=False)
     if failed:
         raise typer.Exit(1)
+
+
+def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[Any, Any]:
+    """The protocol and instance a record's header fixes: the plan file ``problem``, else the one the
+    header names if it is there, else a built-in problem by name. A verifier that asked another oracle than the
+    instance's (a person, a model) has its answers bounded only, through the oracle's sample-only view."""
+    from debatekit.cli.common import configure, instance, problem_for, protocol
+    from debatekit.oracle import SampleOnly
+    from debatekit.problems.registry import PROBLEMS
+
+    try:
+        played = protocol(header["protocol"])
+        if header.get("constants") and played.variant is not None:
+            played = played.variant(header["constants"])
+        name, file = header["problem"], header.get("file")
+        if problem is not None:
+            name = str(problem)
+        elif isinstance(file, str) and Path(file).is_file():
+            name = file
+        elif name not in PROBLEMS:
+            raise UserError(f"{path}:1: the plan file {file!r} the run read is not there; give --problem FILE")
+        found = problem_for(name, played)
+        assignments = [f"{key}={value}" for key, value in header["params"].items()]
+        spec, values = configure(played, found, assignments)
+        case = instance(found, header["size"], Truth(header["truth"]), header["seed"], values)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise UserError(f"{path}:1: not a record's header ({type(err).__name__}: {err})") from None
+    if header.get("oracle") != "instance":
+        case = replace(case, oracle=SampleOnly(case.oracle))
+    return spec, case

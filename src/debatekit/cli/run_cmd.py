@@ -92,6 +92,7 @@ def run(
     resume: Annotated[
         bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
     ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace the --record file if it exists.")] = False,
     json_out: JsonOption = False,
     log_dir: LogDirOption = None,
     no_log: NoLogOption = False,
@@ -105,7 +106,7 @@ def run(
     ready = prepare(protocol_name, problem, size, truth, param, alice, bob, trials, constants, seed, oracle,
                     prover_oracle, verifier_oracle, judge_db, answers_per_judge, move_timeout, concurrency)  # fmt: skip
     spec, case = ready.spec, ready.instance
-    record = writable(record, spec, resume)
+    record = writable(record, spec, resume, overwrite)
     log = None
     if not no_log:
         config = {
@@ -239,7 +240,8 @@ def play(
     planner cannot certify at this size, are ``UserError``."""
     from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
-    from debatekit.engine.record import ReplayError
+    from debatekit.engine.record import Mismatch, ReplayError
+    from debatekit.files import FileMistake
     from debatekit.protocols.stochastic import Unplannable
 
     if ready.models:
@@ -250,7 +252,9 @@ def play(
         result = run_trials(ready.spec, ready.instance, ready.alice, ready.bob, trials, seed, progress,
                             oracles=ready.oracles, record=record, timeout=timeout, concurrency=concurrency,
                             params=ready.params, resume=resume)  # fmt: skip
-    except (ResumeError, ReplayError) as err:
+    except (ResumeError, ReplayError, Mismatch) as err:
+        raise UserError(f"--resume: {err}") from err
+    except FileMistake as err:  # a record or journal that is not JSON Lines
         raise UserError(f"--resume: {err}") from err
     except Unplannable as err:  # the certified planner's --constants planned, at a size past its reach
         raise UserError(f"{ready.spec.name} cannot be planned for {ready.problem.name} at --size "

@@ -39,17 +39,26 @@ def show(
 ) -> None:
     """Print one recorded debate: its moves in order, who claimed what, the oracle's answers and who
     gave them, what the verifier read, the verdict or payoff, forfeits, and the LLM calls in brief."""
+    from rich.errors import MarkupError
+
     from debatekit.cli.common import stdout
 
-    stdout.print(*render(chosen(path, debate)))
+    number, record = chosen(path, debate)
+    try:
+        shown = render(record)
+        with stdout.capture() as captured:
+            stdout.print(*shown)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, MarkupError) as err:  # a hand-edited record
+        raise UserError(f"{path}:{number}: a debate record cannot hold this ({type(err).__name__}: {err})") from None
+    print(captured.get(), end="")
 
 
-def chosen(path: Path, debate: int | None) -> dict[str, Any]:
-    """Debate ``debate`` of the record file (its first when None), or the user's mistake."""
+def chosen(path: Path, debate: int | None) -> tuple[int, dict[str, Any]]:
+    """Debate ``debate`` of the record file (its first when None) and its line, or the user's mistake."""
     held = []
-    for record in records(path):
+    for number, record in records(path):
         if debate is None or record["debate"] == debate:
-            return record
+            return number, record
         held.append(record["debate"])
     if not held:
         raise UserError(f"{path} holds no debate records")
@@ -57,24 +66,21 @@ def chosen(path: Path, debate: int | None) -> dict[str, Any]:
     raise UserError(f"{path} holds no debate {debate}; it holds debates {listed}")
 
 
-def records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a JSONL file, each checked to be a debate's."""
+def records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The debate records of a JSONL file (its header line skipped), each checked to be a debate's;
+    a file that is not JSON Lines is one line naming the file and line (:mod:`debatekit.files`).
+    Show displays; ``replay`` checks the chain."""
+    from debatekit.files import FileMistake, read_jsonl
+
     try:
-        with open(path, encoding="utf-8") as stream:
-            for number, line in enumerate(stream, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise UserError(f"{path}: line {number} is not JSON: {err.msg}") from None
-                if not isinstance(record, dict) or any(key not in record for key in NEEDED):
-                    raise UserError(f"{path}: line {number} is not a debate record (it needs {', '.join(NEEDED)})")
-                yield record
-    except OSError as err:
-        raise UserError(f"cannot read {str(path)!r}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not a text file of JSON records") from None
+        for number, record in read_jsonl(path):
+            if number == 1 and isinstance(record.get("header"), dict):
+                continue
+            if any(key not in record for key in NEEDED) or not isinstance(record["events"], list | None):
+                raise UserError(f"{path}:{number}: not a debate record (it needs {', '.join(NEEDED)})")
+            yield number, record
+    except FileMistake as err:
+        raise UserError(str(err)) from None
 
 
 def render(record: dict[str, Any]) -> list[RenderableType]:

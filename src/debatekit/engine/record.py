@@ -1,13 +1,18 @@
 """A record of every debate, and replay: the verifier run again on what was committed.
 
-``run --record FILE.jsonl`` writes one JSON object per debate: the protocol, problem, size,
+``run --record FILE.jsonl`` writes a header that fixes the run (:func:`chain_lines` reads it back:
+the fields every debate shares, the version, the plan file read, whether the verifier asked the
+instance's own oracle), then one JSON object per debate, each line carrying ``chain``, the SHA-256
+of the line before's hash and its own text (:func:`chained`: it detects tampering and accidents;
+it is not a signature). A debate's object holds the protocol, problem, size,
 truth, seed, parameters and debate number, the strategies, then its events in order (each committed message
 with its sender, each oracle query with its role, question, count and answer, each read of the
 verifier), the verdict, the forfeit and its reason, and the ledger's counts. As OpenSpiel
 rebuilds a state from its history of actions, :func:`replay` rebuilds the instance from the
 registry and walks the protocol's nodes again, feeding each move the message the record says was
-committed and each verifier query the answer the record holds; the debate reproduces when the
-verdict, the forfeit and every count of the verifier come out the same.
+committed and each verifier query the answer the record holds, checked against the oracle
+(:func:`answer_mistake`); the debate reproduces when every answer is one the oracle can give and
+the verdict, the forfeit and every count of the verifier come out the same.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
+import threading
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,44 +31,89 @@ import numpy as np
 
 from debatekit.engine.boundary import from_json
 from debatekit.engine.nodes import End, Move, advance, forfeit, judge
+from debatekit.files import MAX_LINE, FileMistake, parse_json
 from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
 
 if TYPE_CHECKING:
+    from debatekit.oracle import Oracle
     from debatekit.problems.registry import Instance
     from debatekit.protocols.spec import ProtocolSpec
 
 
 def fingerprint(instance: Instance) -> str:
-    """SHA-256 of the instance's input x and witness: replay checks it rebuilt the same instance."""
-    digest = hashlib.sha256(np.ascontiguousarray(instance.x, dtype=np.uint8).tobytes())
-    if instance.witness is not None:
-        digest.update(b"|" + np.ascontiguousarray(instance.witness, dtype=np.uint8).tobytes())
-    return digest.hexdigest()
+    """SHA-256 of what fixes the instance: its problem, size and truth, x, the witness and the
+    problem's own content (a plan file's bytes, :attr:`Instance.content`). Replay checks it rebuilt
+    the same instance, so a record relabelled (truth yes to no, say) does not replay. A built-in
+    problem's machine, oracle table and decomposition are not hashed: they are functions of its
+    name, size, truth, parameters and x, which replay rebuilds them from."""
+
+    def compute() -> str:
+        digest = hashlib.sha256(json.dumps([instance.problem, instance.size, bool(instance.truth)]).encode())
+        for part in (instance.x, instance.witness):
+            data = b"" if part is None else np.ascontiguousarray(part, dtype=np.uint8).tobytes()
+            digest.update(b"|%d|" % len(data) + data)
+        digest.update(b"|%d|" % len(instance.content) + instance.content)
+        return digest.hexdigest()
+
+    return instance.memo("fingerprint", compute)
 
 
-class RecordWriter:
-    """One JSON line per debate, flushed as each is written."""
+CHAIN = re.compile(rb'\s*,\s*"chain"\s*:\s*"([0-9a-f]{64})"\s*\}\s*$')
+"""How a line of a record or journal ends: the hash of its body chained to the line before."""
+START = "debatekit record"
+"""What the header's hash is chained to."""
 
-    def __init__(self, stream: IO[str]):
-        self._stream = stream
+
+def chained(previous: str, body: str) -> str:
+    """The chain hash of a line whose JSON text without its ``chain`` is ``body``: SHA-256 of the
+    previous line's hash (:data:`START` for the header) and the body. It detects a line edited,
+    dropped, reordered or moved to another file, by accident or by hand; it is not a signature:
+    whoever edits a file can compute the hashes again."""
+    return hashlib.sha256(f"{previous}\n{body}".encode()).hexdigest()
+
+
+def _line(previous: str, value: dict[str, Any]) -> tuple[str, str]:
+    """``value`` as a chained line (its text, its hash)."""
+    body = json.dumps(value, separators=(",", ":"))
+    link = chained(previous, body)
+    return f'{body[:-1]},"chain":"{link}"}}\n', link
+
+
+class _Chain:
+    """Lines appended to a stream, each carrying its hash chained to the line before (thread-safe:
+    a run's debates journal from several threads)."""
+
+    def __init__(self, stream: IO[str], last: str):
+        self._stream, self._last, self._lock = stream, last, threading.Lock()
+
+    def write(self, value: dict[str, Any]) -> None:
+        with self._lock:
+            text, self._last = _line(self._last, value)
+            self._stream.write(text)
+            self._stream.flush()
+
+
+class RecordWriter(_Chain):
+    """The header, then one JSON line per debate, each chained, flushed as it is written."""
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, path: Path | None, keep: int = 0) -> Iterator[RecordWriter | None]:
-        """A writer to ``path``, which keeps its first ``keep`` bytes (the whole records of a
-        run being resumed) and drops the rest."""
+    def open(
+        cls, path: Path | None, header: dict[str, Any], keep: int = 0, last: str = ""
+    ) -> Iterator[RecordWriter | None]:
+        """A writer to ``path``, which keeps its first ``keep`` bytes (the header and whole records
+        of a run being resumed, the last chained to ``last``) and drops the rest."""
         if path is None:
             yield None
             return
         with open(path, "r+" if keep else "w", encoding="utf-8") as stream:
             stream.seek(keep)
             stream.truncate()
-            yield cls(stream)
-
-    def write(self, record: dict[str, Any]) -> None:
-        self._stream.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self._stream.flush()
+            if not keep:
+                text, last = _line(START, {"header": header})
+                stream.write(text)
+            yield cls(stream, last)
 
 
 def journal_path(path: Path) -> Path:
@@ -69,56 +121,122 @@ def journal_path(path: Path) -> Path:
     return path.with_name(path.name + ".journal")
 
 
-class Journal:
-    """Every event of the debates in flight, appended (and flushed) as it happens, one line each,
-    so that a run whose process dies can resume a debate from its last event: the moves already
-    committed and the verifier's answers already given (a person's, say) are not asked again. The
-    file goes when the run ends."""
-
-    def __init__(self, stream: IO[str]):
-        self._stream = stream
+class Journal(_Chain):
+    """Every event of the debates in flight, appended (and flushed) as it happens, one line each
+    after the run's header, each chained like a record's lines, so that a run whose process dies
+    can resume a debate from its last event: the moves already committed and the verifier's
+    answers already given (a person's, say) are not asked again. The file goes when the run ends."""
 
     @classmethod
     @contextlib.contextmanager
-    def open(cls, path: Path | None) -> Iterator[Journal | None]:
+    def open(cls, path: Path | None, header: dict[str, Any]) -> Iterator[Journal | None]:
         if path is None:
             yield None
             return
         with open(journal_path(path), "w", encoding="utf-8") as stream:
-            yield cls(stream)
+            text, last = _line(START, {"debate": None, "header": header})
+            stream.write(text)
+            yield cls(stream, last)
         journal_path(path).unlink()
 
     def events(self, index: int, prefix: list[dict] | None = None) -> list[dict]:
         """Debate ``index``'s event list: what is appended to it is journaled (``prefix``, the
         events it resumes from, first)."""
-        events = _Journaled(self._stream, index)
+        events = _Journaled(self, index)
         for event in prefix or ():
             events.append(event)
         return events
 
 
 class _Journaled(list):
-    def __init__(self, stream: IO[str], index: int):
+    def __init__(self, journal: Journal, index: int):
         super().__init__()
-        self._stream, self._index = stream, index
+        self._journal, self._index = journal, index
 
     def append(self, event: dict) -> None:
         super().append(event)
-        self._stream.write(json.dumps({"debate": self._index, "event": event}, separators=(",", ":")) + "\n")
-        self._stream.flush()
+        self._journal.write({"debate": self._index, "event": event})
 
 
-def journaled(path: Path) -> dict[int, list[dict]]:
-    """The events each unfinished debate of a stopped run had journaled (none if no journal)."""
+class Mismatch(ValueError):
+    """A record or journal that is not the run's (another header), or whose chain is broken."""
+
+
+def chain_lines(
+    path: Path, header: dict[str, Any] | None = None, whole: bool = False
+) -> Iterator[tuple[int, dict, int, str]]:
+    """The lines of a record or journal after its header: (line number, object, bytes up to and
+    including it, its hash), each checked to be chained to the one before; the first line must be
+    a header (equal to ``header`` when given). With ``whole``, a last line cut off mid-write (its
+    process died) ends the file quietly. A broken chain is a :class:`Mismatch` naming the line; a
+    line that is not JSON is a :class:`~debatekit.files.FileMistake`."""
+    last, offset = START, 0
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 (closed by the with below)
+    except OSError as err:
+        raise FileMistake(path, None, f"cannot read it: {err.strerror or err}") from None
+    with stream:
+        number = 0
+        while raw := stream.readline(MAX_LINE + 1):
+            number += 1
+            if len(raw) > MAX_LINE:
+                raise FileMistake(path, number, f"line longer than {MAX_LINE} bytes")
+            if whole and not raw.endswith(b"\n"):
+                return
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise FileMistake(path, number, "not UTF-8 text") from None
+            found = CHAIN.search(raw)
+            value = parse_json(text, path, number) if text.strip() else None
+            if not isinstance(value, dict):
+                raise FileMistake(path, number, "expected a JSON object" if value is not None else "a blank line")
+            if found is None and number == 1:
+                raise FileMistake(path, number, "not a record or journal (its first line carries no chain hash)")
+            if found is None:
+                raise Mismatch(f"{path}:{number}: the line carries no chain hash (it was edited or added)")
+            body = raw[: found.start()].decode("utf-8") + "}"
+            if chained(last, body) != found.group(1).decode():
+                raise Mismatch(f"{path}:{number}: the chain is broken here (the line was edited, or one before it)")
+            last, offset = found.group(1).decode(), offset + len(raw)
+            if number == 1:
+                if not isinstance(value.get("header"), dict):
+                    raise FileMistake(path, 1, "not a record or journal (its first line is no header)")
+                differ = [] if header is None else _differ(value["header"], header)
+                if differ:
+                    raise Mismatch(f"{path}:1: not this run's (its header differs in {', '.join(differ)})")
+            yield number, value, offset, last
+        if number == 0 and not whole:
+            raise FileMistake(path, None, "empty: not a record (its first line is a header)")
+
+
+def _differ(stored: dict[str, Any], header: dict[str, Any]) -> list[str]:
+    """The fields in which a file's header is not ``header``'s. A run whose verifier asked another
+    oracle (a person) may go on with any: its header's ``oracle`` stays the weaker "other"."""
+    keys = {*stored, *header} - ({"oracle"} if stored.get("oracle") == "other" else set())
+    return sorted(k for k in keys if stored.get(k) != header.get(k))
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The header of a record file (its first line)."""
+    for _, value, _, _ in chain_lines(path):
+        return value["header"]
+    raise FileMistake(path, None, "empty: not a record (its first line is a header)")
+
+
+def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[dict]]:
+    """The events each unfinished debate of a stopped run had journaled (none if no journal),
+    from a journal bound to ``header`` and chained line by line (else a :class:`Mismatch`)."""
     found: dict[int, list[dict]] = {}
-    if not journal_path(path).exists():
+    journal = journal_path(path)
+    if not journal.exists():
         return found
-    with open(journal_path(path), "rb") as stream:
-        for line in stream:
-            if not line.endswith(b"\n"):
-                break
-            entry = json.loads(line)
-            found.setdefault(int(entry["debate"]), []).append(entry["event"])
+    for number, entry, _, _ in chain_lines(journal, header, whole=True):
+        if number == 1:
+            continue
+        if type(entry.get("debate")) is not int or entry["debate"] < 0 or not isinstance(entry.get("event"), dict):
+            raise FileMistake(journal, number, "not a journal entry (a debate number and its event)")
+        found.setdefault(entry["debate"], []).append(entry["event"])
     return found
 
 
@@ -135,9 +253,77 @@ class Replayed:
     differences: tuple[str, ...]
 
 
+class Forged(ReplayError):
+    """A record or journal holding what no debate could have produced: an answer its oracle never gives."""
+
+
+def answer_mistake(oracle: Oracle, question: Hashable, n: Any, answer: Any) -> str | None:
+    """Why ``answer``, recorded as the yes count of ``n`` queries of ``question``, cannot be what
+    ``oracle`` gave (a count outside 0..n; for a known P[yes] of 0 or 1, any other count: a
+    deterministic oracle's answer is its answer, a known probability's lies in its support), or
+    None. An oracle whose probabilities are hidden (a person, a model, ``--oracle sample``'s view)
+    only bounds the count."""
+    if type(n) is not int or n < 1:
+        return f"a count of {n!r} queries"
+    if type(answer) is not int or not 0 <= answer <= n:
+        return f"an answer of {answer!r} to {n} queries"
+    p = oracle.probability(question)
+    if p is not None and p in (0.0, 1.0) and answer != int(p) * n:
+        return f"an answer of {answer} to {n} queries, which the oracle never gives here (P[yes] = {p:g})"
+    return None
+
+
+def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> End | None:
+    """``spec``'s nodes on ``instance`` walked with ``events``' moves and verifier answers, each
+    answer checked against the instance's oracle (a :class:`Forged` if it never gives it); with
+    ``partial`` (a journal's prefix) None where the events end, else a :class:`ReplayError`."""
+    moves = iter([e for e in events if "move" in e])
+    answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
+    node = spec.debate(instance, Reader(ledger))  # type: ignore[misc]
+    while isinstance(node, Move):
+        event = next(moves, None)
+        if event is None and partial:
+            return None
+        if event is None or event["move"] != node.role.value:
+            raise ReplayError(f"the record has no {node.role.value} move here")
+        if "forfeit" in event:
+            node = forfeit(node.role, event["forfeit"], spec.alice_argues)
+        else:
+            _, node = advance(node, from_json(event["message"]), spec.alice_argues)
+
+    class _Ended(Exception):
+        pass
+
+    def answer(question: Hashable) -> int:
+        event = next(answers, None)
+        if event is None:
+            if partial:
+                raise _Ended
+            raise ReplayError("the record has fewer verifier queries than the verifier makes")
+        why = answer_mistake(instance.oracle, question, event.get("n"), event.get("answer"))
+        if why is not None:
+            raise Forged(f"verifier query {ledger.queries[Role.VERIFIER] + 1}: {why}")
+        ledger.count_queries(Role.VERIFIER, event["n"])
+        return event["answer"]
+
+    try:
+        return node if isinstance(node, End) else judge(node, answer, spec.alice_argues)
+    except _Ended:
+        return None
+
+
+def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:
+    """A journaled prefix of a node protocol's debate, checked before it is continued: its moves
+    fit the protocol and each verifier answer it holds is one ``instance``'s oracle can give
+    (a :class:`ReplayError` or :class:`Forged` otherwise)."""
+    if spec.debate is not None:
+        _walk(events, spec, instance, Ledger(), partial=True)
+
+
 def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Replayed:
     """Walk ``spec``'s nodes on ``instance`` again with the record's committed messages and the
-    verifier's recorded oracle answers; compare the verdict, the forfeit and the verifier's counts."""
+    verifier's recorded oracle answers, each checked against the instance's oracle; compare the
+    verdict, the forfeit and the verifier's counts."""
     events = record["events"]
     if events is None:
         raise ReplayError("the record keeps no events")
@@ -147,27 +333,12 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         if spec.replay is None:
             raise ReplayError(f"{spec.name} cannot replay its records")
         return spec.replay(record, instance)
-    moves = iter([e for e in events if "move" in e])
-    answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
     ledger = Ledger()
-    node = spec.debate(instance, Reader(ledger))
-    while isinstance(node, Move):
-        event = next(moves, None)
-        if event is None or event["move"] != node.role.value:
-            raise ReplayError(f"the record has no {node.role.value} move here")
-        if "forfeit" in event:
-            node = forfeit(node.role, event["forfeit"], spec.alice_argues)
-        else:
-            _, node = advance(node, from_json(event["message"]), spec.alice_argues)
-
-    def answer(question: Hashable) -> int:
-        event = next(answers, None)
-        if event is None:
-            raise ReplayError("the record has fewer verifier queries than the verifier makes")
-        ledger.count_queries(Role.VERIFIER, event["n"])
-        return int(event["answer"])
-
-    end = node if isinstance(node, End) else judge(node, answer, spec.alice_argues)
+    try:
+        end = _walk(events, spec, instance, ledger, partial=False)
+    except Forged as err:
+        return Replayed(record["debate"], False, (str(err),))
+    assert end is not None
     found = {
         "verdict": end.verdict,
         "forfeit": end.forfeit.value if end.forfeit else None,
@@ -186,29 +357,22 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
     return Replayed(record["debate"], not differences, differences)
 
 
-def completed(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """The whole records at the head of a file whose run stopped (its process died, say), and the
-    bytes they take: a last line cut off mid-write, and anything after it, is not kept."""
+def completed(path: Path, header: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str]:
+    """The whole records at the head of a file whose run stopped (its process died, say), the
+    bytes they take (its header's included) and the last one's hash: a last line cut off
+    mid-write is not kept. The file must be this run's (``header``) with its chain unbroken."""
     records: list[dict[str, Any]] = []
-    kept = 0
-    with open(path, "rb") as stream:
-        for line in stream:
-            if not line.endswith(b"\n"):
-                break
-            try:
-                records.append(json.loads(line))
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                break
-            kept += len(line)
-    return records, kept
+    kept, last = 0, START
+    for number, value, offset, link in chain_lines(path, header, whole=True):
+        records += [value] if number > 1 else []
+        kept, last = offset, link
+    return records, kept, last
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a JSONL file, one per line."""
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise ReplayError(f"line {number} is not JSON: {err.msg}") from err
+    """The records of a file written by ``run --record``, after its header, the chain checked (and
+    dropped from each)."""
+    for number, value, _, _ in chain_lines(path):
+        if number > 1:
+            value.pop("chain")
+            yield value

@@ -23,6 +23,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from debatekit.files import FileMistake, read_json
+
 DEFAULT_LOG_DIR = Path("debatekit-logs")
 RUN_FILE, RECORDS_FILE, SUMMARY_FILE = "run.json", "debates.jsonl", "summary.json"
 
@@ -158,18 +160,28 @@ def outcome(command: str, summary: dict[str, Any]) -> str:
 
 
 def runs(log_dir: Path) -> list[LoggedRun]:
-    """The commands logged in ``log_dir``, oldest first (folders without a readable ``run.json`` are skipped)."""
+    """The commands logged in ``log_dir``, oldest first (folders without a ``run.json`` or whose
+    ``run.json`` is not a run's are skipped); a file that is not JSON, or nested too deep, is a
+    :class:`~debatekit.files.FileMistake` naming it and its line."""
     found = []
     for folder in sorted(log_dir.iterdir()) if log_dir.is_dir() else ():
         try:
-            head = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+            head = read_json(folder / RUN_FILE)
             config = head["config"]
             command = str(config.get("command", "run"))
+        except FileMistake:
+            if (folder / RUN_FILE).is_file():
+                raise
+            continue
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         try:
-            summary = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
+            summary = read_json(folder / SUMMARY_FILE)
             said = outcome(command, summary)
+        except FileMistake:
+            if (folder / SUMMARY_FILE).is_file():
+                raise
+            summary, said = {}, None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             summary, said = {}, None
         accept = summary.get("accept_rate") if said is not None else None

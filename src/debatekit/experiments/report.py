@@ -14,7 +14,6 @@ Wilson 95% intervals (:func:`debatekit.analysis.stats.wilson`); bounds are drawn
 from __future__ import annotations
 
 import base64
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -25,6 +24,7 @@ from typing import Any
 from debatekit.analysis.stats import wilson
 from debatekit.experiments.logs import RUN_FILE, SUMMARY_FILE
 from debatekit.experiments.sweep import RESULTS_FILE, flat
+from debatekit.files import FileMistake, read_json, read_jsonl
 
 REPORT_FILE = "report.html"
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
@@ -196,8 +196,8 @@ def read_run_folder(folder: Path) -> Report:
     (a :class:`Frontier`) or ``demo`` (its rows); an unfinished or unreadable one is noted as skipped."""
     report = Report(title=folder.name)
     try:
-        head = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-        summary = json.loads((folder / SUMMARY_FILE).read_text(encoding="utf-8"))
+        head = read_json(folder / RUN_FILE)
+        summary = read_json(folder / SUMMARY_FILE)
         config = head["config"]
         command = config.get("command", "run")
         if command == "run":
@@ -212,7 +212,13 @@ def read_run_folder(folder: Path) -> Report:
             report.extend(from_demo(summary, folder.name))
         else:
             report.skipped.append(f"{folder.name} ({command}: nothing to draw)")
-    except (OSError, ValueError, KeyError, TypeError) as err:
+    except ReportError:
+        raise
+    except FileMistake as err:
+        if (folder / RUN_FILE).is_file() and (folder / SUMMARY_FILE).is_file():
+            raise ReportError(str(err)) from None
+        report.skipped.append(f"{folder.name} (unfinished: {err.reason})")  # its summary not written yet
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.skipped.append(f"{folder.name} ({type(err).__name__}: unfinished or unreadable)")
     return report
 
@@ -319,8 +325,10 @@ def _payoffs(record_path: str | None, row: dict[str, Any]) -> tuple[float, ...]:
     """Per-debate payoffs from a run's records, for the protocols with payoffs."""
     if row.get("payoff_mean") is None or not record_path or not Path(record_path).is_file():
         return ()
-    with Path(record_path).open(encoding="utf-8") as lines:
-        return tuple(float(json.loads(line)["payoff"]) for line in lines if line.strip())
+    try:
+        return tuple(float(r["payoff"]) for n, r in read_jsonl(record_path) if not (n == 1 and "header" in r))
+    except (KeyError, TypeError, ValueError) as err:  # FileMistake names the file and line
+        raise ReportError(str(err) if isinstance(err, FileMistake) else f"{record_path}: not a run's records") from None
 
 
 # -- series: exactly what each plot draws ---------------------------------------------------------

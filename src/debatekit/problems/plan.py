@@ -73,7 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.files import FileMistake, parse_json, parse_toml, read_text
+from debatekit.files import FileMistake, parse_json, parse_toml, read_bytes, read_text
 from debatekit.machine.decomposition import Decomposition, Judged, Query, natural
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.oracle import FunctionOracle, Oracle, Question
@@ -572,6 +572,7 @@ def plan_problem(file: Traversable) -> Problem:
     """The problem of the plan in ``file``: of size T, with the plan and its variant as its
     instances (whichever truth each states), on the protocols both meet."""
     plans = {plan.truth: plan for plan in load(file)}
+    content = read_bytes(file)  # load read it whole: within the cap
     first = next(iter(plans.values()))
     protocols = tuple(p for p in first.protocols if all(p in plan.protocols for plan in plans.values()))
     size, judged = len(first.steps), sum(isinstance(s, Ask) for s in first.steps)
@@ -580,7 +581,7 @@ def plan_problem(file: Traversable) -> Problem:
         if truth not in plans:
             stated = "yes" if truth else "no"
             raise PlanError(f"{first.where}: the plan has no {stated!r} instance; add a [variant] stating it")
-        return plans[truth].instance()
+        return dataclasses.replace(plans[truth].instance(), content=content, file=str(file))
 
     description = f"{first.title} (a plan of {size} steps, {judged} judged: {file.name})"
     return Problem(first.name, description, protocols, size, size, size, make)

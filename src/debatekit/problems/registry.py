@@ -48,6 +48,12 @@ class Instance:
     decomposition: Decomposition | Callable[[], Decomposition] | None = None
     """The recursive decomposition M_D of x for prover-estimator and naive recursive debate
     (Definition 5.1), or a function building it on first use."""
+    content: bytes = b""
+    """What fixes the instance beyond its problem, size, truth, x and witness, hashed into its
+    records' fingerprint: a plan file's bytes (a built-in problem's machine, oracle and
+    decomposition are functions of its name, size, parameters and x)."""
+    file: str | None = None
+    """The file the problem was read from (a plan), kept in a record's header so replay reads it again."""
 
     def levelled_circuit(self) -> LevelledCircuit | None:
         """The levelled form, built (once) if it was given as a function."""

@@ -32,7 +32,7 @@ import numpy as np
 
 from debatekit.engine.boundary import as_bit
 from debatekit.engine.play import describe
-from debatekit.engine.record import Replayed, ReplayError
+from debatekit.engine.record import Forged, Replayed, ReplayError
 from debatekit.engine.streams import Stream, counter
 from debatekit.engine.trust import charge
 from debatekit.ledger import Role, Tally
@@ -139,6 +139,8 @@ class _Party:
             if not self.given:
                 raise ReplayError("the record has fewer verifier answers than the verifier asks")
             yes = self.given.popleft()
+            if not 0 <= yes <= count or (p in (0.0, 1.0) and yes != int(p) * count):  # p is NaN when hidden
+                raise Forged(f"the verifier's answer at step {t}: {yes} of {count}, which the oracle never gives here")
         elif p == p:  # known: one binomial draw for `count` queries
             yes = debate.stream.binomial(at, count, p)
         else:  # sample-only: the oracle answers the count of yes itself
