@@ -158,20 +158,37 @@ class _Point:
 
 
 class _RoundTests(CallableTests):
-    """The tests of one round on registered points (integer indices into ``points``)."""
+    """The tests of one round on registered points (integer indices into ``points``).
+
+    The selection test asks A at every answer vector z, so its advantage is computed only where
+    it can count: Adv_f = sum_x mu(x) sum_z (g - h)(x, z) f(x, z, h(x)) needs f only where
+    g(x, z) ≠ h(x, z) (on a point mass g and a projected h, a handful of z). Its values at every z
+    are computed only for a step that takes it (Algorithm 1, line 8)."""
 
     def __init__(self, owner: Indistinguishable, level: int, selection: bool):
         self.owner, self.level, self.selection = owner, level, selection
         q = owner.D.width
         super().__init__(self._values, 2 * q + 2 + int(selection))
 
-    def _values(self, points: Any, h: np.ndarray) -> np.ndarray:
-        rows = [self.owner.points[int(i)] for i in points]
-        out = np.stack([p.static for p in rows], axis=1)  # (n_static, batch, 2^q)
+    def _static(self, points: Any) -> np.ndarray:
+        return np.stack([self.owner.points[int(i)].static for i in points], axis=1)  # (n_static, batch, 2^q)
+
+    def _values(self, points: Any, h: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+        out = self._static(points)
         if not self.selection:
             return out
-        chosen = np.stack([self.owner.selection(p, row) for p, row in zip(rows, h, strict=True)])
+        rows = [self.owner.points[int(i)] for i in points]
+        chosen = np.stack(
+            [
+                self.owner.selection(p, row, None if where is None else np.flatnonzero(w))
+                for p, row, w in zip(rows, h, where if where is not None else h, strict=True)
+            ]
+        )
         return np.concatenate([out, chosen[None]], axis=0)
+
+    def advantages(self, points: Any, mu: np.ndarray, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+        gap = g - h
+        return np.einsum("fxz,x,xz->f", self._values(points, h, gap != 0), mu, gap)
 
     def value(self, f: int, points: Any, h: np.ndarray) -> np.ndarray:
         if f < self.n - int(self.selection):
@@ -263,14 +280,14 @@ class Indistinguishable:
             self.points.append(_Point(s, ys, np.clip(static, -1, 1)))
         return self.index[key]
 
-    def selection(self, point: _Point, row: np.ndarray) -> np.ndarray:
-        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z, j being A's choice at the estimates h gives
-        (her most likely choice when she mixes)."""
+    def selection(self, point: _Point, row: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z (or the z in ``where``; 0 elsewhere), j being
+        A's choice at the estimates h gives (her most likely choice when she mixes)."""
         q, s = self.D.width, point.situation
         out = np.zeros(2**q)
         every = _all_conditionals(row)
-        for index in range(2**q):
-            z = tuple(int(b) for b in np.binary_repr(index, q))
+        for index in range(2**q) if where is None else where:
+            z = tuple(int(b) for b in np.binary_repr(int(index), q))
             estimates = tuple(float(b) for b in every[index])
             choices = self._choices(s, point.subqueries, estimates, z)
             if not choices:
