@@ -92,6 +92,9 @@ def test_each_position_is_asked_once_in_batches():
     committed.commit(tuple(range(pe.PROOF_BATCH + 10)))
     assert [len(a) for a in source.asked[2:]] == [pe.PROOF_BATCH, 10 - 4]  # 3, 4, 5 and 6 were committed
     assert committed.requests == 4
+    far = (1 << 50) + 1  # a sparsely numbered proof: no dense array of that length
+    assert committed.bits((far, 7, far)) == (1, 1, 1) and committed.bits((far,)) == (1,)
+    assert source.asked[4:] == [(far,)] and committed.requests == 5
 
 
 def test_a_sent_array_is_copied_and_garbage_is_her_forfeit():

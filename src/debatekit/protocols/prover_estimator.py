@@ -341,6 +341,9 @@ class Prover(Protocol):
 
 PROOF_BATCH = 1 << 16
 """The most proof positions asked of A in one request."""
+DENSE_POSITIONS = 1 << 26
+"""Positions below this are kept in one uint8 array (the built-in problems' proofs, m ≤ 2^24);
+positions above it (a decomposition that numbers its proof sparsely) in a dict."""
 _UNASKED = 254
 """A position of the proof not yet committed (never a committed value: 0, 1 or NOT_A_BIT)."""
 
@@ -366,6 +369,8 @@ class CommittedProof:
         """How many batched requests A has been asked (each once, at most PROOF_BATCH positions)."""
         self._bits = np.full(0, _UNASKED, dtype=np.uint8)
         self._why: np.ndarray | None = None
+        self._far: dict[int, tuple[int, int]] = {}
+        """Positions at or above DENSE_POSITIONS: (bit, reason number)."""
         self._reasons: list[str] = []
 
     def _grow(self, top: int) -> None:
@@ -380,11 +385,27 @@ class CommittedProof:
         """Ask A once, in batches, for the positions not yet committed."""
         if not positions:
             return
-        self._grow(max(positions))
         wanted = np.fromiter(positions, dtype=np.int64, count=len(positions))
-        missing = np.unique(wanted[self._bits[wanted] == _UNASKED])
+        dense = wanted < DENSE_POSITIONS
+        if dense.any():
+            self._grow(int(wanted[dense].max()))
+        known = np.zeros(len(wanted), dtype=bool)
+        known[dense] = self._bits[wanted[dense]] != _UNASKED
+        known[~dense] = [int(j) in self._far for j in wanted[~dense]]
+        missing = np.unique(wanted[~known])
         for start in range(0, len(missing), PROOF_BATCH):
             self._ask(missing[start : start + PROOF_BATCH])
+
+    def _store(self, batch: np.ndarray, values: np.ndarray | int, why: int = 0) -> None:
+        dense = batch < DENSE_POSITIONS
+        self._bits[batch[dense]] = values[dense] if isinstance(values, np.ndarray) else values
+        if why:
+            if self._why is None:
+                self._why = np.zeros(len(self._bits), dtype=np.int32)
+            self._why[batch[dense]] = why
+        for k in np.flatnonzero(~dense):
+            value = int(values[k]) if isinstance(values, np.ndarray) else values
+            self._far[int(batch[k])] = (value, why)
 
     def _ask(self, batch: np.ndarray) -> None:
         self.requests += 1
@@ -395,25 +416,26 @@ class CommittedProof:
             sent = bad
         bits = parse(sent, lambda m: commit_bits(m, len(leaves), Role.ALICE), Role.ALICE, "proof")
         if isinstance(bits, Malformed):
-            self._bits[batch] = NOT_A_BIT
-            if self._why is None:
-                self._why = np.zeros(len(self._bits), dtype=np.int32)
             self._reasons.append(bits.reason)
-            self._why[batch] = len(self._reasons)
+            self._store(batch, NOT_A_BIT, len(self._reasons))
         else:
-            self._bits[batch] = bits
+            self._store(batch, bits)
+
+    def _read(self, j: int) -> tuple[int, int]:
+        if j < DENSE_POSITIONS:
+            return int(self._bits[j]), int(self._why[j]) if self._why is not None else 0
+        return self._far[j]
 
     def bits(self, positions: tuple[int, ...]) -> tuple[int, ...]:
         """The committed bits at ``positions`` (NOT_A_BIT where A's was not a bit), asking A for
         the ones not yet committed."""
         self.commit(positions)
-        return tuple(int(self._bits[j]) for j in positions)
+        return tuple(self._read(j)[0] for j in positions)
 
     def reason(self, j: int) -> str:
         """Why position ``j`` holds no bit."""
-        if self._why is not None and self._why[j]:
-            return self._reasons[int(self._why[j]) - 1]
-        return f"proof bit {j} is not 0 or 1"
+        why = self._read(j)[1]
+        return self._reasons[why - 1] if why else f"proof bit {j} is not 0 or 1"
 
 
 class Boundary:
