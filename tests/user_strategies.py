@@ -160,3 +160,98 @@ class HugeShareAlice(HugeClaimAlice):
 
     def shares(self, view: Any) -> Any:
         return HUGE
+
+
+# -- prover-estimator provers that try to show B and the verifier different proofs (issue 25) --
+# Each plays the bad-proof line (the wrong claim, A^k = 0 until round 0, recursion to the subclaim
+# B believes most, A^0 = -1 there) and answers the proof request with bits that depend on who
+# asks. They take either interface, proof(j) -> bit or proof(leaves) -> bits, so the same cheater
+# shows the hole on the code before the committed proof and its closing after.
+
+REACHED: set[int] = set()
+"""Proof positions of the leaves a playing copy reached (written by :class:`GlobalCheater`)."""
+ASKED: set[int] = set()
+"""Proof positions asked before (read and written by :class:`SecondCallCheater`)."""
+SENT: list[Any] = []
+"""The arrays :class:`MutatingCheater` sent, which she zeroes later."""
+
+
+def _bits(seat: Seat, leaves: Any, lie: Any) -> Any:
+    """The implicit proof at ``leaves`` (an int or a tuple), 0 wherever ``lie(j)`` holds."""
+    D = seat.instance.recursive_decomposition()
+    if isinstance(leaves, int):
+        return 0 if lie(leaves) else D.proof(leaves)
+    return [0 if lie(j) else D.proof(j) for j in leaves]
+
+
+class _BadProofLine:
+    def __init__(self, seat: Seat):
+        from debatekit.players.prover_estimator import BadProof
+
+        self.seat, self.line = seat, BadProof(seat)
+
+    def claim(self) -> int:
+        return self.line.claim()
+
+    def answer(self, level: int, query: Any) -> int:
+        return self.line.answer(level, query)
+
+    def direction(self, s: Any) -> int:
+        return self.line.direction(s)
+
+    def queries(self, s: Any) -> Any:
+        return self.line.queries(s)
+
+    def recurse(self, s: Any, subqueries: Any, estimates: Any, z: Any) -> int:
+        return self.line.recurse(s, subqueries, estimates, z)
+
+
+class SeatCheater(_BadProofLine):
+    """Honest proof bits when her seat has no opponent (B simulating her), 0 when it names one
+    (the verifier's copy, seated like the playing one)."""
+
+    def proof(self, leaves: Any) -> Any:
+        return _bits(self.seat, leaves, lambda j: self.seat.opponent is not None)
+
+
+class GlobalCheater(_BadProofLine):
+    """The playing copy writes the leaf it reached into a module variable; a copy asked for proof
+    bits answers 0 there and honestly elsewhere."""
+
+    def direction(self, s: Any) -> int:
+        if s.level == 0:
+            REACHED.update(self.seat.instance.recursive_decomposition().leaf(s.query))
+        return super().direction(s)
+
+    def proof(self, leaves: Any) -> Any:
+        return _bits(self.seat, leaves, lambda j: j in REACHED)
+
+
+class SecondCallCheater(_BadProofLine):
+    """Honest the first time a position is asked, 0 every time after (B's training asks first)."""
+
+    def proof(self, leaves: Any) -> Any:
+        def again(j: int) -> bool:
+            seen = j in ASKED
+            ASKED.add(j)
+            return seen
+
+        return _bits(self.seat, leaves, again)
+
+
+class MutatingCheater(_BadProofLine):
+    """Answers with honest bits in a numpy array it keeps, and zeroes every array it sent once
+    the playing copy reaches round 0 (the committed copy must not see it)."""
+
+    def direction(self, s: Any) -> int:
+        if s.level == 0:
+            for sent in SENT:
+                sent[:] = 0
+        return super().direction(s)
+
+    def proof(self, leaves: Any) -> Any:
+        import numpy as np
+
+        bits = np.array(_bits(self.seat, leaves, lambda j: False), dtype=np.uint8)
+        SENT.append(bits)
+        return bits

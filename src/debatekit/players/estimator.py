@@ -51,7 +51,7 @@ import numpy as np
 
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
-from debatekit.players.base import Seat, own_copies
+from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.indistinguishable import (
     CallableTests,
     Estimate,
@@ -59,7 +59,9 @@ from debatekit.players.indistinguishable import (
     conditional,
     indistinguishable,
 )
+from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import (
+    CommittedProof,
     ProofTruth,
     Situation,
     bit_of,
@@ -69,6 +71,7 @@ from debatekit.protocols.prover_estimator import (
     gives_implicit_proof,
     index_of,
     parse,
+    raised,
     rules_of,
     split_of,
 )
@@ -81,46 +84,59 @@ SITUATION_LIMIT = 4096
 """The most situations μ_k may hold."""
 SELECTION_LIMIT = 4096
 PROOF_SEED = 0
-"""The seed of the copies of A that B queries: the fresh copies it reads her proof from, and the
-copy Algorithm 1's tests ask while B is trained. So B is a function of the instance, the committed
-A and the rules alone, whichever debate of a run (or of a range of its debates) builds it."""
+"""The seed of the copies of A that B queries: the context-free copy her proof is committed from
+and the copy Algorithm 1's tests ask while B is trained. So B is a function of the instance, the
+committed A and the rules alone, whichever debate of a run (or of a range of its debates) builds it."""
+
+
+def proof_key(alice: Strategy, rules: Any) -> tuple:
+    """The key A's committed proof is kept under, with the instance (:func:`committed_proof`)."""
+    return ("committed proof", alice.name, rules)
+
+
+def committed_proof(instance: Instance, alice: Strategy, rules: Any) -> CommittedProof:
+    """A's committed proof ũ on this instance (:class:`~debatekit.protocols.prover_estimator.CommittedProof`),
+    made on first use and kept with the instance: once per run and input, as the paper's ũ is a
+    function of x alone (Figure 2, step 3b). Every reader (the verifier's round 0 in every debate,
+    B's training, the truthful estimator, the run's P[A(x) = M_D(ũ)]) reads it.
+
+    Its bits are asked of one context-free copy of her strategy: seated on its own copy of the
+    instance, with the generator seeded PROOF_SEED, no oracle access and no opponent, so its seat
+    is the same whoever asks first and whatever debate is under way. Why once per run rather than
+    per debate: B is trained once per run against one proof (Lemma A.4 fixes A, ũ included, and
+    builds B for it); a proof per debate would let a later debate's bits differ from those B was
+    trained on. A strategy whose bits depend on its generator commits to one random proof."""
+
+    def make() -> CommittedProof:
+        own = own_copies(instance, {Role.ALICE: alice})[Role.ALICE]
+        try:
+            source: Any = alice.factory(Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, rules))
+        except Exception as err:  # she cannot sit down: every bit she owes is a forfeit
+            reason = raised("a context-free copy for her proof", err)
+
+            def refused(leaves: tuple[int, ...]) -> Any:
+                raise Malformed(Role.ALICE, reason)
+
+            return CommittedProof(refused)
+        return CommittedProof(lambda leaves: source.proof(leaves), gives_implicit_proof(source, decomposition_of(own)))
+
+    return instance.memo(proof_key(alice, rules), make)
 
 
 def proof_truth(seat: Seat) -> ProofTruth:
-    """The truth of A's committed proof ũ as B reads it: the bits of fresh copies of her strategy
-    (``seat.opponent``), each built with the generator seeded PROOF_SEED and asked one bit, as the
-    verifier asks them (Figure 2, step 3b). A strategy whose bits depend on its generator commits
-    to a random proof, which Lemma A.4's fixed A does not cover. Without a committed A (no
-    opponent in the seat) B reads the implicit proof u. Kept with the instance per A and rules:
-    every debate of a run reads one proof."""
+    """The truth of A's committed proof ũ as B reads it (:func:`committed_proof`; the
+    decomposition's own truth when the proof is known to be the implicit one). Without a committed
+    A (no opponent in the seat) B reads the implicit proof u. Kept with the instance per A and
+    rules: every debate of a run reads one proof."""
     D = decomposition_of(seat.instance)
     opponent = seat.opponent
     if opponent is None:
         return ProofTruth(D, None)
-
-    def fresh() -> Any:
-        own = own_copies(seat.instance, {Role.ALICE: opponent})[Role.ALICE]
-        return opponent.factory(Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules))
-
-    def read() -> ProofTruth:
-        try:
-            probe = fresh()
-        except Exception:  # she cannot sit down: she forfeits every debate, whatever B says
-            return ProofTruth(D, lambda j: None)
-        if gives_implicit_proof(probe, D):
-            return ProofTruth(D, None)
-
-        def bit(j: int) -> int | None:
-            try:
-                sent = fresh().proof(j)
-            except Exception:  # she forfeits at that leaf
-                return None
-            value = parse(sent, bit_of("proof bit"), Role.ALICE, "proof bit")
-            return None if isinstance(value, Malformed) else value
-
-        return ProofTruth(D, bit)
-
-    return seat.instance.memo(("proof truth", opponent.name, rules_of(seat)), read)
+    rules = rules_of(seat)
+    committed = committed_proof(seat.instance, opponent, seat.rules)
+    return seat.instance.memo(
+        ("proof truth", opponent.name, rules), lambda: ProofTruth(D, None if committed.implicit else committed)
+    )
 
 
 def _expected(parsed: list[tuple[float, Any]], default: float = 0.0) -> float:
@@ -142,20 +158,37 @@ class _Point:
 
 
 class _RoundTests(CallableTests):
-    """The tests of one round on registered points (integer indices into ``points``)."""
+    """The tests of one round on registered points (integer indices into ``points``).
+
+    The selection test asks A at every answer vector z, so its advantage is computed only where
+    it can count: Adv_f = sum_x mu(x) sum_z (g - h)(x, z) f(x, z, h(x)) needs f only where
+    g(x, z) ≠ h(x, z) (on a point mass g and a projected h, a handful of z). Its values at every z
+    are computed only for a step that takes it (Algorithm 1, line 8)."""
 
     def __init__(self, owner: Indistinguishable, level: int, selection: bool):
         self.owner, self.level, self.selection = owner, level, selection
         q = owner.D.width
         super().__init__(self._values, 2 * q + 2 + int(selection))
 
-    def _values(self, points: Any, h: np.ndarray) -> np.ndarray:
-        rows = [self.owner.points[int(i)] for i in points]
-        out = np.stack([p.static for p in rows], axis=1)  # (n_static, batch, 2^q)
+    def _static(self, points: Any) -> np.ndarray:
+        return np.stack([self.owner.points[int(i)].static for i in points], axis=1)  # (n_static, batch, 2^q)
+
+    def _values(self, points: Any, h: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+        out = self._static(points)
         if not self.selection:
             return out
-        chosen = np.stack([self.owner.selection(p, row) for p, row in zip(rows, h, strict=True)])
+        rows = [self.owner.points[int(i)] for i in points]
+        chosen = np.stack(
+            [
+                self.owner.selection(p, row, None if where is None else np.flatnonzero(w))
+                for p, row, w in zip(rows, h, where if where is not None else h, strict=True)
+            ]
+        )
         return np.concatenate([out, chosen[None]], axis=0)
+
+    def advantages(self, points: Any, mu: np.ndarray, g: np.ndarray, h: np.ndarray) -> np.ndarray:
+        gap = g - h
+        return np.einsum("fxz,x,xz->f", self._values(points, h, gap != 0), mu, gap)
 
     def value(self, f: int, points: Any, h: np.ndarray) -> np.ndarray:
         if f < self.n - int(self.selection):
@@ -247,14 +280,14 @@ class Indistinguishable:
             self.points.append(_Point(s, ys, np.clip(static, -1, 1)))
         return self.index[key]
 
-    def selection(self, point: _Point, row: np.ndarray) -> np.ndarray:
-        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z, j being A's choice at the estimates h gives
-        (her most likely choice when she mixes)."""
+    def selection(self, point: _Point, row: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
+        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z (or the z in ``where``; 0 elsewhere), j being
+        A's choice at the estimates h gives (her most likely choice when she mixes)."""
         q, s = self.D.width, point.situation
         out = np.zeros(2**q)
         every = _all_conditionals(row)
-        for index in range(2**q):
-            z = tuple(int(b) for b in np.binary_repr(index, q))
+        for index in range(2**q) if where is None else where:
+            z = tuple(int(b) for b in np.binary_repr(int(index), q))
             estimates = tuple(float(b) for b in every[index])
             choices = self._choices(s, point.subqueries, estimates, z)
             if not choices:

@@ -1,0 +1,148 @@
+"""One committed proof (issue 25): A's context-free proof ũ is committed once per run, before B is
+trained, and B's training and the verifier's round 0 read the same bits (proof of Lemma A.4,
+eq. 10). Provers that show B one proof and the verifier another (by their seat, by a module
+variable the playing copy writes, by answering differently when asked again, by mutating an array
+they sent) are held to the bound and their false claim is rejected."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from debatekit.analysis import recursive
+from debatekit.analysis.montecarlo import make_instance
+from debatekit.catalog import PROTOCOLS
+from debatekit.cli.main import main
+from debatekit.engine.boundary import NOT_A_BIT
+from debatekit.ledger import Malformed, Role
+from debatekit.players.base import resolve
+from debatekit.players.estimator import committed_proof
+from debatekit.problems import PROBLEMS
+from debatekit.protocols import prover_estimator as pe
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import user_strategies  # noqa: E402
+
+SPEC = PROTOCOLS["prover-estimator"]
+CHEATERS = ["SeatCheater", "GlobalCheater", "SecondCallCheater", "MutatingCheater"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cheaters():
+    """The cheaters' module state starts empty in every test."""
+    for state in (user_strategies.REACHED, user_strategies.ASKED, user_strategies.SENT):
+        state.clear()
+
+
+def composite(size: int = 10):
+    return make_instance(PROBLEMS["obfuscated-primality"], size, False, 0)
+
+
+@pytest.mark.parametrize("bob", ["omniscient", "honest"])
+@pytest.mark.parametrize("cheater", CHEATERS)
+def test_cheaters_are_held_to_the_bound_and_rejected(cheater, bob):
+    """Before the committed proof, the first three earned 1.0 in every debate against the truthful
+    estimator (bound 0) and their false claim was accepted; now every debate pays at most the
+    bound and the claim is rejected (verdict 0 = the truth, N composite)."""
+    alice = resolve(f"user_strategies:{cheater}", Role.ALICE, SPEC.strategies[Role.ALICE])
+    tally = recursive.simulate(recursive.PROVER_ESTIMATOR, composite(), alice, SPEC.strategies[Role.BOB][bob], 3,
+                               range(20))  # fmt: skip
+    assert tally.forfeits == {Role.ALICE: 0, Role.BOB: 0}
+    assert np.all(tally.payoffs <= tally.extra["payoff_bound"] + 1e-18)
+    assert np.all(tally.verdicts == 0)
+
+
+@pytest.mark.parametrize("cheater", ["SeatCheater", "GlobalCheater"])
+def test_cheaters_through_the_command_line(cheater, capsys, monkeypatch):
+    """The issue's two cheaters as ``module:attr`` through ``run``: nothing accepted, the mean
+    payoff within the printed bound (the truthful estimator's, 0, and Algorithm 1's)."""
+    monkeypatch.syspath_prepend(str(HERE))
+    for bob in ("omniscient", "honest"):
+        capsys.readouterr()
+        argv = ["run", "prover-estimator", "--problem", "obfuscated-primality", "--size", "10", "--truth", "no",
+                "--alice", f"user_strategies:{cheater}", "--bob", bob, "--trials", "10", "--json"]  # fmt: skip
+        assert main(argv) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["accept_rate"] == 0.0, bob
+        assert out["payoff_mean"] <= out["payoff_bound"], bob
+
+
+class Counting:
+    """A proof source that records every request and answers with the positions' parities."""
+
+    def __init__(self):
+        self.asked: list[tuple[int, ...]] = []
+
+    def proof(self, leaves: tuple[int, ...]) -> list[int]:
+        self.asked.append(leaves)
+        return [j % 2 for j in leaves]
+
+
+def test_each_position_is_asked_once_in_batches():
+    source = Counting()
+    committed = pe.CommittedProof(source.proof)
+    assert committed.bits((5, 3, 5)) == (1, 1, 1)
+    assert committed.bits((3, 4, 5, 6)) == (1, 0, 1, 0)
+    assert source.asked == [(3, 5), (4, 6)]
+    committed.commit(tuple(range(pe.PROOF_BATCH + 10)))
+    assert [len(a) for a in source.asked[2:]] == [pe.PROOF_BATCH, 10 - 4]  # 3, 4, 5 and 6 were committed
+    assert committed.requests == 4
+    far = (1 << 50) + 1  # a sparsely numbered proof: no dense array of that length
+    assert committed.bits((far, 7, far)) == (1, 1, 1) and committed.bits((far,)) == (1,)
+    assert source.asked[4:] == [(far,)] and committed.requests == 5
+
+
+def test_a_sent_array_is_copied_and_garbage_is_her_forfeit():
+    sent = np.array([1, 0, 1], dtype=np.uint8)
+    committed = pe.CommittedProof(lambda leaves: sent if leaves == (0, 1, 2) else [1, 7])
+    assert committed.bits((0, 1, 2)) == (1, 0, 1)
+    sent[:] = 0  # she mutates what she sent: the committed bits are a copy
+    assert committed.bits((0, 1, 2)) == (1, 0, 1)
+    assert committed.bits((8, 9)) == (1, NOT_A_BIT)
+    assert committed.reason(9) == "proof bit 9 is not 0 or 1"
+    wrong = pe.CommittedProof(lambda leaves: [1])
+    assert wrong.bits((0, 1)) == (NOT_A_BIT, NOT_A_BIT)
+    assert "length" in wrong.reason(0)
+
+    def raising(leaves):
+        raise RuntimeError("no proof today")
+
+    failing = pe.CommittedProof(raising)
+    assert failing.bits((4,)) == (NOT_A_BIT,)
+    assert "no proof today" in failing.reason(4)
+
+
+def test_b_and_the_verifier_read_one_object_and_replay_reads_the_record():
+    """The run's committed proof is the one B's seat holds; each record carries the bits its round
+    0 read, and replay reproduces the debate from them without asking A."""
+    instance = composite()
+    alice = resolve("user_strategies:SecondCallCheater", Role.ALICE, SPEC.strategies[Role.ALICE])
+    tally = SPEC.simulate(instance, alice, SPEC.strategies[Role.BOB]["omniscient"], 1, range(4), None, True)
+    committed = committed_proof(instance, alice, pe.rules_for(instance))
+    for record in tally.records:
+        (proof,) = [e for e in record["events"] if e.get("what") == "proof"]
+        assert all(b in (0, 1) for b in proof["message"])
+        user_strategies.ASKED.clear()
+        assert SPEC.replay(json.loads(json.dumps(record)), instance).reproduced
+        assert not user_strategies.ASKED  # replay asked A nothing
+    assert committed.requests == 1  # the whole proof, once, for B's training; the debates read it
+
+
+def test_malformed_request_in_exact_analysis_loses_for_alice():
+    """Without a committed proof the debate commits one from the player itself; garbage there is
+    her forfeit at the leaf."""
+
+    class Garbage(pe.HonestAlice):
+        def proof(self, leaves):
+            raise Malformed(Role.BOB, "blames B")  # not a concession of hers: still her forfeit
+
+    instance = composite(8)
+    D, rules = pe.decomposition_of(instance), pe.rules_for(instance)
+    bob = pe.TruthfulBob(pe.ProofTruth(D, None))
+    value = pe.expected_rewards(D, Garbage(D, rules), bob, rules)
+    assert value.sum() < pe.expected_rewards(D, pe.HonestAlice(D, rules), bob, rules).sum()
