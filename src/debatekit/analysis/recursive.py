@@ -56,6 +56,7 @@ from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
 from debatekit.players.base import Seat, Strategy, own_copies
+from debatekit.players.count_estimator import CountEstimator
 from debatekit.players.estimator import Indistinguishable, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
@@ -390,7 +391,7 @@ def simulate(
         if resuming:
             players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
         rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, prover, oracle)
-        if not isinstance(players, Malformed) and type(players[Role.BOB]) is Indistinguishable:
+        if not isinstance(players, Malformed) and type(players[Role.BOB]) in (Indistinguishable, CountEstimator):
             delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
         payoff, verdict = decided(instance, rewards, record)
         rows.append(rewards)

@@ -1,35 +1,35 @@
 """Lemma A.4's B over the counts M_D reads: the theorem's estimator for wide stable
 decompositions (Theorem 8.3's evidence-majority, q = wκ = 34), where Algorithm 1 over all 2^q
-answer vectors (:class:`~debatekit.players.estimator.Indistinguishable`) cannot run.
+answer vectors (:class:`~debatekit.players.estimator.Indistinguishable`) cannot run. The proof
+that it covers the tests Lemma A.4 uses is docs/count-estimator.md.
 
 Representation. The decomposition names groups of the split whose counts of ones M_D reads
 (:class:`~debatekit.machine.decomposition.CountStatistic`: Appendix C's w majorities of κ). At a
-situation B refines each group by A's answers to its subqueries (a_i, the answers the calibration
-tests (2a_i - 1)(2z_i - 1) read) into *cells* C, and ranges over the count space
-Z' = ∏_C [0, n_C] (:class:`Cells`; 18² = 324 vectors for evidence-majority when A's answers are
-alike in a group, at most 90² = 8100). A distribution H on Z' stands for the exchangeable h on
-{0,1}^q that spreads H(c) evenly over the N(c) = ∏_C binom(n_C, c_C) answer vectors with those
-counts, and B plays Figure 2 by its conditionals B^k_i(z_<i) = P_h[z_i = 1 | z_<i], computed over
-Z' (:meth:`Cells.conditional`: a hypergeometric likelihood of the prefix per cell, O(|Z'|)).
+situation of μ_k B splits each group into *cells* by the correct answers' marginals p_i (what
+Algorithm 1 reads of g through the coordinate tests z_i of :mod:`debatekit.players.estimator`:
+Adv_{z_i} = p_i - 1/2 at its uniform start), and ranges over the count space Z' = ∏_C [0, n_C]
+(:class:`Cells`; 18² = 324 vectors for evidence-majority when a group's answers agree, at most
+90² = 8100). A distribution H on Z' stands for the exchangeable h on {0,1}^q that spreads H(c)
+evenly over the N(c) = ∏_C binom(n_C, c_C) answer vectors with those counts, and B plays Figure 2
+by its conditionals B^k_i(z_<i) = P_h[z_i = 1 | z_<i], computed over Z' in O(|Z'|)
+(:meth:`Cells.conditional`: a hypergeometric likelihood of the prefix per cell).
 
-Training. Per situation of μ_k, Algorithm 1 runs unchanged on the finite sets X = {the situation},
-Z = Z' (Lemma A.3 there, T ≤ 18|Z'|/δ'²) with the correct answers pushed to counts (G, a product
-of per-cell Poisson-binomial laws by dynamic programming, O(Σ_C n_C²)) and the orbit averages of
-the static tests of :mod:`debatekit.players.estimator`: the cell fractions c_C/n_C (of z_i), the
-calibrations (2a_C - 1)(2c_C/n_C - 1), A^k·(M_D - p_k) (r_k over r^k) and M_D. For an exchangeable h
-and a test f = φ∘c, Adv_f(h) on {0,1}^q equals Adv_φ(H) on Z' exactly; where the correct answers
-are constant on every cell (g exchangeable: A's answers are right, or the group's answers agree),
-every test f in [-1, 1] has |Adv_f(h)| ≤ Σ_c |G - H|(c), which covers Lemma A.4's f_(k+1) whatever
-A's recursion rule; elsewhere (a point mass g) |Adv_f(h)| ≤ 2(1 - h(z*)). ``delta`` is the largest
-μ-weighted such bound over the rounds (and the initial round's advantage): a bound on every test
-Lemma A.4 uses (r_init, r_k, f_(k+1)), vacuous where A's answers put wrong and right answers in one
-cell. Algorithm 1 runs at δ' = δ/(2q), so that a point mass g that is constant on cells gets the
-bound δ (the proof: docs/count-estimator.md).
+Training. Per situation, Algorithm 1 runs unchanged on X = {the situation}, Z = Z' (Lemma A.3
+there: T ≤ 18|Z'|/δ'²) with the correct answers pushed to counts (G, per cell a Poisson-binomial
+law by dynamic programming, O(Σ_C n_C²)) and tests that read counts: the thresholds
+1[c_C ≥ t] (whose averages are the cell fractions, the orbit averages of z_i and of the
+calibrations (2a_i - 1)(2z_i - 1)), A^k·(M_D - p_k) (r_k over r^k) and M_D. For a test f = φ∘c,
+Adv_f(h) on {0,1}^q is Adv_φ(H) on Z' exactly; and since g is constant on every cell, every test f
+in [-1, 1], Lemma A.4's f_(k+1) with any recursion rule of A included, has |Adv_f(h)| ≤
+Σ_c |G - H|(c) (``Fit.bound``). ``delta`` is the largest μ-weighted such bound over the rounds (and
+the initial round's advantage). Algorithm 1 runs at δ' = δ/(2q), which makes the bound below δ
+when g is a point mass.
 
-Departures: Algorithm 1 runs per situation (each is δ'-indistinguishable alone, which implies it
-on μ_k), stopped after STEP_BUDGET steps as in :mod:`debatekit.players.estimator`; off μ's support
-B plays Algorithm 1's start (uniform on Z'), where no test weighs it. μ_(k-1) is enumerated from
-every answer vector of every count vector H gives mass (at most ORBIT_LIMIT per situation).
+Departures: Algorithm 1 runs per situation (δ'-indistinguishable at each implies it on μ_k),
+stopped after STEP_BUDGET steps as in :mod:`debatekit.players.estimator`; off μ's support B splits
+groups by nothing and plays Algorithm 1's start (uniform on Z'), where no test weighs it. μ_(k-1)
+is enumerated from every answer vector of the count vectors carrying all of H but less than δ'
+(at most ORBIT_LIMIT per situation); the mass left out is charged to ``delta``.
 """
 
 from __future__ import annotations
@@ -68,15 +68,15 @@ def _pascal(n: int) -> np.ndarray:
     return table
 
 
-def refine(statistic: CountStatistic, answers: Sequence[float]) -> tuple[tuple[int, ...], ...]:
-    """The cells: each group of the statistic split by A's answer to its subqueries (groups in
-    order, then answers in order of first appearance; coordinates ascending)."""
+def refine(statistic: CountStatistic, labels: Sequence[object]) -> tuple[tuple[int, ...], ...]:
+    """The cells: each group of the statistic split by a label per answer (groups in order, then
+    labels in order of first appearance; coordinates ascending)."""
     cells = []
     for group in statistic.groups:
-        by_answer: dict[float, list[int]] = {}
+        by_label: dict[object, list[int]] = {}
         for i in sorted(group):
-            by_answer.setdefault(answers[i], []).append(i)
-        cells += [tuple(cell) for cell in by_answer.values()]
+            by_label.setdefault(labels[i], []).append(i)
+        cells += [tuple(cell) for cell in by_label.values()]
     return tuple(cells)
 
 
@@ -175,12 +175,11 @@ class _CountPoint(_Point):
 @dataclass(frozen=True)
 class Fit:
     """Algorithm 1 at one situation: its estimate over Z', the correct answers pushed to Z'
-    (``truth``), whether they are constant on every cell (``exchangeable``), and ``bound``, the
-    most any test in [-1, 1] on {0,1}^q can tell the lifted h from g there."""
+    (``truth``), and ``bound`` = Σ_c |G - H|(c), the most any test in [-1, 1] on {0,1}^q can tell
+    the lifted h from g there (the correct answers are constant on every cell)."""
 
     estimate: Estimate
     truth: np.ndarray
-    exchangeable: bool
     bound: float
 
 
@@ -212,7 +211,7 @@ class CountEstimator(Indistinguishable):
             for s, w in frontier.items():
                 ys = self._split(s)
                 if ys is not None:  # else A forfeits here: nothing below to estimate
-                    weights[self._register(s, ys)] += w
+                    weights[self._register(s, ys, [self.truth.truth(y, level - 1) for y in ys])] += w
             if not weights:
                 break
             keys = np.array(sorted(weights))
@@ -228,13 +227,14 @@ class CountEstimator(Indistinguishable):
                 bound += 2 * left_out
             self.delta = max(self.delta, bound)
 
-    def _register(self, s: Situation, ys: tuple[Query, ...]) -> int:
+    def _register(self, s: Situation, ys: tuple[Query, ...], marginals: Sequence[float] | None = None) -> int:
+        """The situation's point: its cells (the statistic's groups, split by the correct answers'
+        marginals p_i on training situations) and the count tests on them."""
         key = (s, ys)
         if key not in self.index:
-            k = s.level
-            answers = [self._answer(k - 1, y) for y in ys]
-            cells = Cells(refine(self.D.statistic, answers), self.D.width)  # type: ignore[arg-type]
-            M = np.array([self.D.combine(s.query, k, cells.representative(c)) for c in range(cells.size)], dtype=float)
+            labels = [0.0] * self.D.width if marginals is None else list(marginals)
+            cells = Cells(refine(self.D.statistic, labels), self.D.width)  # type: ignore[arg-type]
+            M = np.array([self.D.combine(s.query, s.level, cells.representative(c)) for c in range(cells.size)])
             thresholds = [cells.counts[:, C] >= t for C, n in enumerate(cells.sizes) for t in range(1, n + 1)]
             static = np.concatenate([np.array(thresholds, dtype=float), [self._direction(s) * (M - s.p)], [M]])
             self.index[key] = len(self.points)
@@ -254,16 +254,7 @@ class CountEstimator(Indistinguishable):
                                          max_steps=STEP_BUDGET)  # fmt: skip
         except StepBoundExceeded as reached:
             estimate = Estimate(reached.h, reached.steps, reached.advantage, STEP_BUDGET, tests)
-        H = estimate.h[0]
-        exchangeable = all(len({p[j] for j in cell}) == 1 for cell in cells.cells)
-        if exchangeable:
-            bound = float(np.abs(G - H).sum())
-        elif all(pi in (0.0, 1.0) for pi in p):
-            star = cells.index([int(pi) for pi in p])
-            bound = 2 * (1 - float(H[star] / cells.multiplicity[star]))
-        else:
-            bound = 2.0
-        return Fit(estimate, G, exchangeable, min(bound, 2.0))
+        return Fit(estimate, G, float(np.abs(G - estimate.h[0]).sum()))
 
     def _below(self, keys: np.ndarray, mu: np.ndarray) -> tuple[dict[Situation, float], float]:
         """μ_(k-1): every answer vector of the count vectors that carry all of H but less than
