@@ -1,6 +1,7 @@
 """Prover-estimator soundness as the proof of Lemma A.4 needs it: B built against A's own
-context-free proof, proof bits from fresh copies of A, garbage charged to its sender, δ as a
-parameter with the bound in units of r^(d+1), and debates deeper than Python's recursion limit."""
+context-free proof, committed once and read by B and the verifier alike, garbage charged to its
+sender, δ as a parameter with the bound in units of r^(d+1), and debates deeper than Python's
+recursion limit."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ def exact_against(instance, alice: Strategy, bob: str, rules: pe.Rules):
     D = pe.decomposition_of(instance)
     a = alice.factory(seat(instance, Role.ALICE, STRATEGIES[Role.BOB][bob], rules))
     b = STRATEGIES[Role.BOB][bob].factory(seat(instance, Role.BOB, alice, rules))
-    fresh = lambda: alice.factory(seat(instance, Role.ALICE, STRATEGIES[Role.BOB][bob], rules))  # noqa: E731
-    value = pe.expected_rewards(D, a, b, rules, fresh).sum()
+    committed = est.committed_proof(instance, alice, rules)  # the proof B was trained on
+    value = pe.expected_rewards(D, a, b, rules, committed).sum()
     delta = b.delta if isinstance(b, est.Indistinguishable) else 0.0
     truth = est.proof_truth(seat(instance, Role.BOB, alice, rules)).truth(D.root(), D.depth)
     p_right = truth if a.claim() == 1 else 1 - truth
@@ -74,7 +75,8 @@ def test_bad_proof_run_reports_payoff_within_bound():
 
 class PathAware(Obfuscator):
     """Remembers the leaf its debate reached and flips the proof bits there only: what a prover
-    asked for ũ in context would do. A fresh copy has reached no leaf and gives the implicit proof."""
+    asked for ũ in context would do. A context-free copy has reached no leaf and gives the
+    implicit proof."""
 
     reached: tuple[int, ...] = ()
 
@@ -87,13 +89,14 @@ class PathAware(Obfuscator):
     def recurse(self, s, subqueries, estimates, z) -> int:
         return max(range(len(estimates)), key=lambda i: estimates[i])
 
-    def proof(self, j: int) -> int:
-        return 1 - self.D.proof(j) if j in self.reached else self.D.proof(j)
+    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
+        honest = super().proof(leaves)
+        return np.array([1 - b if j in self.reached else b for j, b in zip(leaves, honest, strict=True)])
 
 
 def test_a_path_aware_prover_gains_nothing():
     """Asked of the player that walked the path, the tailored bits pay A^0·(O - p_0) = 1 at the
-    leaf; asked of fresh copies (Figure 2, step 3b) she is held to her context-free proof, u."""
+    leaf; committed from a context-free copy (Figure 2, step 3b) she is held to that proof, u."""
     instance, rules = primality(), pe.Rules(0.1, 0.5)
     strategy = Strategy("path-aware", Role.ALICE, "tailors its proof to the leaf", PathAware)
     D = pe.decomposition_of(instance)

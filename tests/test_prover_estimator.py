@@ -101,7 +101,7 @@ def test_soundness_against_the_truthful_estimator(leaves):
     inst = instance_of(D)
     unit = RULES.r ** (D.depth + 1)
     for name, alice in players("prover-estimator", Role.ALICE, inst).items():
-        truth = pe.ProofTruth(D, None if pe.gives_implicit_proof(alice, D) else alice.proof)
+        truth = pe.ProofTruth(D, None if pe.gives_implicit_proof(alice, D) else pe.CommittedProof(alice.proof))
         right = alice.claim() == truth.truth(D.root(), D.depth) if name != "malformed" else True
         value = pe.expected_rewards(D, alice, pe.TruthfulBob(truth), RULES).sum()
         assert value <= unit * right + 1e-15, name

@@ -268,7 +268,7 @@ def caught_probability(instance: Instance, bob: Any) -> float:
         move = bob.challenge(level, query, claimed, subqueries, answers)
         mass *= float(move.prob(lambda i, j=j: i == j)) if isinstance(move, Dist) else float(move == j)
         level, query, claimed = level - 1, subqueries[j], answers[j]
-    bits = tuple(alice.proof(k) for k in D.leaf(query))
+    bits = tuple(int(b) for b in alice.proof(D.leaf(query)))
     return mass * (1 - D.judge(query, bits))
 
 

@@ -22,10 +22,12 @@ may be mixed). How a payoff becomes a verdict, for ``accept_rate`` and ``honest_
 
 Debate i of a run seeded ``seed`` draws only from ``debate_seed(seed, i)``
 (:mod:`debatekit.engine.seeds`): its players', the verifier's and the fresh copies' generators
-are spawned from it, so the debates of ``range(5, 10)`` are debates 5..9 of a full run. Each
-debate's proof bits are asked of fresh copies of A's strategy (Figure 2, step 3b): seats built
-from her factory with one generator from the debate's seed, the same for every bit, so that her
-bits are one proof per debate whatever path the debate took.
+are spawned from it, so the debates of ``range(5, 10)`` are debates 5..9 of a full run. A's proof
+bits are committed once per run and instance (Figure 2, step 3b,
+:func:`~debatekit.players.estimator.committed_proof`): asked of one context-free copy of her
+strategy in batches, kept with the instance, and read by every debate's round 0 and by B, so her
+bits are one proof whatever path a debate took and whoever reads them. A record holds the bits
+its round 0 read, so replay reads them from the record, not from A.
 
 Verdicts of debates A forfeits before claiming count as the truth (B, the side left standing,
 is taken to be right); the reason is reported with the forfeits.
@@ -57,11 +59,12 @@ from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.count_estimator import CountEstimator
-from debatekit.players.estimator import Indistinguishable, proof_truth
+from debatekit.players.estimator import Indistinguishable, committed_proof, proof_key, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
 from debatekit.protocols.prover_estimator import (
     Chance,
+    CommittedProof,
     Debate,
     Record,
     Rules,
@@ -152,7 +155,7 @@ class Recursive(ABC):
     @abstractmethod
     def rewards(
         self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
-        ledger: Ledger, record: Record, prover: Callable[[], Any] | None, oracle: Oracle,
+        ledger: Ledger, record: Record, prover: CommittedProof | None, oracle: Oracle,
     ) -> np.ndarray:  # fmt: skip
         """One debate's reward vector to A."""
 
@@ -178,7 +181,7 @@ class ProverEstimator(Recursive):
 
     def rewards(
         self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
-        ledger: Ledger, record: Record, prover: Callable[[], Any] | None, oracle: Oracle,
+        ledger: Ledger, record: Record, prover: CommittedProof | None, oracle: Oracle,
     ) -> np.ndarray:  # fmt: skip
         assert rules is not None
         alice, bob = players[Role.ALICE], players[Role.BOB]
@@ -223,7 +226,7 @@ class NaiveRecursive(Recursive):
 
     def rewards(
         self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
-        ledger: Ledger, record: Record, prover: Callable[[], Any] | None, oracle: Oracle,
+        ledger: Ledger, record: Record, prover: CommittedProof | None, oracle: Oracle,
     ) -> np.ndarray:  # fmt: skip
         alice, bob = players[Role.ALICE], players[Role.BOB]
         debate = naive_recursive.NaiveDebate(decomposition, alice, bob, chance, ledger, record, prover, oracle)
@@ -253,21 +256,16 @@ def _seats(
     rules: Rules | None,
     oracle: Oracle,
 ):
-    """Each party's seat on its own instance, and a maker of fresh copies of A for her proof bits
-    (module docstring)."""
-    *children, proof_seed = seed.spawn(4)
+    """Each party's seat on its own instance. (Debate i's seed spawns four children, as when the
+    fourth seeded fresh copies of A for her proof bits; it is unused now that her proof is
+    committed per run, and kept so that every other draw of debate i is unchanged.)"""
+    *children, _ = seed.spawn(4)
     rngs = dict(zip((Role.ALICE, Role.BOB, Role.VERIFIER), map(np.random.default_rng, children), strict=True))
     seats = {
         role: Seat(instances[role], role, rngs[role], Asker(oracle, role, ledger, rngs[role]), rules, opponent)
         for role, opponent in ((Role.ALICE, bob), (Role.BOB, alice))
     }
-
-    def prover() -> Any:
-        rng = np.random.default_rng(proof_seed)
-        seat = Seat(instances[Role.ALICE], Role.ALICE, rng, Asker(oracle, Role.ALICE, ledger, rng), rules, bob)
-        return alice.factory(seat)
-
-    return rngs, seats, prover
+    return rngs, seats
 
 
 def _players(seats: dict[Role, Seat], alice: Strategy, bob: Strategy) -> dict[Role, Any] | Malformed:
@@ -302,7 +300,7 @@ def play_debate(
     chance: Chance,
     ledger: Ledger,
     record: Record,
-    prover: Callable[[], Any] | None,
+    prover: CommittedProof | None,
     oracle: Oracle,
 ) -> np.ndarray:
     """One debate's rewards, or the forfeit of a side that could not sit down (noted as an event)."""
@@ -379,18 +377,20 @@ def simulate(
     reasons: dict[Role, str] = {}
     delta: float | None = 0.0 if bob.truthful else None
     records: list[dict] | None = [] if keep else None
-    instances = own_copies(replace(instance, oracle=consulted), {Role.ALICE: alice, Role.BOB: bob})
+    instances = own_copies(_shared(instance, consulted, provers), {Role.ALICE: alice, Role.BOB: bob})
+    committed = committed_proof(instance, alice, rules)
+    instances[Role.BOB].memo(proof_key(alice, rules), lambda: committed)  # B reads the proof the verifier reads
     for k, index in enumerate(debates):
         resuming, record = bool(events), Record()
         if events:  # a stopped debate's events: resume from them
             ledger: Ledger = ContinuedLedger(events)
         else:
             ledger = Ledger(events=events if events is not None else [] if keep else None)
-        rngs, seats, prover = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, consulted)
+        rngs, seats = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, consulted)
         players, chance = _players(seats, alice, bob), Sampled(rngs)
         if resuming:
             players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
-        rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, prover, oracle)
+        rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, committed, oracle)
         if not isinstance(players, Malformed) and type(players[Role.BOB]) in (Indistinguishable, CountEstimator):
             delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
         payoff, verdict = decided(instance, rewards, record)
@@ -412,6 +412,18 @@ def simulate(
     return replace(
         tally, extra=conclusions(protocol, instance, alice, bob, Summary.of_tally(tally, instance.answer), rules)
     )
+
+
+def _shared(instance: Instance, consulted: Oracle, provers: Oracle | None) -> Instance:
+    """The instance the seats are given (copied for those who are not trusted): the run's own when
+    the provers ask its oracle, else one with theirs, kept with the instance per ``provers`` where
+    it can be, so that what trusted seats derive from it (B's training) is kept across blocks."""
+    if consulted is instance.oracle:
+        return instance
+    try:
+        return instance.memo(("seats' instance", provers), lambda: replace(instance, oracle=consulted))
+    except TypeError:  # an oracle that cannot be a key
+        return replace(instance, oracle=consulted)
 
 
 def conclusions(
@@ -443,10 +455,10 @@ def _p_right(instance: Instance, played: Summary) -> float:
 
 
 def _p_claim_matches_proof(instance: Instance, alice: Strategy, played: Summary, rules: Rules) -> float:
-    """P[A(x) = M_D(ũ)] over the debates, ũ her proof as fresh copies of her strategy give it
-    (:func:`~debatekit.players.estimator.proof_truth`); a debate without a claim counts as wrong."""
+    """P[A(x) = M_D(ũ)] over the debates, ũ her committed proof (the one the debates read,
+    :func:`~debatekit.players.estimator.proof_truth`); a debate without a claim counts as wrong."""
     D = decomposition_of(instance)
-    seat = Seat(instance, Role.BOB, np.random.default_rng(0), None, rules, alice)  # her copies get their own
+    seat = Seat(instance, Role.BOB, np.random.default_rng(0), None, rules, alice)
     t = proof_truth(seat).truth(D.root(), D.depth)
     return (played.claims.get(1, 0) * t + played.claims.get(0, 0) * (1 - t)) / played.trials
 

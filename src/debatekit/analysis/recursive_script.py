@@ -86,7 +86,7 @@ class Script:
 class RecordedAlice:
     """A of either protocol (:class:`~debatekit.protocols.prover_estimator.Alice`,
     :class:`~debatekit.protocols.naive_recursive.Alice`), as her record has her; she also gives
-    her proof bits (no fresh copies: the record holds the bits the copies gave)."""
+    her proof bits (the record holds the bits her committed proof gave each leaf)."""
 
     def __init__(self, script: Script):
         self.script = script
@@ -106,7 +106,7 @@ class RecordedAlice:
     def decompose(self, level: int, query: Query, claimed: int) -> Any:
         return self.script.take(Role.ALICE, "decompose")
 
-    def proof(self, j: int) -> Any:
+    def proof(self, leaves: tuple[int, ...]) -> Any:
         return self.script.take(Role.ALICE, "proof")
 
 

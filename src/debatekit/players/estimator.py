@@ -51,7 +51,7 @@ import numpy as np
 
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
-from debatekit.players.base import Seat, own_copies
+from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.indistinguishable import (
     CallableTests,
     Estimate,
@@ -59,7 +59,9 @@ from debatekit.players.indistinguishable import (
     conditional,
     indistinguishable,
 )
+from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import (
+    CommittedProof,
     ProofTruth,
     Situation,
     bit_of,
@@ -69,6 +71,7 @@ from debatekit.protocols.prover_estimator import (
     gives_implicit_proof,
     index_of,
     parse,
+    raised,
     rules_of,
     split_of,
 )
@@ -81,46 +84,59 @@ SITUATION_LIMIT = 4096
 """The most situations μ_k may hold."""
 SELECTION_LIMIT = 4096
 PROOF_SEED = 0
-"""The seed of the copies of A that B queries: the fresh copies it reads her proof from, and the
-copy Algorithm 1's tests ask while B is trained. So B is a function of the instance, the committed
-A and the rules alone, whichever debate of a run (or of a range of its debates) builds it."""
+"""The seed of the copies of A that B queries: the context-free copy her proof is committed from
+and the copy Algorithm 1's tests ask while B is trained. So B is a function of the instance, the
+committed A and the rules alone, whichever debate of a run (or of a range of its debates) builds it."""
+
+
+def proof_key(alice: Strategy, rules: Any) -> tuple:
+    """The key A's committed proof is kept under, with the instance (:func:`committed_proof`)."""
+    return ("committed proof", alice.name, rules)
+
+
+def committed_proof(instance: Instance, alice: Strategy, rules: Any) -> CommittedProof:
+    """A's committed proof ũ on this instance (:class:`~debatekit.protocols.prover_estimator.CommittedProof`),
+    made on first use and kept with the instance: once per run and input, as the paper's ũ is a
+    function of x alone (Figure 2, step 3b). Every reader (the verifier's round 0 in every debate,
+    B's training, the truthful estimator, the run's P[A(x) = M_D(ũ)]) reads it.
+
+    Its bits are asked of one context-free copy of her strategy: seated on its own copy of the
+    instance, with the generator seeded PROOF_SEED, no oracle access and no opponent, so its seat
+    is the same whoever asks first and whatever debate is under way. Why once per run rather than
+    per debate: B is trained once per run against one proof (Lemma A.4 fixes A, ũ included, and
+    builds B for it); a proof per debate would let a later debate's bits differ from those B was
+    trained on. A strategy whose bits depend on its generator commits to one random proof."""
+
+    def make() -> CommittedProof:
+        own = own_copies(instance, {Role.ALICE: alice})[Role.ALICE]
+        try:
+            source: Any = alice.factory(Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, rules))
+        except Exception as err:  # she cannot sit down: every bit she owes is a forfeit
+            reason = raised("a context-free copy for her proof", err)
+
+            def refused(leaves: tuple[int, ...]) -> Any:
+                raise Malformed(Role.ALICE, reason)
+
+            return CommittedProof(refused)
+        return CommittedProof(lambda leaves: source.proof(leaves), gives_implicit_proof(source, decomposition_of(own)))
+
+    return instance.memo(proof_key(alice, rules), make)
 
 
 def proof_truth(seat: Seat) -> ProofTruth:
-    """The truth of A's committed proof ũ as B reads it: the bits of fresh copies of her strategy
-    (``seat.opponent``), each built with the generator seeded PROOF_SEED and asked one bit, as the
-    verifier asks them (Figure 2, step 3b). A strategy whose bits depend on its generator commits
-    to a random proof, which Lemma A.4's fixed A does not cover. Without a committed A (no
-    opponent in the seat) B reads the implicit proof u. Kept with the instance per A and rules:
-    every debate of a run reads one proof."""
+    """The truth of A's committed proof ũ as B reads it (:func:`committed_proof`; the
+    decomposition's own truth when the proof is known to be the implicit one). Without a committed
+    A (no opponent in the seat) B reads the implicit proof u. Kept with the instance per A and
+    rules: every debate of a run reads one proof."""
     D = decomposition_of(seat.instance)
     opponent = seat.opponent
     if opponent is None:
         return ProofTruth(D, None)
-
-    def fresh() -> Any:
-        own = own_copies(seat.instance, {Role.ALICE: opponent})[Role.ALICE]
-        return opponent.factory(Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, seat.rules))
-
-    def read() -> ProofTruth:
-        try:
-            probe = fresh()
-        except Exception:  # she cannot sit down: she forfeits every debate, whatever B says
-            return ProofTruth(D, lambda j: None)
-        if gives_implicit_proof(probe, D):
-            return ProofTruth(D, None)
-
-        def bit(j: int) -> int | None:
-            try:
-                sent = fresh().proof(j)
-            except Exception:  # she forfeits at that leaf
-                return None
-            value = parse(sent, bit_of("proof bit"), Role.ALICE, "proof bit")
-            return None if isinstance(value, Malformed) else value
-
-        return ProofTruth(D, bit)
-
-    return seat.instance.memo(("proof truth", opponent.name, rules_of(seat)), read)
+    rules = rules_of(seat)
+    committed = committed_proof(seat.instance, opponent, seat.rules)
+    return seat.instance.memo(
+        ("proof truth", opponent.name, rules), lambda: ProofTruth(D, None if committed.implicit else committed)
+    )
 
 
 def _expected(parsed: list[tuple[float, Any]], default: float = 0.0) -> float:

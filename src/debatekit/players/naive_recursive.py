@@ -109,7 +109,7 @@ class MalformedAlice:
         self.calls += 1
         return self.JUNK[self.calls % len(self.JUNK)]
 
-    def proof(self, j: int) -> Any:
+    def proof(self, leaves: tuple[int, ...]) -> Any:
         return 7
 
 

@@ -21,7 +21,7 @@ conditional probabilities on A's committed proof ũ, :class:`ProofTruth`; unboun
 (the mean of R samples of them), and the adversaries ``constant`` (1/2 everywhere), ``inverted``
 (1 - the truth), ``shifted`` (the truth moved ε towards 1/2, where rule (13) says nothing) and
 ``malformed``.
-B reads A's proof from fresh copies of her strategy (:func:`~debatekit.players.estimator.proof_truth`).
+B reads A's committed proof (:func:`~debatekit.players.estimator.proof_truth`).
 
 Declared metadata (:class:`~debatekit.players.base.Strategy`): A's ``honest`` is ``honest``
 (Lemma A.5's completeness covers her), B's ``honest`` is ``honest`` (Lemma A.4's estimator, with
@@ -31,6 +31,8 @@ the δ it achieves) and B's ``omniscient`` is ``truthful`` (δ = 0).
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
@@ -119,8 +121,8 @@ class BadProof(Obfuscator):
     ) -> int:
         return max(range(len(estimates)), key=lambda i: estimates[i])
 
-    def proof(self, j: int) -> int:
-        return 1 - self.D.proof(j)
+    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
+        return 1 - super().proof(leaves)
 
 
 class MalformedAlice:
@@ -148,7 +150,7 @@ class MalformedAlice:
     def recurse(self, s: Situation, subqueries: Any, estimates: Any, z: Any) -> Any:
         return self._junk()
 
-    def proof(self, j: int) -> Any:
+    def proof(self, leaves: tuple[int, ...]) -> Any:
         return self._junk()
 
 

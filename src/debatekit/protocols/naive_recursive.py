@@ -8,7 +8,7 @@ with no context, for the proof bits the leaf names, queries the human-judgement 
 A wins iff the oracle agrees with her claim about the leaf. There are no rewards besides winning:
 A's payoff is 1 when she wins and 0 otherwise.
 
-Each proof bit is asked of a fresh copy of A's strategy, as in prover-estimator debate. Messages
+A's proof is committed once per run, as in prover-estimator debate. Messages
 cross the same :class:`~debatekit.protocols.prover_estimator.Boundary`: asked once by a typed
 call, parsed inside one catch-all, players shown only parsed data, noted as committed when the
 debate is recorded. A split that is not plain data M_D is defined on, answers that are not q
@@ -22,15 +22,26 @@ implementation plays, replays and computes exact values.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol
+
+import numpy as np
 
 from debatekit.engine.boundary import as_bit, commit_plain, safe_repr
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import Boundary, Chance, Exact, Record, bit_of, index_of, split_of, walk
+from debatekit.protocols.prover_estimator import (
+    Boundary,
+    Chance,
+    CommittedProof,
+    Exact,
+    Record,
+    bit_of,
+    index_of,
+    split_of,
+    walk,
+)
 from debatekit.reader import word_width
 
 
@@ -42,8 +53,9 @@ class Alice(Protocol):
         """The split of ``query`` (plain data: ints, strings and tuples of them) and her answer to
         each subquery."""
 
-    def proof(self, j: int) -> int:
-        """ũ_j, asked of a fresh copy with no other context."""
+    def proof(self, leaves: tuple[int, ...]) -> Any:
+        """ũ at the positions ``leaves`` as a sequence of bits, asked of a context-free copy
+        (:class:`~debatekit.protocols.prover_estimator.CommittedProof`)."""
 
 
 class Bob(Protocol):
@@ -56,8 +68,8 @@ class Bob(Protocol):
 class NaiveDebate(Boundary):
     """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
     whether she won (Sampled). Rounds are walked without recursion
-    (:func:`~debatekit.protocols.prover_estimator.walk`); ``prover`` makes the fresh copies of A
-    that proof bits are asked of, and ``oracle`` answers the verifier's leaf query, as in
+    (:func:`~debatekit.protocols.prover_estimator.walk`); ``prover`` is A's committed proof
+    that round 0 reads, and ``oracle`` answers the verifier's leaf query, as in
     :class:`~debatekit.protocols.prover_estimator.Debate`."""
 
     def __init__(
@@ -68,7 +80,7 @@ class NaiveDebate(Boundary):
         chance: Chance,
         ledger: Ledger | None = None,
         record: Record | None = None,
-        prover: Callable[[], Alice] | None = None,
+        prover: CommittedProof | None = None,
         oracle: Oracle | None = None,
     ):
         self.D, self.alice, self.bob, self.chance = decomposition, alice, bob, chance
@@ -162,8 +174,8 @@ class HonestAlice:
         ys = self.D.split(query, level)
         return ys, tuple(int(self.D.truth(y, level - 1) >= 0.5) for y in ys)
 
-    def proof(self, j: int) -> int:
-        return self.D.proof(j)
+    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
+        return np.fromiter((self.D.proof(j) for j in leaves), dtype=np.uint8, count=len(leaves))
 
 
 class HonestBob:

@@ -9,10 +9,15 @@ subquery j to recurse on: ŷ^(k-1) = y^k_j, p_(k-1) = B^k_j. In round 0 the veri
 no other context, for the proof bits ũ_S the leaf names, queries the human-judgement oracle once
 on them, and A earns A^0·(O(ũ_S) - p_0). A's payoff is the sum; B's is its negative.
 
-"No other context" (step 3b) is enforced: each proof bit is asked of a fresh copy of A's
-strategy (``prover``, a factory the runner builds from her strategy with its own generator), never
-of the player that played the path. So A's bits form one context-free proof ũ, the proof the
-soundness argument needs (proof of Lemma A.4, eq. 10: g_0 is well defined). Its answers, the
+"No other context" (step 3b) is enforced by committing A's proof once (:class:`CommittedProof`):
+the engine asks one context-free copy of her strategy, seated with a generator seeded for the
+instance alone and no opponent, for the bits of the positions it needs, in batches
+(:meth:`Prover.proof`, ``proof(leaves) -> bits``), commits each answer through the boundary as a
+frozen uint8 buffer and keeps it. B's training (Lemma A.4's estimator) and the verifier's round-0
+check then read the same committed bits, and no copy of A is asked again for a position already
+committed; positions nobody has needed yet are asked when first needed, once, and read by both
+thereafter. So A's bits form one context-free proof ũ, the proof the soundness argument needs
+(proof of Lemma A.4, eq. 10: g_0 is well defined and is what B was trained on). Its answers, the
 probability that M_D evaluates to 1 with every leaf answered by O(ũ_S), are :class:`ProofTruth`;
 the truthful estimator (:class:`TruthfulBob`) plays them.
 
@@ -53,9 +58,10 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from debatekit.engine.boundary import (
-    as_bit,
+    NOT_A_BIT,
     as_index,
     commit_bit,
+    commit_bits,
     commit_plain,
     commit_probability,
     mixed_branches,
@@ -132,8 +138,9 @@ class Alice(Protocol):
     ) -> int | Dist:
         """j ∈ [q], the subquery to recurse on, having seen B's estimates and the coins z."""
 
-    def proof(self, j: int) -> int:
-        """ũ_j, asked of a fresh copy with no other context (Figure 2, step 3b)."""
+    def proof(self, leaves: tuple[int, ...]) -> Any:
+        """ũ at the proof positions ``leaves`` (Figure 2, step 3b): a sequence of as many bits
+        (a uint8 array, say), asked of a context-free copy once per position (:class:`CommittedProof`)."""
 
 
 class Bob(Protocol):
@@ -328,23 +335,102 @@ def parse(sent: Any, parser: Callable[[Any], Any], role: Role, what: str) -> Any
 
 
 class Prover(Protocol):
-    def proof(self, j: int) -> int:
-        """ũ_j, asked of a fresh copy with no other context (Figure 2, step 3b)."""
+    def proof(self, leaves: tuple[int, ...]) -> Any:
+        """ũ at the positions ``leaves``, as a sequence of ``len(leaves)`` bits (Figure 2, step 3b)."""
+
+
+PROOF_BATCH = 1 << 16
+"""The most proof positions asked of A in one request."""
+_UNASKED = 254
+"""A position of the proof not yet committed (never a committed value: 0, 1 or NOT_A_BIT)."""
+
+
+class CommittedProof:
+    """ũ, A's context-free proof (Figure 2, step 3b), committed once per position: ``request``
+    asks her for the bits at a tuple of positions (one context-free copy's
+    :meth:`Prover.proof`); each answer is committed through the boundary
+    (:func:`~debatekit.engine.boundary.commit_bits`: a frozen uint8 buffer of exactly that length;
+    a position that is not a bit holds NOT_A_BIT) and kept, so every reader (B's training, the
+    verifier's round 0, the truthful estimator) reads the same bits and no position is asked twice.
+    A request that raises or is not a sequence of the right length commits NOT_A_BIT at every
+    position it asked for, with its reason: A forfeits at any leaf that names one.
+
+    Kept once per run and instance (:func:`~debatekit.players.estimator.committed_proof`), as the
+    paper's ũ is a function of x alone: a debate cannot change bits an earlier debate or B's
+    training read. ``implicit`` marks a trusted source known to give the decomposition's own proof
+    u, whose truth B may read off the decomposition (:func:`gives_implicit_proof`)."""
+
+    def __init__(self, request: Callable[[tuple[int, ...]], Any], implicit: bool = False):
+        self.request, self.implicit = request, implicit
+        self.requests = 0
+        """How many batched requests A has been asked (each once, at most PROOF_BATCH positions)."""
+        self._bits = np.full(0, _UNASKED, dtype=np.uint8)
+        self._why: np.ndarray | None = None
+        self._reasons: list[str] = []
+
+    def _grow(self, top: int) -> None:
+        if top >= len(self._bits):
+            grown = np.full(max(top + 1, 2 * len(self._bits)), _UNASKED, dtype=np.uint8)
+            grown[: len(self._bits)] = self._bits
+            self._bits = grown
+            if self._why is not None:
+                self._why = np.concatenate([self._why, np.zeros(len(grown) - len(self._why), dtype=np.int32)])
+
+    def commit(self, positions: tuple[int, ...]) -> None:
+        """Ask A once, in batches, for the positions not yet committed."""
+        if not positions:
+            return
+        self._grow(max(positions))
+        wanted = np.fromiter(positions, dtype=np.int64, count=len(positions))
+        missing = np.unique(wanted[self._bits[wanted] == _UNASKED])
+        for start in range(0, len(missing), PROOF_BATCH):
+            self._ask(missing[start : start + PROOF_BATCH])
+
+    def _ask(self, batch: np.ndarray) -> None:
+        self.requests += 1
+        leaves = tuple(int(j) for j in batch)
+        try:
+            sent = ask(lambda: self.request(leaves), Role.ALICE, "proof")
+        except Malformed as bad:
+            sent = bad
+        bits = parse(sent, lambda m: commit_bits(m, len(leaves), Role.ALICE), Role.ALICE, "proof")
+        if isinstance(bits, Malformed):
+            self._bits[batch] = NOT_A_BIT
+            if self._why is None:
+                self._why = np.zeros(len(self._bits), dtype=np.int32)
+            self._reasons.append(bits.reason)
+            self._why[batch] = len(self._reasons)
+        else:
+            self._bits[batch] = bits
+
+    def bits(self, positions: tuple[int, ...]) -> tuple[int, ...]:
+        """The committed bits at ``positions`` (NOT_A_BIT where A's was not a bit), asking A for
+        the ones not yet committed."""
+        self.commit(positions)
+        return tuple(int(self._bits[j]) for j in positions)
+
+    def reason(self, j: int) -> str:
+        """Why position ``j`` holds no bit."""
+        if self._why is not None and self._why[j]:
+            return self._reasons[int(self._why[j]) - 1]
+        return f"proof bit {j} is not 0 or 1"
 
 
 class Boundary:
     """Where a recursive protocol's verifier meets its players: each message is asked once
     (``move``, a call of the player's method), a mixed move resolved through ``chance``, the bits
     read counted in ``ledger``, and each outcome parsed, all inside one catch-all, so nothing a
-    player sends runs code or survives unparsed. A's proof bits come from fresh copies made by
-    ``prover``, else from ``alice``. When the ledger keeps the debate's events, each message is
-    noted as committed (``{"move", "what", "message"}``), or its forfeit (``"forfeit"``, with
-    ``"refused"`` when a message came and did not parse)."""
+    player sends runs code or survives unparsed. A's proof bits are read from ``prover``, her
+    committed proof (:class:`CommittedProof`; without one, a proof committed from ``alice``
+    herself, which is context-free only for strategies that are functions of their arguments).
+    When the ledger keeps the debate's events, each message is noted as committed
+    (``{"move", "what", "message"}``), or its forfeit (``"forfeit"``, with ``"refused"`` when a
+    message came and did not parse); the leaf's proof bits as one message, the list of its bits."""
 
     alice: Prover
     chance: Chance
     ledger: Ledger
-    prover: Callable[[], Prover] | None
+    prover: CommittedProof | None
 
     def receive(
         self,
@@ -375,21 +461,22 @@ class Boundary:
         return out
 
     def proof_bits(self, leaf: tuple[int, ...]) -> tuple[int, ...]:
-        """ũ_S, each bit from a fresh copy of A's strategy that has seen nothing of the debate
-        (step 3b; from ``alice`` without ``prover``); raises A's Malformed."""
-        return tuple(self._proof_bit(j) for j in leaf)
-
-    def _proof_bit(self, j: int) -> int:
-        try:
-            source = self.alice if self.prover is None else self.prover()
-        except Exception as err:  # her strategy failed to sit down again
-            bad = Malformed(Role.ALICE, raised(f"a fresh copy for proof bit {j}", err))
-            self.ledger.note({"move": Role.ALICE.value, "what": "proof", "forfeit": bad.reason})
-            raise bad from None
-        ((_, bit),) = self.receive(Role.ALICE, "proof", lambda: source.proof(j), 1, bit_of(f"proof bit {j}"), False)
-        if isinstance(bit, Malformed):
-            raise bit
-        return bit
+        """ũ_S from A's committed proof (step 3b; nothing is noted for a leaf naming no bits);
+        raises A's Malformed when a bit of it is not a bit."""
+        if not leaf:
+            return ()
+        if self.prover is None:
+            alice = self.alice
+            self.prover = CommittedProof(lambda leaves: alice.proof(leaves))
+        bits = self.prover.bits(leaf)
+        self.ledger.count_read(len(leaf))
+        bad = next((j for j, b in zip(leaf, bits, strict=True) if b == NOT_A_BIT), None)
+        if bad is not None:
+            reason = self.prover.reason(bad)
+            self.ledger.note({"move": Role.ALICE.value, "what": "proof", "forfeit": reason})
+            raise Malformed(Role.ALICE, reason)
+        self.ledger.note({"move": Role.ALICE.value, "what": "proof", "message": list(bits)})
+        return bits
 
 
 def reward_scale(depth: int, rules: Rules) -> np.ndarray:
@@ -446,10 +533,10 @@ def walk(root: Hashable, outcomes: Callable[[Any], list], memo: dict | None, zer
 
 
 class Debate(Boundary):
-    """Figure 2 on one decomposition, between two players, under given rules. ``prover`` makes a
-    fresh copy of A's strategy for each proof bit (step 3b); without it the bits are asked of
-    ``alice``, which is context-free only for strategies that are functions of their arguments
-    (what :class:`Exact` requires anyway). The verifier's round-0 query goes to ``oracle`` (the
+    """Figure 2 on one decomposition, between two players, under given rules. ``prover`` is A's
+    committed proof (step 3b, :class:`CommittedProof`); without it her bits are committed from
+    ``alice`` herself, which is context-free only for strategies that are functions of their
+    arguments (what :class:`Exact` requires anyway). The verifier's round-0 query goes to ``oracle`` (the
     decomposition's judge by default, :class:`~debatekit.machine.decomposition.LeafOracle`)."""
 
     def __init__(
@@ -461,7 +548,7 @@ class Debate(Boundary):
         chance: Chance,
         ledger: Ledger | None = None,
         record: Record | None = None,
-        prover: Callable[[], Alice] | None = None,
+        prover: CommittedProof | None = None,
         oracle: Oracle | None = None,
     ):
         self.d, self.q = decomposition.depth, decomposition.width
@@ -623,7 +710,7 @@ def rules_of(seat: Any) -> Rules:
 
 
 def expected_rewards(
-    decomposition: Decomposition, alice: Alice, bob: Bob, rules: Rules, prover: Callable[[], Alice] | None = None
+    decomposition: Decomposition, alice: Alice, bob: Bob, rules: Rules, prover: CommittedProof | None = None
 ) -> np.ndarray:
     """A's exact expected reward per round (index 0 initial, 1 + d - k round k), by summing over
     every trusted coin and mixed move (strategies must be functions of their arguments);
@@ -640,25 +727,46 @@ class ProofTruth:
     (eq. 10 needs A's own proof, not the implicit proof u the decomposition is built on); on
     ũ = u it is :meth:`~debatekit.machine.decomposition.Decomposition.truth`.
 
-    ``proof`` gives ũ_j (None: ũ = u, answered by the decomposition itself). A bit that is not a
-    bit reads as 0: A forfeits at that leaf whatever B says. Leaves are independent oracle draws
-    and the split is a tree, so the subclaims of a split are independent given ũ; a query's value
-    is computed from its split's (exactly on bits, through the decomposition's automaton, or by
-    enumerating the uncertain answers), over the whole subtree: the unbounded estimator's cost."""
+    ``proof`` is her committed proof (:class:`CommittedProof`; None: ũ = u, answered by the
+    decomposition itself). A bit that is not a bit reads as 0: A forfeits at that leaf whatever B
+    says. Leaves are independent oracle draws and the split is a tree, so the subclaims of a split
+    are independent given ũ; a query's value is computed from its split's (exactly on bits,
+    through the decomposition's automaton, or by enumerating the uncertain answers), over the
+    whole subtree: the unbounded estimator's cost. The bits a subtree's leaves name are committed
+    first, in batches (:meth:`CommittedProof.commit`), never one request per leaf."""
 
-    def __init__(self, decomposition: Decomposition, proof: Callable[[int], Any] | None):
+    def __init__(self, decomposition: Decomposition, proof: CommittedProof | None):
         self.D, self.proof = decomposition, proof
-        self.bits: dict[int, int] = {}
         self.values: dict[tuple[Query, int], float] = {}
 
-    def bit(self, j: int) -> int:
-        if j not in self.bits:
-            self.bits[j] = as_bit(self.proof(j)) or 0  # type: ignore[misc]
-        return self.bits[j]
+    def bits(self, leaf: tuple[int, ...]) -> tuple[int, ...]:
+        """ũ_S as B reads it: committed bits, NOT_A_BIT read as 0."""
+        assert self.proof is not None
+        return tuple(b if b != NOT_A_BIT else 0 for b in self.proof.bits(leaf))
+
+    def _prefetch(self, query: Query, level: int) -> None:
+        """Commit the bits the leaves below ``query`` name, PROOF_BATCH positions at a time."""
+        assert self.proof is not None
+        pending: list[int] = []
+        stack = [(query, level)]
+        while stack:
+            y, k = stack.pop()
+            if (y, k) in self.values:
+                continue
+            if k == 0:
+                pending.extend(self.D.leaf(y))
+                if len(pending) >= PROOF_BATCH:
+                    self.proof.commit(tuple(pending))
+                    pending = []
+            else:
+                stack.extend((c, k - 1) for c in reversed(self.D.split(y, k)))
+        self.proof.commit(tuple(pending))
 
     def truth(self, query: Query, level: int) -> float:
         if self.proof is None:
             return self.D.truth(query, level)
+        if (query, level) not in self.values:
+            self._prefetch(query, level)
         stack = [(query, level)]
         while stack:
             node = stack[-1]
@@ -667,7 +775,7 @@ class ProofTruth:
                 continue
             y, k = node
             if k == 0:
-                self.values[node] = float(self.D.judge(y, tuple(self.bit(j) for j in self.D.leaf(y))))
+                self.values[node] = float(self.D.judge(y, self.bits(self.D.leaf(y))))
                 continue
             children = [(c, k - 1) for c in self.D.split(y, k)]
             todo = [c for c in children if c not in self.values]
@@ -755,14 +863,15 @@ class HonestAlice:
         errors = [abs(b - self.D.truth(y, s.level - 1)) for b, y in zip(estimates, subqueries, strict=True)]
         return int(np.argmax(errors))
 
-    def proof(self, j: int) -> int:
-        return self.D.proof(j)
+    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
+        return np.fromiter((self.D.proof(j) for j in leaves), dtype=np.uint8, count=len(leaves))
 
 
 def gives_implicit_proof(player: Any, decomposition: Decomposition) -> bool:
     """Whether ``player``'s proof bits are the implicit proof u of ``decomposition``: its class keeps
     :meth:`HonestAlice.proof` and it holds this decomposition. Then ProofTruth(ũ) is the
-    decomposition's own truth, and no bit need be read. A player whose attributes raise is not."""
+    decomposition's own truth, and no bit need be read (the bits the verifier reads are committed
+    from the same player, so both are u). A player whose attributes raise is not."""
     try:
         return type(player).proof is HonestAlice.proof and player.D is decomposition
     except Exception:  # no such attributes, or hostile ones

@@ -21,7 +21,7 @@ protocols' honest strategies on those beliefs:
 - naive B: challenges the sub-claim whose answer is furthest from his belief.
 
 On the natural decomposition the claims are about A's proof (her transcript), so B reads it as
-the truthful estimator does, bit by bit from fresh copies of her strategy (Definition 5.2,
+the truthful estimator does, from her committed proof (Definition 5.2,
 :func:`~debatekit.players.estimator.proof_truth`), and judges its steps with his model.
 
 Departure: Lemma A.5's A knows the correct answers g and Lemma A.4's B is indistinguishable from
@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
-from typing import Any
 
 import numpy as np
 
@@ -120,8 +119,8 @@ class _Prover:
     def claim(self) -> int:
         return self.honest().claim()
 
-    def proof(self, j: int) -> int:
-        return self.honest().proof(j)
+    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
+        return self.honest().proof(leaves)
 
 
 class ProverEstimatorAlice(_Prover):
@@ -162,7 +161,7 @@ class NaiveAlice(_Prover):
 class _Estimator:
     """B's beliefs about A's claims, formed on first use: on a claim tree his LLM's judgements of
     its leaves; on the natural decomposition his LLM's judgements of the steps of A's proof, which
-    he reads from fresh copies of her strategy."""
+    he reads from her committed proof."""
 
     def __init__(self, seat: Seat, llm: LLM):
         self.seat, self.judgements = seat, Judgements(llm, seat.role)
@@ -177,9 +176,11 @@ class _Estimator:
         return self._truth
 
     def _her_proof(self, D: NaturalDecomposition) -> np.ndarray:
-        reader = proof_truth(self.seat)  # fresh copies of the committed A (the implicit proof's when she gives it)
-        bit: Any = D.proof if reader.proof is None else reader.bit
-        return np.array([bit(j) for j in range(D.proof_length)], dtype=np.uint8)
+        reader = proof_truth(self.seat)  # her committed proof (the implicit proof's when she gives it)
+        positions = tuple(range(D.proof_length))
+        if reader.proof is None:
+            return np.array([D.proof(j) for j in positions], dtype=np.uint8)
+        return np.array(reader.bits(positions), dtype=np.uint8)
 
 
 class ProverEstimatorBob(_Estimator):
