@@ -253,7 +253,6 @@ def test_cli_user_errors_exit_2(capsys):
     for args in (
         ["run", "prover-estimator", "--problem", "palindrome"],
         ["run", "naive-recursive", "--problem", "parity", "--bob", "nobody"],
-        ["run", "prover-estimator", "--problem", "evidence-majority"],  # Algorithm 1 at q = 34
     ):
         capsys.readouterr()
         assert main(args) == 2

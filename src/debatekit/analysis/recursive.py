@@ -63,6 +63,7 @@ from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
 from debatekit.players.base import Seat, Strategy, own_copies
+from debatekit.players.count_estimator import CountEstimator
 from debatekit.players.estimator import Indistinguishable, committed_proof, proof_key, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
@@ -410,7 +411,7 @@ def simulate(
             players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
         with trusting(alice, bob):  # what their seats raise is an internal error (prover_estimator.ask)
             rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, committed, oracle)
-        if not isinstance(players, Malformed) and type(players[Role.BOB]) is Indistinguishable:
+        if not isinstance(players, Malformed) and type(players[Role.BOB]) in (Indistinguishable, CountEstimator):
             delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
         payoff, verdict = decided(instance, rewards, record)
         rows.append(rewards)

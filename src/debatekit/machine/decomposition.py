@@ -53,6 +53,17 @@ class Automaton:
 
 
 @dataclass(frozen=True)
+class CountStatistic:
+    """The statistic M_D reads: ``groups`` partition the q answers (coordinate indices from 0),
+    and M_D(x, y, z) depends on z only through the number of ones in each group (Appendix C's
+    majorities; :mod:`debatekit.players.count_estimator` represents B over these counts). The
+    subclaims of a split must be independent (their correct answers a product, as
+    :meth:`Decomposition.conditional` assumes by default)."""
+
+    groups: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
 class Judged:
     """A leaf that puts one question to the human-judgement oracle: the query asked, and the leaf's
     answer when the judge says yes and when no."""
@@ -69,6 +80,8 @@ class Decomposition(ABC):
     width: int
     leaf_bound: int = 0
     """The most proof bits a leaf names (max |S|), for the bound on bits the verifier reads."""
+    statistic: CountStatistic | None = None
+    """The per-group counts M_D reads on every split, when it reads only those (None: unknown)."""
 
     @abstractmethod
     def root(self) -> Query:

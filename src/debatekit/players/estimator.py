@@ -199,19 +199,26 @@ class _RoundTests(CallableTests):
 def estimator(seat: Seat) -> Indistinguishable:
     """The trained B for this seat's instance, committed A and rules, built on first use and kept
     with the instance: every debate of a run plays the same B (its construction draws nothing
-    from the debate's seed, :data:`PROOF_SEED`)."""
+    from the debate's seed, :data:`PROOF_SEED`). Over the counts M_D reads
+    (:class:`~debatekit.players.count_estimator.CountEstimator`) where the decomposition exposes
+    them, else over all 2^q answer vectors."""
+    from debatekit.players.count_estimator import CountEstimator  # it builds on this module
+
     name = seat.opponent.name if seat.opponent else ""
-    return seat.instance.memo(("indistinguishable estimator", name, rules_of(seat)), lambda: Indistinguishable(seat))
+    kind = Indistinguishable if decomposition_of(seat.instance).statistic is None else CountEstimator
+    return seat.instance.memo(("indistinguishable estimator", name, rules_of(seat)), lambda: kind(seat))
 
 
 class Indistinguishable:
     """B of Lemma A.4 against the committed A (``seat.opponent``)."""
 
+    max_width: float = MAX_WIDTH
+
     def __init__(self, seat: Seat):
         if seat.opponent is None:
             raise ValueError("the indistinguishable estimator needs the committed A (seat.opponent)")
         self.D: Decomposition = decomposition_of(seat.instance)
-        if self.D.width > MAX_WIDTH:
+        if self.D.width > self.max_width:
             raise ValueError(f"Algorithm 1 needs 2^q answer vectors; q = {self.D.width} > {MAX_WIDTH}")
         self.rules = rules_of(seat)
         self.truth = proof_truth(seat)

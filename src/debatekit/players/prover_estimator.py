@@ -242,8 +242,9 @@ class MalformedBob:
 
 
 def _too_wide(instance: Instance) -> str | None:
-    q = decomposition_of(instance).width
-    if q > MAX_WIDTH:
+    D = decomposition_of(instance)
+    q = D.width
+    if q > MAX_WIDTH and D.statistic is None:  # else B ranges over the counts M_D reads
         return f"Algorithm 1 needs all 2^q answer vectors and q = {q} > {MAX_WIDTH}; try --bob omniscient or sampling"
     return None
 

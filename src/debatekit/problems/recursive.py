@@ -55,7 +55,7 @@ from itertools import combinations
 
 import numpy as np
 
-from debatekit.machine.decomposition import Automaton, Decomposition, LeafOracle, Query
+from debatekit.machine.decomposition import Automaton, CountStatistic, Decomposition, LeafOracle, Query
 from debatekit.params import param
 from debatekit.problems.registry import Instance, problem
 
@@ -453,7 +453,8 @@ class EvidenceMajority(Decomposition):
     ((k-1, g·w + i, path + (c,)) for i ∈ [w], then c ∈ [κ]), and M_D = G_k ∘ (w majorities of κ).
     A level-0 query is one piece of evidence: it names no proof bits (m = 0), and the oracle
     returns that evidence bit. The answers are deterministic given r (the evidence), so the
-    correct answers are bits; ``epsilon`` is the ε of Theorem 8.3's (ε, 1/2)-stability.
+    correct answers are bits; ``epsilon`` is the ε of Theorem 8.3's (ε, 1/2)-stability. M_D
+    reads the split only through its w majority counts: ``statistic`` has the w groups of κ wires.
     """
 
     def __init__(self, evidence: np.ndarray, fan_in: int = FAN_IN, kappa: int = KAPPA, epsilon: float = EPSILON):
@@ -469,6 +470,7 @@ class EvidenceMajority(Decomposition):
             raise ValueError(f"evidence must have n·s = (wκ)^d bits for some d >= 1, got {total}")
         self.depth, self.width = depth, fan_in * kappa
         self.n_inputs, self.support = fan_in**depth, kappa**depth
+        self.statistic = CountStatistic(tuple(tuple(range(i * kappa, (i + 1) * kappa)) for i in range(fan_in)))
 
     def gate_is_and(self, level: int) -> bool:
         """G_k: AND at the top layer d, alternating below."""
