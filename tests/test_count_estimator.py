@@ -114,7 +114,7 @@ def test_count_estimator_matches_algorithm1_on_small_evidence_majority(monkeypat
         evidence[flip] ^= 1
     instance = small_instance(evidence)
     full, counts = est.Indistinguishable(seat(instance, alice)), CountEstimator(seat(instance, alice))
-    delta = counts.rules.delta
+    delta = counts.rules.delta_at(counts.D.depth)
     assert counts.fits and 0 <= counts.delta < delta and full.delta < delta
     split = 0
     for i, fit in counts.fits.items():

@@ -257,8 +257,7 @@ def test_a_model_slower_than_the_move_limit_is_the_senders_forfeit(http, tmp_pat
     assert result.forfeits == {"alice": 0, "bob": 1} and records[0]["reason"] == "no move within 0.3 s"
 
 
-def test_a_cached_rerun_makes_no_model_call_and_plays_the_same_debates(own_http, tmp_path) -> None:
-    http = own_http  # counts the calls of this test only
+def test_a_cached_rerun_makes_no_model_call_and_plays_the_same_debates(http, tmp_path) -> None:
     http.play(judging("caffeine", False, {"finds-d": 1.0}))
     env = environ(http, tmp_path)
     players = llm("cross-exam", Role.ALICE, env, LIAR), llm("cross-exam", Role.BOB, env, TRUTHFUL)

@@ -33,6 +33,11 @@ from debatekit.llm.players import shared_model
 from debatekit.problems import PROBLEMS
 from llm_server import Reply, Server, chat, serving
 
+
+def after_header(path: Path) -> list[dict[str, Any]]:
+    """The lines of a record or journal after its run's header, as JSON."""
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
 FAST = Limits(max_connections=4, timeout=5.0, max_retries=2, backoff=0.01, max_wait=0.05)
 """Retries that end in a fraction of a second."""
 
@@ -126,7 +131,7 @@ def test_the_verifiers_model_calls_are_in_the_records_aside(http, capsys, tmp_pa
     code, _, err = debatekit(capsys, "run", "cross-exam", "--problem", "caffeine", "--bob", "point-random",
                              "--verifier-oracle", "llm:scripted/m", "--trials", "3", "--record", str(record))
     assert code == 0, err
-    records = [json.loads(line) for line in record.read_text().splitlines()]
+    records = after_header(record)
     asked = [r for r in records if r["queries"]["verifier"]]
     assert asked, "point-random never made the verifier ask its oracle"
     for r in asked:
@@ -154,17 +159,17 @@ def test_a_failing_verifier_model_stops_the_run_pending_and_resume_continues(htt
     code, _, err = debatekit(capsys, *argv)
     assert code == 75 and err.count("\n") == 1, err
     assert "llm:scripted/m" in err and why in err and "pending" in err and "Traceback" not in err
-    journal = [json.loads(line) for line in Path(f"{record}.journal").read_text().splitlines()]
+    journal = after_header(Path(f"{record}.journal"))
     pending = max(entry["debate"] for entry in journal)  # the journal also holds the debates before it
     kept = record.read_text().splitlines()
-    assert [json.loads(line)["debate"] for line in kept] == list(range(pending))  # recorded; it is not
+    assert [json.loads(line)["debate"] for line in kept[1:]] == list(range(pending))  # recorded; it is not
     journal = [entry for entry in journal if entry["debate"] == pending]
     assert journal and not any("forfeit" in entry["event"] for entry in journal)
     http.play(said(0.9))  # the server recovers
     code, data, err = debatekit(capsys, *argv, "--resume")
     assert code == 0, err
     assert data["trials"] == 4 and data["undecided"] == 0 and data["forfeits"] == {"alice": 0, "bob": 0}
-    records = [json.loads(line) for line in record.read_text().splitlines()]
+    records = after_header(record)
     assert [r["debate"] for r in records] == [0, 1, 2, 3] and record.read_text().startswith("\n".join(kept))
     resumed = records[pending]
     assert [e for e in resumed["events"] if "move" in e] == [e["event"] for e in journal if "move" in e["event"]]
@@ -195,7 +200,7 @@ def test_a_players_unreachable_model_leaves_the_debate_undecided_not_lost(http, 
     assert "HTTP 500" in data["undecided_reason"] and "llm:scripted/m" in data["undecided_reason"]
     assert math.isnan(data["accept_rate"])
     assert "note: 3 of 3 debates undecided" in err and "forfeited" not in err
-    records = [json.loads(line) for line in record.read_text().splitlines()]
+    records = after_header(record)
     assert [(r["debate"], r["verdict"], r["forfeit"]) for r in records] == [(i, None, None) for i in range(3)]
     assert all("HTTP 500" in r["reason"] for r in records)
 
@@ -238,7 +243,7 @@ def test_a_recursive_record_made_with_a_model_verifier_replays(http, capsys, tmp
     assert code == 0, err
     code, out = main(["replay", str(record)]), capsys.readouterr().out
     assert code == 0 and "3 of 3 debates reproduce" in out, out
-    records = [json.loads(line) for line in record.read_text().splitlines()]
+    records = after_header(record)
     answers = [e for r in records for e in r["events"] if e.get("query") == "verifier"]
     assert answers and all(e["judges"] == [{"model": "llm:scripted/m"}] for e in answers)
     assert any(e["answer"] == 0 for e in answers)

@@ -214,8 +214,8 @@ def test_the_provers_consult_their_oracle_and_the_verifier_hers(tmp_path) -> Non
         assert all(e["answer"] == e["n"] for e in record["events"] if e.get("query") == "alice")
 
 
-class Enough(Exception):
-    pass
+class Enough(BaseException):
+    """The caller stops the run (raised through it, as an interrupt is, never a trusted part's failure)."""
 
 
 @pytest.mark.parametrize(

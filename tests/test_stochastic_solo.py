@@ -22,7 +22,7 @@ from debatekit.protocols.stochastic import HonestAlice, HonestBob
 SEED = 5
 
 
-class Died(Exception):
+class Died(BaseException):
     """The process dies (raised through the run, as a kill would end it)."""
 
 

@@ -175,7 +175,7 @@ def test_json_shape_and_the_folder(capsys: pytest.CaptureFixture[str], tmp_path:
         assert run_fields <= set(result)
         assert {"constants", "id"} <= set(result)
         assert result["elapsed_s"] > 0
-        records = Path(result["debates_path"]).read_text().splitlines()
+        records = Path(result["debates_path"]).read_text().splitlines()[1:]  # after the run's header
         assert [json.loads(line)["debate"] for line in records] == list(range(4))
     table = pq.read_table(Path(data["results_path"]))
     assert table.column("id").to_pylist() == ids

@@ -26,6 +26,11 @@ class Role(Enum):
         return Role.BOB if self is Role.ALICE else Role.ALICE
 
 
+class Concession(Exception):
+    """A built-in strategy declares it cannot play here (say, it needs the oracle's probabilities
+    and the oracle only samples): its forfeit by design, never an internal error."""
+
+
 class Malformed(Exception):
     """A party sent a message the protocol cannot parse; that party loses the debate."""
 

@@ -25,7 +25,7 @@ RUN_FIELDS = ("protocol", "constants", "problem", "size", "truth", "seed", "para
 
 def replay_file(
     path: Annotated[Path, typer.Argument(metavar="FILE.jsonl", help="A file written by `run --record`.")],
-    problem: Annotated[
+    plan_file: Annotated[
         Path | None,
         typer.Option("--problem", metavar="FILE", help="The plan file the run read (default: the header's path)."),
     ] = None,
@@ -45,7 +45,7 @@ def replay_file(
         for number, value, _, _ in chain_lines(path):
             if number == 1:
                 header = value["header"]
-                spec, case = rebuilt(header, problem, path)
+                spec, case = rebuilt(header, plan_file, path)
                 continue
             count += 1
             debate = value.get("debate")

@@ -96,12 +96,13 @@ def trusting(*strategies: Strategy) -> Iterator[None]:
 def charge(role: Role, error: BaseException, trusted: bool | None = None) -> None:
     """Before ``role`` forfeits for ``error``, an exception its side raised: :class:`InternalError`
     instead when its seat is trusted (``trusted``, or by default one of the debate's trusted seats),
-    unless ``error`` is a concession (:class:`~debatekit.ledger.Malformed`) or a replayed record's
+    unless ``error`` is a concession (:class:`~debatekit.ledger.Malformed`,
+    :class:`~debatekit.ledger.Concession`) or a replayed record's
     or resumed journal's fault (:class:`~debatekit.engine.record.ReplayError`)."""
     from debatekit.engine.record import ReplayError  # here: the record imports the engine, and --help no numpy
-    from debatekit.ledger import Malformed
+    from debatekit.ledger import Concession, Malformed
 
-    if isinstance(error, Malformed | ReplayError):  # a concession, or a record's or journal's fault
+    if isinstance(error, Malformed | Concession | ReplayError):  # a concession, or a record's or journal's fault
         return
     if role in _TRUSTED.get() if trusted is None else trusted:
         raise InternalError.of(error) from error

@@ -249,9 +249,9 @@ class CountEstimator(Indistinguishable):
         G = cells.pushforward(p)
         n = len(point.static)
         tests = ProductTests(lambda pts: np.ones((n, len(pts))), point.static)
+        target = self.rules.delta_at(self.D.depth) / (2 * self.D.width)
         try:
-            estimate = indistinguishable([0], np.ones(1), G[None], tests, self.rules.delta / (2 * self.D.width),
-                                         max_steps=STEP_BUDGET)  # fmt: skip
+            estimate = indistinguishable([0], np.ones(1), G[None], tests, target, max_steps=STEP_BUDGET)
         except StepBoundExceeded as reached:
             estimate = Estimate(reached.h, reached.steps, reached.advantage, STEP_BUDGET, tests)
         return Fit(estimate, G, float(np.abs(G - estimate.h[0]).sum()))
@@ -262,7 +262,7 @@ class CountEstimator(Indistinguishable):
         left out. Below a situation A's rewards total less than Σ_j r^j < 2 in absolute value, so
         leaving mass τ untrained moves her expected payoff by less than 2τ, which ``delta`` adds."""
         below: dict[Situation, float] = defaultdict(float)
-        left_out, tolerance = 0.0, self.rules.delta / (2 * self.D.width)
+        left_out, tolerance = 0.0, self.rules.delta_at(self.D.depth) / (2 * self.D.width)
         for i, weight in zip(keys, mu, strict=True):
             point, H = self.points[int(i)], self.rows[int(i)]
             cells: Cells = point.cells  # type: ignore[attr-defined]

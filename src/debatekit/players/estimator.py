@@ -342,7 +342,7 @@ class Indistinguishable:
 
     def _algorithm1(self, points: Any, mu: np.ndarray, g: np.ndarray, tests: CallableTests) -> Estimate:
         try:
-            return indistinguishable(points, mu, g, tests, self.rules.delta, max_steps=STEP_BUDGET)
+            return indistinguishable(points, mu, g, tests, self.rules.delta_at(self.D.depth), max_steps=STEP_BUDGET)
         except StepBoundExceeded as reached:
             return Estimate(reached.h, reached.steps, reached.advantage, STEP_BUDGET, tests)
 

@@ -99,6 +99,11 @@ b = 16 (d = 6, q = 4) against ``obfuscate``, 1562 steps at δ = 1e-9, 2070 at 1e
 reaches it (advantage 2.5e-3 after its 20,000-step budget, 380 s at b = 12), so 1e-15 is the floor."""
 
 
+COARSE_DELTA = 1e-9
+"""The default δ where the bound is vacuous at any δ (:meth:`Rules.delta_at`): the earlier default,
+which Algorithm 1 reaches at every built-in size."""
+
+
 def soundness_slack(depth: int, delta: float) -> float:
     """(2d+2)·δ: what Lemma A.4 adds to r^(d+1)·P[A(x) = L(x)] against an estimator whose rounds
     are each δ-indistinguishable from the truth.
@@ -134,6 +139,20 @@ class Rules:
     def r(self) -> float:
         """The reward ratio r = ε(1-ρ)/4 (Figure 2, initialisation step 1)."""
         return self.epsilon * (1 - self.rho) / 4
+
+    def delta_at(self, depth: int) -> float:
+        """The δ Algorithm 1 is asked for at depth d. A δ given with ``-P`` is kept. The default
+        (:data:`DEFAULT_DELTA`) asks for the coarsest of :data:`COARSE_DELTA` and DEFAULT_DELTA
+        whose slack (2d+2)δ is below the honest floor (1-ε)·r^(d+1), so the bound is informative
+        at the least cost (evidence-majority's d = 2: 1e-9; obfuscated-primality's b = 12 to 16,
+        d = 4 to 6: 1e-15), and COARSE_DELTA where neither is (d ≥ 7 at the default ε, ρ): there
+        the bound is vacuous whatever δ, and at 1e-15 Algorithm 1 stops at its step budget short
+        of δ, its estimates spreading B's coins over more situations than B trains on (3^8 at
+        obfuscated-primality's default b = 24, d = 10, against 4096)."""
+        if self.delta != DEFAULT_DELTA:
+            return self.delta
+        floor = (1 - self.epsilon) * self.r ** (depth + 1)
+        return next((d for d in (COARSE_DELTA, DEFAULT_DELTA) if soundness_slack(depth, d) < floor), COARSE_DELTA)
 
 
 class Situation(NamedTuple):

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from debatekit.engine.boundary import as_bit, plain_int
+from debatekit.ledger import Concession
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
 from debatekit.problems.registry import Instance
@@ -200,7 +201,7 @@ def _number(value: Any) -> float:
         return float("nan")
 
 
-class SampleOnlyError(ValueError):
+class SampleOnlyError(Concession, ValueError):
     """A strategy needs the oracle's probabilities and the oracle only answers samples."""
 
 
