@@ -39,9 +39,9 @@ def test_every_round_is_delta_indistinguishable(problem, size, truth, alice):
         values = estimate.tests.values(keys, estimate.h)
         assert np.all(np.abs(values) <= 1)
         advantages = np.einsum("fxz,x,xz->f", values, mu, g - estimate.h)
-        assert np.max(np.abs(advantages)) < b.rules.delta
+        assert np.max(np.abs(advantages)) < b.rules.delta_at(b.D.depth)
         assert np.max(np.abs(advantages)) == pytest.approx(estimate.advantage, abs=1e-15)
-    assert 0 <= b.delta < b.rules.delta
+    assert 0 <= b.delta < b.rules.delta_at(b.D.depth)
 
 
 def test_estimates_are_probabilities_and_replay_matches_training():
