@@ -43,15 +43,14 @@ from itertools import combinations, product
 import numpy as np
 
 from debatekit.machine.decomposition import CountStatistic, Query
-from debatekit.players.estimator import SITUATION_LIMIT, STEP_BUDGET, Indistinguishable, _Point, _weighted
+from debatekit.players.estimator import SITUATION_LIMIT, STEP_BUDGET, Indistinguishable, _Point
 from debatekit.players.indistinguishable import (
-    CallableTests,
     Estimate,
     ProductTests,
     StepBoundExceeded,
     indistinguishable,
 )
-from debatekit.protocols.prover_estimator import Situation, bit_of
+from debatekit.protocols.prover_estimator import Situation
 
 COUNT_LIMIT = 1 << 16
 """The most count vectors one situation's B ranges over (|Z'|)."""
@@ -196,16 +195,7 @@ class CountEstimator(Indistinguishable):
         self.rounds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Round k's training situations and their weights μ_k."""
         D = self.D
-        truth = self.truth.truth(D.root(), D.depth)
-        claims = _weighted(self._read("claim", lambda: self.A.claim(), bit_of("claim")))
-        claim_one = sum(w for w, c in claims if c == 1)
-        tests = CallableTests(lambda pts, h: np.array([[[1 - claim_one, claim_one]], [[0.0, 1.0]]]), 2)
-        init = self._algorithm1([0], np.ones(1), np.array([[1 - truth, truth]]), tests)
-        self.p_root = float(init.h[0, 1])
-        self.delta = init.advantage
-        frontier: dict[Situation, float] = defaultdict(float)
-        for w, c in claims:
-            frontier[Situation(D.depth, D.root(), self.p_root, c, self.p_root)] += w
+        frontier = self._root_frontier()
         for level in range(D.depth, 0, -1):
             weights: dict[int, float] = defaultdict(float)
             for s, w in frontier.items():

@@ -306,7 +306,9 @@ class Indistinguishable:
 
     # -- training (top down, μ_k exact) ---------------------------------------------------------
 
-    def _train(self) -> None:
+    def _root_frontier(self) -> dict[Situation, float]:
+        """Round d's situations and their weights: Algorithm 1 on the initial estimate p_d (the
+        test r_init against A's claim), one situation per claim she may make."""
         D = self.D
         truth = self.truth.truth(D.root(), D.depth)
         claims = _weighted(self._read("claim", lambda: self.A.claim(), bit_of("claim")))
@@ -318,6 +320,11 @@ class Indistinguishable:
         frontier: dict[Situation, float] = defaultdict(float)
         for w, c in claims:
             frontier[Situation(D.depth, D.root(), self.p_root, c, self.p_root)] += w
+        return frontier
+
+    def _train(self) -> None:
+        D = self.D
+        frontier = self._root_frontier()
         for level in range(D.depth, 0, -1):
             weights: dict[int, float] = defaultdict(float)
             for s, w in frontier.items():
