@@ -25,8 +25,11 @@ def free_port() -> int:
 
 def form_fields(page: str) -> dict[str, str]:
     """The hidden fields (task, slot, csrf) of the answer form on a judge's page; {} when none."""
-    return {name: html.unescape(value) for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', page)
-            if name in ("task", "slot", "csrf")}
+    return {
+        name: html.unescape(value)
+        for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', page)
+        if name in ("task", "slot", "csrf")
+    }
 
 
 def wait_until_up(url: str, seconds: float = 20.0) -> None:

@@ -195,8 +195,9 @@ def test_bob_cannot_write_into_alices_committed_message_or_the_instance(name, pr
         def move(self, history: Any) -> int:
             return 0
 
-    outcome = play_one(spec, instance, spec.strategies[Role.ALICE]["honest"], Strategy("v", Role.BOB, "", Vandal),
-                       debate_seed(0, 0))
+    outcome = play_one(
+        spec, instance, spec.strategies[Role.ALICE]["honest"], Strategy("v", Role.BOB, "", Vandal), debate_seed(0, 0)
+    )
     assert outcome.verdict == instance.answer
     assert np.array_equal(instance.x, x_before)
 
@@ -294,8 +295,25 @@ def test_records_replay_and_a_tampered_record_does_not(tmp_path, name, problem, 
 
 def test_replay_exits_1_on_a_tampered_file_and_2_on_garbage(tmp_path) -> None:
     path = tmp_path / "r.jsonl"
-    assert main(["run", "cross-exam", "--problem", "approval-majority", "--size", "6", "--bob", "point-random",
-                 "--trials", "4", "--record", str(path)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "cross-exam",
+                "--problem",
+                "approval-majority",
+                "--size",
+                "6",
+                "--bob",
+                "point-random",
+                "--trials",
+                "4",
+                "--record",
+                str(path),
+            ]
+        )
+        == 0
+    )
     lines = path.read_text().splitlines()
     record = json.loads(lines[1])
     record["bits_read"] += 1
@@ -368,8 +386,9 @@ def test_a_sample_only_oracle_keeps_every_guarantee(name, problem, size, truth) 
     honest = Role.ALICE if int(truth) == spec.alice_argues else Role.BOB
     for adversary in spec.strategies[honest.opponent].values():
         players = {honest: spec.strategies[honest]["honest"], honest.opponent: adversary}
-        result = run(spec, instance, players[Role.ALICE], players[Role.BOB], trials=4, seed=1,
-                     oracles=Oracles(hidden, hidden))
+        result = run(
+            spec, instance, players[Role.ALICE], players[Role.BOB], trials=4, seed=1, oracles=Oracles(hidden, hidden)
+        )
         assert result.honest_win_rate == 1.0, adversary.name
         assert result.guarantee.completeness == 1.0 and result.guarantee.soundness == 0.0
 
@@ -381,11 +400,18 @@ def test_a_theorem_that_assumes_a_deterministic_oracle_promises_nothing_with_a_s
     (x0,) = b.inputs
     b.ask(lambda a: ("is the claim true?", a), x0)
     machine = b.build()
-    noisy = Instance("noisy", 1, truth=False, x=np.array([1], dtype=np.uint8),
-                     oracle=TableOracle({("is the claim true?", 1): 0.3}), machine=machine)
+    noisy = Instance(
+        "noisy",
+        1,
+        truth=False,
+        x=np.array([1], dtype=np.uint8),
+        oracle=TableOracle({("is the claim true?", 1): 0.3}),
+        machine=machine,
+    )
     spec = PROTOCOLS["cross-exam"]
-    result = run(spec, noisy, spec.strategies[Role.ALICE]["lie-output"], spec.strategies[Role.BOB]["honest"],
-                 trials=400, seed=0)
+    result = run(
+        spec, noisy, spec.strategies[Role.ALICE]["lie-output"], spec.strategies[Role.BOB]["honest"], trials=400, seed=0
+    )
     assert (result.guarantee.completeness, result.guarantee.soundness) == (0.0, 1.0)
     assert "no guarantee" in result.guarantee.statement
     assert result.accept_ci[0] > 0.2  # the liar wins about 30% of debates: the theorem's s = 0 fails

@@ -148,8 +148,11 @@ def test_a_malformed_answer_gets_a_clear_4xx_and_changes_nothing(s, case, status
 
 def test_a_form_from_its_own_origin_is_accepted(s) -> None:
     fields = form_fields(s.page(s.ann_token))
-    headers = {"origin": "http://testserver", "referer": f"http://testserver/j/{s.ann_token}",
-               "sec-fetch-site": "same-origin"}
+    headers = {
+        "origin": "http://testserver",
+        "referer": f"http://testserver/j/{s.ann_token}",
+        "sec-fetch-site": "same-origin",
+    }
     assert s.post(s.ann_token, {**fields, "answer": "1"}, headers=headers).status_code == 303
     assert [a.answer for a in s.store.answers(s.task.id)] == [1]
 

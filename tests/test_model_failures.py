@@ -38,6 +38,7 @@ def after_header(path: Path) -> list[dict[str, Any]]:
     """The lines of a record or journal after its run's header, as JSON."""
     return [json.loads(line) for line in path.read_text().splitlines()[1:]]
 
+
 FAST = Limits(max_connections=4, timeout=5.0, max_retries=2, backoff=0.01, max_wait=0.05)
 """Retries that end in a fraction of a second."""
 
@@ -128,8 +129,21 @@ def test_an_unusable_completion_is_not_cached_so_a_rerun_asks_again(http, capsys
 def test_the_verifiers_model_calls_are_in_the_records_aside(http, capsys, tmp_path) -> None:
     http.play(said(0.8))
     record = tmp_path / "r.jsonl"
-    code, _, err = debatekit(capsys, "run", "cross-exam", "--problem", "caffeine", "--bob", "point-random",
-                             "--verifier-oracle", "llm:scripted/m", "--trials", "3", "--record", str(record))
+    code, _, err = debatekit(
+        capsys,
+        "run",
+        "cross-exam",
+        "--problem",
+        "caffeine",
+        "--bob",
+        "point-random",
+        "--verifier-oracle",
+        "llm:scripted/m",
+        "--trials",
+        "3",
+        "--record",
+        str(record),
+    )
     assert code == 0, err
     records = after_header(record)
     asked = [r for r in records if r["queries"]["verifier"]]

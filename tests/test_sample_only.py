@@ -36,8 +36,15 @@ def test_stochastic_debate_with_a_sample_only_oracle_plays_the_same_honest_debat
 def test_an_adversary_that_needs_probabilities_forfeits_with_a_sample_only_oracle() -> None:
     spec = PROTOCOLS["stochastic"].variant("lean")
     instance = make_instance(PROBLEMS["noisy-majority"], 10, False, 0)
-    result = run(spec, instance, spec.strategies[Role.ALICE]["influential"], spec.strategies[Role.BOB]["honest"],
-                 trials=10, seed=0, oracles=hidden(instance))
+    result = run(
+        spec,
+        instance,
+        spec.strategies[Role.ALICE]["influential"],
+        spec.strategies[Role.BOB]["honest"],
+        trials=10,
+        seed=0,
+        oracles=hidden(instance),
+    )
     assert result.forfeits["alice"] == 10 and "SampleOnlyError" in result.forfeit_reasons["alice"]
     assert result.honest_win_rate == 1.0
 

@@ -14,10 +14,11 @@ a person's task, the same when a stopped debate is resumed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -84,6 +85,18 @@ def in_debate(run: str, index: int) -> Debating:
 def debating() -> Debating | None:
     """The debate the current context plays, or None outside a run."""
     return _DEBATE.get()
+
+
+@contextlib.contextmanager
+def outside_debate() -> Iterator[None]:
+    """Within: no debate is played (:func:`debating` is None). For what a run derives once and every
+    debate shares (B's training, A's committed proof): its model calls belong to no one debate's
+    record, whichever debate happened to ask for it first."""
+    token = _DEBATE.set(None)
+    try:
+        yield
+    finally:
+        _DEBATE.reset(token)
 
 
 def aside(entry: dict[str, Any]) -> None:

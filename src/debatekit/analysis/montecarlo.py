@@ -248,15 +248,19 @@ def record_of(table: Table, seed: int, index: int, outcome: Outcome) -> dict[str
     """Debate ``index`` of a run as JSON data (:mod:`debatekit.engine.record` describes it)."""
     ledger = outcome.ledger
     alice, bob = table.strategies[Role.ALICE], table.strategies[Role.BOB]
-    return record_header(table.spec, table.instance, alice, bob, seed, table.params, index) | {
-        "events": ledger.events,
-        "verdict": outcome.verdict,
-        "forfeit": outcome.forfeit.value if outcome.forfeit else None,
-        "reason": outcome.reason,
-        "queries": {role.value: n for role, n in ledger.queries.items()},
-        "bits_read": ledger.bits_read,
-        "input_bits_read": ledger.input_bits_read,
-    } | ({"aside": outcome.aside} if outcome.aside else {})
+    return (
+        record_header(table.spec, table.instance, alice, bob, seed, table.params, index)
+        | {
+            "events": ledger.events,
+            "verdict": outcome.verdict,
+            "forfeit": outcome.forfeit.value if outcome.forfeit else None,
+            "reason": outcome.reason,
+            "queries": {role.value: n for role, n in ledger.queries.items()},
+            "bits_read": ledger.bits_read,
+            "input_bits_read": ledger.input_bits_read,
+        }
+        | ({"aside": outcome.aside} if outcome.aside else {})
+    )
 
 
 async def _stream(

@@ -32,10 +32,9 @@ def judge(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
 
+
 DbOption = Annotated[Path, typer.Option("--db", metavar="FILE.sqlite", help="The judges' database (created if new).")]
-UrlOption = Annotated[
-    str, typer.Option("--url", help="The address judges reach the server at, for the printed link.")
-]
+UrlOption = Annotated[str, typer.Option("--url", help="The address judges reach the server at, for the printed link.")]
 
 
 def open_store(db: Path) -> Store:
@@ -70,8 +69,9 @@ def serve(
 
         from debatekit.judge.server import create_app
     except ImportError as err:
-        raise UserError(f"the judge server needs the judge extra ({err.name} is missing): "
-                        "pip install 'debatekit[judge]'") from None
+        raise UserError(
+            f"the judge server needs the judge extra ({err.name} is missing): pip install 'debatekit[judge]'"
+        ) from None
     open_store(db).close()
     try:
         with socket.create_server((host, port)):
@@ -82,7 +82,9 @@ def serve(
     uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
 
 
-@app.command("invite", epilog="\b\nExamples:\n  debatekit judge invite Ada --db judges.sqlite --url http://127.0.0.1:8000")
+@app.command(
+    "invite", epilog="\b\nExamples:\n  debatekit judge invite Ada --db judges.sqlite --url http://127.0.0.1:8000"
+)
 def invite(
     name: Annotated[str, typer.Argument(help="The judge's name, as the experimenter's page shows it.")],
     db: DbOption,

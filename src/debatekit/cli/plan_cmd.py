@@ -226,10 +226,14 @@ def _print_plan(p: Plan) -> None:
             ]
         else:
             rows += [
-                ("bob failure bounds", f"{p.bob_complete_failure:.4g} (reject, off <= s), "
-                 f"{p.bob_sound_failure:.4g} <= q"),
-                ("vera failure bounds", f"{p.vera_complete_failure:.4g} (reject, off <= c), "
-                 f"{p.vera_sound_failure:.4g} <= v"),
+                (
+                    "bob failure bounds",
+                    f"{p.bob_complete_failure:.4g} (reject, off <= s), {p.bob_sound_failure:.4g} <= q",
+                ),
+                (
+                    "vera failure bounds",
+                    f"{p.vera_complete_failure:.4g} (reject, off <= c), {p.vera_sound_failure:.4g} <= v",
+                ),
             ]
         rows.append(("proof", _PROOF_NOTE["defaults" if p.constants == "lean" else str(p.proof)]))
     print(f"{p.constants} constants for K = {p.k:g}, T = {p.T}")

@@ -37,8 +37,10 @@ MAX_BODY = 4096
 ANSWERS = {"yes": 1, "no": 0, "1": 1, "0": 0}
 
 HEADERS = [
-    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                                 b"frame-ancestors 'none'; base-uri 'none'"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    ),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
@@ -104,9 +106,17 @@ class Guard:
     @staticmethod
     async def _refuse(send: Send, status: int, reason: str) -> None:
         text = reason.encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                (b"content-length", str(len(text)).encode()), (b"connection", b"close")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(text)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": text})
 
 

@@ -270,13 +270,24 @@ class Store:
             db.execute(
                 "INSERT INTO tasks (run, debate, role, number, question, context, needed, per_judge, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, debate, role, number) DO NOTHING",
-                (key.run, key.debate, key.role, key.number, question, json.dumps(list(context)), needed, per_judge,
-                 time.time()),
+                (
+                    key.run,
+                    key.debate,
+                    key.role,
+                    key.number,
+                    question,
+                    json.dumps(list(context)),
+                    needed,
+                    per_judge,
+                    time.time(),
+                ),
             )
-            task = _task(db.execute(
-                "SELECT * FROM tasks WHERE run = ? AND debate = ? AND role = ? AND number = ?",
-                (key.run, key.debate, key.role, key.number),
-            ).fetchone())
+            task = _task(
+                db.execute(
+                    "SELECT * FROM tasks WHERE run = ? AND debate = ? AND role = ? AND number = ?",
+                    (key.run, key.debate, key.role, key.number),
+                ).fetchone()
+            )
         if (task.question, task.context, task.needed, task.per_judge) != (question, tuple(context), needed, per_judge):
             raise ValueError(f"task {key} was asked before with a different question or budget")
         return task
@@ -287,19 +298,27 @@ class Store:
 
     def find(self, key: TaskKey) -> Task | None:
         """The task answering ``key``, if it was ever asked."""
-        row = self._db().execute(
-            "SELECT * FROM tasks WHERE run = ? AND debate = ? AND role = ? AND number = ?",
-            (key.run, key.debate, key.role, key.number),
-        ).fetchone()
+        row = (
+            self._db()
+            .execute(
+                "SELECT * FROM tasks WHERE run = ? AND debate = ? AND role = ? AND number = ?",
+                (key.run, key.debate, key.role, key.number),
+            )
+            .fetchone()
+        )
         return None if row is None else _task(row)
 
     def answers(self, task_id: int) -> list[Answer]:
         """A task's answers in the order they were committed."""
-        rows = self._db().execute(
-            "SELECT answers.*, judges.name AS judge_name FROM answers JOIN judges ON judges.id = answers.judge"
-            " WHERE task = ? ORDER BY answers.id",
-            (task_id,),
-        ).fetchall()
+        rows = (
+            self._db()
+            .execute(
+                "SELECT answers.*, judges.name AS judge_name FROM answers JOIN judges ON judges.id = answers.judge"
+                " WHERE task = ? ORDER BY answers.id",
+                (task_id,),
+            )
+            .fetchall()
+        )
         return [_answer(row) for row in rows]
 
     def offer(self, judge: Judge, now: float | None = None) -> Offer | None:
@@ -427,9 +446,19 @@ class Store:
         )
         return {
             "tasks": [
-                {"id": t.id, "run": t.key.run, "debate": t.key.debate, "role": t.key.role, "number": t.key.number,
-                 "question": t.question, "context": list(t.context), "needed": t.needed, "per_judge": t.per_judge,
-                 "created": t.created, "closed": t.closed}
+                {
+                    "id": t.id,
+                    "run": t.key.run,
+                    "debate": t.key.debate,
+                    "role": t.key.role,
+                    "number": t.key.number,
+                    "question": t.question,
+                    "context": list(t.context),
+                    "needed": t.needed,
+                    "per_judge": t.per_judge,
+                    "created": t.created,
+                    "closed": t.closed,
+                }
                 for t in tasks
             ],
             "judgements": [answer_json(_answer(row)) for row in rows],

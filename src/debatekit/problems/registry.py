@@ -11,6 +11,7 @@ witness problems the honest prover's witness (Theorem 7.1).
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -21,8 +22,11 @@ from debatekit.machine.decomposition import Decomposition
 from debatekit.machine.levelled import LevelledCircuit
 from debatekit.machine.transcript import TranscriptMachine
 from debatekit.machine.turing import TuringMachine
-from debatekit.oracle import NO_ORACLE, Oracle
+from debatekit.oracle import NO_ORACLE, Oracle, outside_debate
 from debatekit.params import NoParams
+
+_MEMO_LOCK = threading.Lock()
+"""Guards the making of an instance's per-key memo locks."""
 
 
 class InstanceError(ValueError):
@@ -69,14 +73,24 @@ class Instance:
 
     def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """A value derived from the instance alone, computed once and shared by every debate on it
-        (an honest prover's evaluation of the circuit, say). Arrays in it are made read-only."""
+        (an honest prover's evaluation of the circuit, say). Arrays in it are made read-only.
+
+        Computed once even when debates ask at the same time (one lock per key: a computation
+        may ask for another key from a thread of its own), and outside any debate
+        (:func:`~debatekit.oracle.outside_debate`): whatever it asks a model is no one debate's."""
         cache = self.__dict__.setdefault("_memo", {})
-        if key not in cache:
-            value = compute()
-            for array in value if isinstance(value, list | tuple) else (value,):
-                if isinstance(array, np.ndarray):
-                    array.flags.writeable = False
-            cache[key] = value
+        if key in cache:
+            return cache[key]
+        with _MEMO_LOCK:
+            lock = self.__dict__.setdefault("_memo_locks", {}).setdefault(key, threading.Lock())
+        with lock:
+            if key not in cache:
+                with outside_debate():
+                    value = compute()
+                for array in value if isinstance(value, list | tuple) else (value,):
+                    if isinstance(array, np.ndarray):
+                        array.flags.writeable = False
+                cache[key] = value
         return cache[key]
 
     def __deepcopy__(self, memo: dict) -> Instance:

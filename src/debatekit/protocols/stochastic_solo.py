@@ -216,8 +216,6 @@ def one_flag(message: Any) -> int:
     return -1 if bit is None else bit
 
 
-
-
 def play(
     instance: Instance,
     rules: Rules,
