@@ -22,14 +22,17 @@ _where = np.where
 
 
 def strict_where(condition, *values):
-    """``np.where`` refusing a Python int its result's dtype cannot hold, as numpy 2.5 does."""
-    result = _where(condition, *values)
-    if values and result.dtype.kind in "iu":
-        info = np.iinfo(result.dtype)
+    """``np.where`` refusing a Python int its result's dtype cannot hold, as numpy 2.5 does. The
+    result's dtype is NEP 50's (the arrays' alone, a Python int being "weak"), on numpy 1.x too,
+    whose value-based promotion would widen it instead."""
+    arrays = [np.asarray(v).dtype for v in values if type(v) is not int]
+    dtype = np.result_type(*arrays) if arrays else None
+    if dtype is not None and dtype.kind in "iu":
+        info = np.iinfo(dtype)
         for value in values:
             if type(value) is int and not info.min <= value <= info.max:
-                raise OverflowError(f"Python integer {value} out of bounds for {result.dtype}")
-    return result
+                raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
+    return _where(condition, *values)
 
 
 @pytest.fixture

@@ -282,7 +282,11 @@ def _jsonable(value: Any) -> Any:
 @contextmanager
 def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
     """A transient progress bar on stderr (shown on a terminal) with the time elapsed and an
-    estimate of the time left (at the current rate, to ``total``); yields ``advance(done)``."""
+    estimate of the time left (at the current rate, to ``total``); yields ``advance(done)``. Off a
+    terminal, nothing (rich before 13.9 writes a blank line on stopping even a disabled bar)."""
+    if not stderr.is_terminal:
+        yield lambda done: None
+        return
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -292,7 +296,6 @@ def progress(total: int, description: str) -> Iterator[Callable[[int], None]]:
         TimeRemainingColumn(),
         console=stderr,
         transient=True,
-        disable=not stderr.is_terminal,
     )
     with bar:
         task = bar.add_task(description, total=total)

@@ -131,10 +131,15 @@ def _shard(text: str | None) -> tuple[int, int] | None:
 
 @contextmanager
 def _progress(total: int) -> Iterator[Callable[[CellResult], None]]:
-    """A transient progress bar on stderr (on a terminal): cells done, debates per second, time left."""
+    """A transient progress bar on stderr (on a terminal): cells done, debates per second, time left.
+    Off a terminal, nothing (rich before 13.9 writes a blank line on stopping even a disabled bar)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from debatekit.cli.common import stderr
+
+    if not stderr.is_terminal:
+        yield lambda result: None
+        return
 
     shown = Progress(
         TextColumn("sweep"),
@@ -145,7 +150,6 @@ def _progress(total: int) -> Iterator[Callable[[CellResult], None]]:
         TextColumn("left"),
         console=stderr,
         transient=True,
-        disable=not stderr.is_terminal,
     )
     started, debates = time.perf_counter(), 0
     with shown:
