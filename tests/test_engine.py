@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from dataclasses import replace
 from typing import Any
@@ -588,3 +589,41 @@ def test_plain_data_and_mixed_moves_are_rebuilt_without_their_methods() -> None:
     liar = Dist.pure(1)
     liar._weights = {1: LyingInt(1), 0: LyingInt(0)}
     assert mixed_branches(liar) == [(1.0, 1)]
+
+
+def test_moves_asked_at_once_keep_their_own_time_limits_and_failures():
+    """calls_within: one thread for a batch, each call under its own limit. A call that stalls is
+    a TimeoutError and the calls after it are still made; each call's exception stays its own."""
+    from debatekit.engine.play import Limited, calls_within, each_move
+
+    release = threading.Event()
+
+    def stalls():
+        release.wait(30)
+        return "late"
+
+    def raises():
+        raise ValueError("garbage")
+
+    try:
+        settled = calls_within(0.2, [lambda: 1, stalls, lambda: 3, raises, lambda: 5])
+        assert settled[0]() == 1 and settled[2]() == 3 and settled[4]() == 5
+        with pytest.raises(TimeoutError):
+            settled[1]()
+        with pytest.raises(ValueError, match="garbage"):
+            settled[3]()
+    finally:
+        release.set()
+
+    class Player:
+        def double(self, x):
+            if x == 2:
+                raise SystemExit(0)  # a player's exit is its own failure, never the run's
+            return 2 * x
+
+    limited = each_move(Limited(Player(), 5.0), [lambda p, x=x: p.double(x) for x in range(4)])
+    assert [limited[x]() for x in (0, 1, 3)] == [0, 2, 6]
+    with pytest.raises(Exception, match="SystemExit"):
+        limited[2]()
+    inline = each_move(Player(), [lambda p, x=x: p.double(x) for x in (0, 1, 3)])
+    assert [f() for f in inline] == [0, 2, 6]

@@ -146,3 +146,53 @@ def test_malformed_request_in_exact_analysis_loses_for_alice():
     bob = pe.TruthfulBob(pe.ProofTruth(D, None))
     value = pe.expected_rewards(D, Garbage(D, rules), bob, rules)
     assert value.sum() < pe.expected_rewards(D, pe.HonestAlice(D, rules), bob, rules).sum()
+
+
+@pytest.mark.parametrize("size", [8, 12, 16])
+@pytest.mark.parametrize("truth", [True, False])
+def test_vectorised_leaves_and_proof_agree_with_the_plain_loop(size, truth):
+    """FactorIntervals' numpy judge_leaves and proof_array against Decomposition's loops over judge
+    and proof, on random proofs (garbage included), every leaf (padding included)."""
+    D = pe.decomposition_of(make_instance(PROBLEMS["obfuscated-primality"], size, truth, 0))
+    positions = np.arange(D.proof_length, dtype=np.int64)
+    assert np.array_equal(D.proof_array(positions), type(D).__mro__[1].proof_array(D, positions))
+    leaves = [D.root()]
+    for k in range(D.depth, 0, -1):
+        leaves = [c for y in leaves for c in D.split(y, k)]
+    rng, seen = np.random.default_rng(size), set()
+    for proof in (D.proof_array(positions), rng.integers(0, 2, D.proof_length), np.full(D.proof_length, NOT_A_BIT)):
+        proof = np.where(rng.random(D.proof_length) < 0.001, 0, proof).astype(np.uint8)
+        read = lambda at, proof=proof: proof[at]  # noqa: E731
+        fast = D.judge_leaves(leaves, read)
+        plain = pe.Decomposition.judge_leaves(D, leaves, read)
+        assert fast.dtype == plain.dtype == float and np.array_equal(fast, plain)
+        seen |= set(plain.tolist())
+    assert seen == {0.0, 1.0}  # leaves judged both ways
+
+
+@pytest.mark.parametrize("truth", [True, False])
+def test_the_truth_of_a_committed_proof_is_its_value_node_by_node(truth):
+    """ProofTruth (level by level, leaves judged at once) against a recursion over the tree by
+    judge and combine, at every node, on the honest proof and on one with bits turned off."""
+    D = pe.decomposition_of(make_instance(PROBLEMS["obfuscated-primality"], 12, truth, 0))
+    honest = pe.HonestAlice(D, pe.Rules())
+    for flip in (None, 7, 101):
+
+        def proof(leaves, flip=flip):
+            bits = honest.proof(leaves).copy()
+            if flip is not None:
+                bits[np.array(leaves) % flip == 3] = 0
+            return bits
+
+        values = pe.ProofTruth(D, pe.CommittedProof(proof))
+        root = values.truth(D.root(), D.depth)
+
+        def value(y, k):
+            if k == 0:
+                leaf = D.leaf(y)
+                return D.judge(y, tuple(proof(leaf).tolist()) if leaf else ())
+            return D.combine(y, k, tuple(int(value(c, k - 1)) for c in D.split(y, k)))
+
+        assert root == value(D.root(), D.depth)
+        assert all(v == value(y, k) for (y, k), v in values.values.items())
+        assert len(values.values) == sum(D.width**k for k in range(D.depth + 1))

@@ -29,12 +29,13 @@ import asyncio
 import contextlib
 import contextvars
 import copy
+import functools
 import inspect
 import os
 import sysconfig
 import threading
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -312,6 +313,62 @@ def call_within(timeout: float | None, function: Callable[[], Any]) -> Any:
     return box["result"]
 
 
+def calls_within(timeout: float | None, functions: Sequence[Callable[[], Any]]) -> list[Callable[[], Any]]:
+    """Each of ``functions`` called as :func:`call_within` calls one, each for at most ``timeout``
+    seconds, but one after another in one daemon thread: a batch of moves costs one thread, not
+    one each. Returned in order, each as a function giving that call's result or raising its
+    exception (TimeoutError for a call still running at its limit; the calls after it go on in a
+    fresh thread, as if each had had its own)."""
+    settled: list[Callable[[], Any]] = []
+    while len(settled) < len(functions):
+        settled += _calls_in_one_thread(timeout, functions[len(settled) :])
+    return settled
+
+
+def _calls_in_one_thread(timeout: float | None, functions: Sequence[Callable[[], Any]]) -> list[Callable[[], Any]]:
+    """The leading calls of ``functions`` that one thread settles before one of them runs past its
+    limit (that one settled as TimeoutError, and abandoned)."""
+    done: list[Callable[[], Any]] = []
+    started = [time.monotonic()]  # when the call under way began
+
+    def target() -> None:
+        for function in functions:
+            started[0] = time.monotonic()
+            try:
+                result = function()
+                if inspect.isawaitable(result):
+                    result = asyncio.run(_awaited(result))
+                done.append(_returning(result))
+            except BaseException as err:  # handed to the caller, who charges its sender
+                done.append(_raising(err))
+
+    stop_if_asked()
+    context = contextvars.copy_context()  # the debate it plays: asking(), aside()
+    thread = threading.Thread(target=context.run, args=(target,), daemon=True)
+    thread.start()
+    while thread.is_alive():
+        stop_if_asked()  # a signal stops the run: the moves are abandoned, never waited for
+        if timeout is None:
+            thread.join(_POLL)
+            continue
+        at, deadline = len(done), started[0] + timeout
+        if time.monotonic() >= deadline and len(done) == at:  # the call under way ran past its limit
+            return [*done[:at], _raising(TimeoutError(f"no move within {timeout:g} s"))]
+        thread.join(max(0.0, min(_POLL, deadline - time.monotonic())))
+    return done
+
+
+def _returning(result: Any) -> Callable[[], Any]:
+    return lambda: result
+
+
+def _raising(error: BaseException) -> Callable[[], Any]:
+    def settled() -> Any:
+        raise error
+
+    return settled
+
+
 async def _awaited(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
@@ -359,6 +416,23 @@ class Limited:
             return call_within(self._timeout, played(lambda: getattr(self._player, name)(*args, **kwargs)))
 
         return method
+
+
+def each_move(player: Any, moves: Sequence[Callable[[Any], Any]]) -> list[Callable[[], Any]]:
+    """``move(player)`` for each of ``moves``, settled (a function giving its result or raising its
+    exception): a :class:`Limited` player's in one worker thread under its time limit, each move
+    under its own (:func:`calls_within`); a trusted player's inline. For a trusted estimator that
+    asks its opponent many questions at once (Algorithm 1's tests)."""
+    if isinstance(player, Limited):
+        inner = player._player
+        return calls_within(player._timeout, [played(functools.partial(move, inner)) for move in moves])
+    settled: list[Callable[[], Any]] = []
+    for move in moves:
+        try:
+            settled.append(_returning(move(player)))
+        except Exception as err:  # charged by the caller when it reads it
+            settled.append(_raising(err))
+    return settled
 
 
 def limited(strategy: Strategy, timeout: float | None) -> Strategy:

@@ -18,6 +18,7 @@ correct" is the AND of two claims about 2^(k-1) steps), in a width-q form; users
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Sequence
@@ -113,6 +114,16 @@ class Decomposition(ABC):
         """P[O(ũ_S) = 1] for a level-0 query, given the proof bits ũ_S (0/1, in the order of
         :meth:`leaf`)."""
 
+    def judge_leaves(self, queries: Sequence[Query], read: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """:meth:`judge` at each level-0 query, the proof bits of all of them read at once:
+        ``read(positions)`` gives ũ at an int64 array of positions (the leaves' :meth:`leaf`,
+        concatenated). A decomposition may vectorise it."""
+        named = [self.leaf(y) for y in queries]
+        bits = read(np.fromiter(itertools.chain.from_iterable(named), dtype=np.int64)).tolist()
+        ends = itertools.accumulate(len(leaf) for leaf in named)
+        judged = [self.judge(y, tuple(bits[e - len(s) : e])) for y, s, e in zip(queries, named, ends, strict=True)]
+        return np.array(judged, dtype=float)
+
     def judged(self, query: Query, bits: tuple[int, ...]) -> Judged | None:
         """The question a level-0 query puts to the human-judgement oracle, or None where the
         verifier computes its answer itself (:meth:`judge` then gives it): what a run asks its own
@@ -122,6 +133,11 @@ class Decomposition(ABC):
     @abstractmethod
     def proof(self, j: int) -> int:
         """u_j of the implicit proof the decomposition is built on (A(x, j) in Definition 5.2)."""
+
+    def proof_array(self, positions: np.ndarray) -> np.ndarray:
+        """u at each of ``positions`` (an int64 array) as a uint8 array: :meth:`proof` at each, which
+        a decomposition may vectorise."""
+        return np.fromiter((self.proof(int(j)) for j in positions), dtype=np.uint8, count=len(positions))
 
     @abstractmethod
     def truth(self, query: Query, level: int) -> float:

@@ -226,7 +226,7 @@ class CountEstimator(Indistinguishable):
             cells = Cells(refine(self.D.statistic, labels), self.D.width)  # type: ignore[arg-type]
             M = np.array([self.D.combine(s.query, s.level, cells.representative(c)) for c in range(cells.size)])
             thresholds = [cells.counts[:, C] >= t for C, n in enumerate(cells.sizes) for t in range(1, n + 1)]
-            static = np.concatenate([np.array(thresholds, dtype=float), [self._direction(s) * (M - s.p)], [M]])
+            static = np.concatenate([np.array(thresholds, dtype=float), [self._directions([s])[0] * (M - s.p)], [M]])
             self.index[key] = len(self.points)
             self.points.append(_CountPoint(s, ys, np.clip(static, -1, 1), cells))
         return self.index[key]
@@ -264,13 +264,17 @@ class CountEstimator(Indistinguishable):
             left_out += weight * max(0.0, 1.0 - float(H[support].sum()))
             if cells.multiplicity[support].sum() > ORBIT_LIMIT:
                 raise ValueError(f"B spreads over more than {ORBIT_LIMIT} answer vectors: too many to train on")
+            shares, asked = [], []
             for c in support:
-                share = weight * H[c] / cells.multiplicity[c]
                 for z in cells.orbit(int(c)):
-                    estimates = cells.conditionals(H, z)
-                    for w, j in self._choices(s, point.subqueries, estimates, z):
-                        child = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
-                        below[child] += share * w
+                    shares.append(weight * H[c] / cells.multiplicity[c])
+                    asked.append((cells.conditionals(H, z), z))
+            ys = point.subqueries
+            moves = [lambda a, e=e, z=z: a.recurse(s, ys, e, z) for e, z in asked]  # noqa: B023 (asked at once, here)
+            for share, (estimates, _), choices in zip(shares, asked, self._choices(moves), strict=True):
+                for w, j in choices:
+                    child = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
+                    below[child] += share * w
         if len(below) > SITUATION_LIMIT:
             raise ValueError(f"μ_k holds {len(below)} situations > {SITUATION_LIMIT}: too many to train on")
         return below, left_out

@@ -42,6 +42,7 @@ plays the same B.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.engine.play import each_move
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, own_copies
@@ -177,12 +179,10 @@ class _RoundTests(CallableTests):
         out = self._static(points)
         if not self.selection:
             return out
-        rows = [self.owner.points[int(i)] for i in points]
-        chosen = np.stack(
-            [
-                self.owner.selection(p, row, None if where is None else np.flatnonzero(w))
-                for p, row, w in zip(rows, h, where if where is not None else h, strict=True)
-            ]
+        chosen = self.owner.selection(
+            [self.owner.points[int(i)] for i in points],
+            h,
+            None if where is None else [np.flatnonzero(w) for w in where],
         )
         return np.concatenate([out, chosen[None]], axis=0)
 
@@ -254,21 +254,20 @@ class Indistinguishable:
         )
         return None if isinstance(ys, Malformed) else ys
 
-    def _choices(self, s: Situation, ys: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]):
+    def _choices(self, moves: list[Callable[[Any], Any]]) -> list[list[tuple[float, Any]]]:
+        """A's choice j (weighted, when she mixes) for each of ``moves`` (her ``recurse``), asked at once."""
         q = self.D.width
-        return _weighted(
-            self._read(
-                "recurse", lambda: self.A.recurse(s, ys, estimates, z), lambda j: index_of(j, q, Role.ALICE, "j")
-            )
-        )
+        parser = lambda j: index_of(j, q, Role.ALICE, "j")  # noqa: E731
+        return [_weighted(self._read("recurse", move, parser)) for move in each_move(self.A, moves)]
 
     def _answer(self, level: int, y: Query) -> float:
         """A's answer to ``y`` (Definition 5.2), averaged over a mixed one; garbage counts as 1/2."""
         return _expected(self._read("answer", lambda: self.A.answer(level, y), bit_of("answer")), 0.5)
 
-    def _direction(self, s: Situation) -> float:
-        """A's A^k at ``s``, averaged over a mixed one; garbage counts as 0."""
-        return _expected(self._read("direction", lambda: self.A.direction(s), direction_of))
+    def _directions(self, situations: list[Situation]) -> list[float]:
+        """A's A^k at each situation, asked at once, averaged over a mixed one; garbage counts as 0."""
+        moves = each_move(self.A, [lambda a, b=b: a.direction(b) for b in situations])
+        return [_expected(self._read("direction", move, direction_of)) for move in moves]
 
     # -- features -------------------------------------------------------------------------------
 
@@ -279,7 +278,7 @@ class Indistinguishable:
             z = (np.arange(2**q)[:, None] >> np.arange(q - 1, -1, -1)) & 1  # (2^q, q), z_1 first
             M = np.array([self.D.combine(s.query, k, tuple(int(b) for b in row)) for row in z], dtype=float)
             answers = np.array([self._answer(k - 1, y) for y in ys])
-            direction = self._direction(s)
+            (direction,) = self._directions([s])
             static = np.concatenate(
                 [z.T.astype(float), (2 * answers[:, None] - 1) * (2 * z.T - 1), [direction * (M - s.p)], [M]]
             )
@@ -287,21 +286,31 @@ class Indistinguishable:
             self.points.append(_Point(s, ys, np.clip(static, -1, 1)))
         return self.index[key]
 
-    def selection(self, point: _Point, row: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
-        """A^(k-1)(y_j, B_j)·(z_j - B_j) for every z (or the z in ``where``; 0 elsewhere), j being
-        A's choice at the estimates h gives (her most likely choice when she mixes)."""
-        q, s = self.D.width, point.situation
-        out = np.zeros(2**q)
-        every = _all_conditionals(row)
-        for index in range(2**q) if where is None else where:
-            z = tuple(int(b) for b in np.binary_repr(int(index), q))
-            estimates = tuple(float(b) for b in every[index])
-            choices = self._choices(s, point.subqueries, estimates, z)
-            if not choices:
-                continue
-            j = max(choices, key=lambda c: c[0])[1]
-            below = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
-            out[index] = self._direction(below) * (z[j] - estimates[j])
+    def selection(self, points: list[_Point], rows: np.ndarray, where: list[np.ndarray] | None = None) -> np.ndarray:
+        """A^(k-1)(y_j, B_j)·(z_j - B_j) at each point, for every z (or the z in ``where``; 0
+        elsewhere), j being A's choice at the estimates its row of h gives (her most likely
+        choice when she mixes). A is asked for all her choices at once, then for all her
+        directions below them (:func:`each_move`): two batches, however many points and z."""
+        q = self.D.width
+        out = np.zeros((len(points), 2**q))
+        asked: list[tuple[int, int, tuple[float, ...], tuple[int, ...]]] = []
+        vectors = _answer_vectors(q)
+        for n, row in enumerate(rows):
+            every = _all_conditionals(row).tolist()
+            indices = range(2**q) if where is None else where[n].tolist()
+            asked += [(n, i, tuple(every[i]), vectors[i]) for i in indices]
+        moves = [
+            lambda a, p=points[n], e=e, z=z: a.recurse(p.situation, p.subqueries, e, z) for n, _, e, z in asked
+        ]  # fmt: skip
+        chosen, below = [], []
+        for (n, index, estimates, z), choices in zip(asked, self._choices(moves), strict=True):
+            if choices:
+                j = max(choices, key=lambda c: c[0])[1]
+                s = points[n].situation
+                chosen.append((n, index, z[j] - estimates[j]))
+                below.append(Situation(s.level - 1, points[n].subqueries[j], estimates[j], s.claim, s.p_root))
+        for (n, index, gap), direction in zip(chosen, self._directions(below), strict=True):
+            out[n, index] = direction * gap
         return np.clip(out, -1, 1)
 
     # -- training (top down, μ_k exact) ---------------------------------------------------------
@@ -359,11 +368,13 @@ class Indistinguishable:
         for i, weight in zip(keys, mu, strict=True):
             point, row = self.points[int(i)], self.rows[int(i)]
             s = point.situation
-            every = _all_conditionals(row)
-            for index in np.flatnonzero(row > 0):
-                z = tuple(int(b) for b in np.binary_repr(int(index), q))
-                estimates = tuple(float(b) for b in every[index])
-                for w, j in self._choices(s, point.subqueries, estimates, z):
+            every, vectors = _all_conditionals(row).tolist(), _answer_vectors(q)
+            indices = np.flatnonzero(row > 0).tolist()
+            asked = [(tuple(every[i]), vectors[i]) for i in indices]
+            ys = point.subqueries
+            moves = [lambda a, e=e, z=z: a.recurse(s, ys, e, z) for e, z in asked]  # noqa: B023 (asked at once, here)
+            for index, (estimates, _), choices in zip(indices, asked, self._choices(moves), strict=True):
+                for w, j in choices:
                     child = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
                     below[child] += weight * row[index] * w
         if len(below) > SITUATION_LIMIT:
@@ -397,6 +408,12 @@ def _safe_conditional(row: np.ndarray, i: int, prefix: tuple[int, ...]) -> float
         return float(conditional(row, i + 1, prefix))
     except ValueError:
         return 0.5
+
+
+@functools.cache
+def _answer_vectors(q: int) -> tuple[tuple[int, ...], ...]:
+    """Every answer vector z ∈ {0,1}^q as a tuple of bits, z_1 first, in the order of h's columns."""
+    return tuple(tuple((index >> (q - 1 - i)) & 1 for i in range(q)) for index in range(2**q))
 
 
 def _all_conditionals(row: np.ndarray) -> np.ndarray:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
@@ -331,6 +331,29 @@ class FactorIntervals(Decomposition):
         if not 0 <= j < self.proof_length:
             raise IndexError(f"proof index {j} outside [0, {self.proof_length})")
         return int(self.n % (j + 2) != 0)
+
+    def judge_leaves(self, queries: Sequence[Query], read: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """:meth:`judge` at every leaf at once, by numpy's remainder when N fits in int64."""
+        if self.n >= 2**63 or not len(queries):
+            return super().judge_leaves(queries, read)
+        a, c = np.array(queries, dtype=np.int64).reshape(-1, 2).T
+        lo, hi = np.maximum(a, 2), np.minimum(c, self.sqrt_n + 1)
+        lengths = np.maximum(hi - lo, 0)
+        starts = np.cumsum(lengths) - lengths  # where each leaf's candidates begin in the flat array
+        candidates = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts - lo, lengths)
+        bits = read(candidates - 2)
+        owner = np.repeat(np.arange(len(queries)), lengths)
+        failed = np.zeros(len(queries), dtype=bool)  # a claimed bit that is not 1, or a candidate that divides N
+        failed[owner[(bits != 1) | (np.int64(self.n) % candidates == 0)]] = True
+        return (~failed).astype(float)
+
+    def proof_array(self, positions: np.ndarray) -> np.ndarray:
+        """:meth:`proof` at every position, by numpy's remainder when N fits in int64."""
+        if self.n >= 2**63 or not len(positions):
+            return super().proof_array(positions)
+        if positions.min() < 0 or positions.max() >= self.proof_length:
+            raise IndexError(f"proof indices outside [0, {self.proof_length})")
+        return (np.int64(self.n) % (positions.astype(np.int64) + 2) != 0).astype(np.uint8)
 
     def truth(self, query: Query, level: int) -> float:
         a, c = query  # type: ignore[misc]

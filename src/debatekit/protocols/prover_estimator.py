@@ -429,18 +429,20 @@ class CommittedProof:
             if self._why is not None:
                 self._why = np.concatenate([self._why, np.zeros(len(grown) - len(self._why), dtype=np.int32)])
 
-    def commit(self, positions: tuple[int, ...]) -> None:
+    def commit(self, positions: tuple[int, ...] | np.ndarray) -> None:
         """Ask A once, in batches, for the positions not yet committed."""
-        if not positions:
+        if not len(positions):
             return
-        wanted = np.fromiter(positions, dtype=np.int64, count=len(positions))
+        wanted = np.asarray(positions, dtype=np.int64)
         dense = wanted < DENSE_POSITIONS
         if dense.any():
             self._grow(int(wanted[dense].max()))
         known = np.zeros(len(wanted), dtype=bool)
         known[dense] = self._bits[wanted[dense]] != _UNASKED
         known[~dense] = [int(j) in self._far for j in wanted[~dense]]
-        missing = np.unique(wanted[~known])
+        asked = np.zeros(len(self._bits), dtype=bool)  # the dense ones, each once, in order
+        asked[wanted[dense & ~known]] = True
+        missing = np.concatenate([np.flatnonzero(asked), np.unique(wanted[~dense & ~known])])
         for start in range(0, len(missing), PROOF_BATCH):
             self._ask(missing[start : start + PROOF_BATCH])
 
@@ -457,7 +459,7 @@ class CommittedProof:
 
     def _ask(self, batch: np.ndarray) -> None:
         self.requests += 1
-        leaves = tuple(int(j) for j in batch)
+        leaves = tuple(batch.tolist())
         try:
             sent = ask(lambda: self.request(leaves), Role.ALICE, "proof")
         except Malformed as bad:
@@ -479,6 +481,14 @@ class CommittedProof:
         the ones not yet committed."""
         self.commit(positions)
         return tuple(self._read(j)[0] for j in positions)
+
+    def array(self, positions: np.ndarray) -> np.ndarray:
+        """The committed bits at ``positions`` (all committed), as a uint8 array."""
+        dense = positions < DENSE_POSITIONS
+        out = np.empty(len(positions), dtype=np.uint8)
+        out[dense] = self._bits[positions[dense]]
+        out[~dense] = [self._far[int(j)][0] for j in positions[~dense]]
+        return out
 
     def reason(self, j: int) -> str:
         """Why position ``j`` holds no bit."""
@@ -809,51 +819,33 @@ class ProofTruth:
         self.D, self.proof = decomposition, proof
         self.values: dict[tuple[Query, int], float] = {}
 
-    def bits(self, leaf: tuple[int, ...]) -> tuple[int, ...]:
-        """ũ_S as B reads it: committed bits, NOT_A_BIT read as 0."""
-        assert self.proof is not None
-        return tuple(b if b != NOT_A_BIT else 0 for b in self.proof.bits(leaf))
-
-    def _prefetch(self, query: Query, level: int) -> None:
-        """Commit the bits the leaves below ``query`` name, PROOF_BATCH positions at a time."""
-        assert self.proof is not None
-        pending: list[int] = []
-        stack = [(query, level)]
-        while stack:
-            y, k = stack.pop()
-            if (y, k) in self.values:
-                continue
-            if k == 0:
-                pending.extend(self.D.leaf(y))
-                if len(pending) >= PROOF_BATCH:
-                    self.proof.commit(tuple(pending))
-                    pending = []
-            else:
-                stack.extend((c, k - 1) for c in reversed(self.D.split(y, k)))
-        self.proof.commit(tuple(pending))
-
     def truth(self, query: Query, level: int) -> float:
         if self.proof is None:
             return self.D.truth(query, level)
         if (query, level) not in self.values:
-            self._prefetch(query, level)
-        stack = [(query, level)]
-        while stack:
-            node = stack[-1]
-            if node in self.values:
-                stack.pop()
-                continue
-            y, k = node
-            if k == 0:
-                self.values[node] = float(self.D.judge(y, self.bits(self.D.leaf(y))))
-                continue
-            children = [(c, k - 1) for c in self.D.split(y, k)]
-            todo = [c for c in children if c not in self.values]
-            if todo:
-                stack.extend(todo)
-                continue
-            self.values[node] = self._combined(y, k, [self.values[c] for c in children])
+            self._evaluate(query, level)
         return self.values[(query, level)]
+
+    def _evaluate(self, query: Query, level: int) -> None:
+        """Value every node below ``query`` not yet valued, level by level: the leaves' bits read in
+        one pass (committed in batches), each leaf judged on them, then each level combined from
+        the one below."""
+        rows: list[list[Query]] = [[query]]  # rows[i]: the nodes to value at level - i
+        for k in range(level, 0, -1):
+            rows.append([c for y in rows[-1] for c in self.D.split(y, k) if (c, k - 1) not in self.values])
+        leaves = rows[-1]
+        judged = self.D.judge_leaves(leaves, self.proof_bits).tolist()
+        self.values.update(zip([(y, 0) for y in leaves], judged, strict=True))
+        for k, row in zip(range(1, level + 1), reversed(rows[:-1]), strict=True):
+            for y in row:
+                self.values[(y, k)] = self._combined(y, k, [self.values[(c, k - 1)] for c in self.D.split(y, k)])
+
+    def proof_bits(self, positions: np.ndarray) -> np.ndarray:
+        """ũ at ``positions`` as B reads it (committed, PROOF_BATCH positions per request; NOT_A_BIT read as 0)."""
+        assert self.proof is not None
+        self.proof.commit(positions)
+        bits = self.proof.array(positions)
+        return np.where(bits == NOT_A_BIT, np.uint8(0), bits)
 
     def _combined(self, query: Query, level: int, p: list[float]) -> float:
         """P[M_D(query, z) = 1] for independent z_i ~ Bernoulli(p_i)."""
@@ -911,6 +903,8 @@ class HonestAlice:
 
     def __init__(self, decomposition: Decomposition, rules: Rules):
         self.D, self.epsilon = decomposition, rules.epsilon
+        self._truths: dict[tuple[tuple[Query, ...], int], list[float]] = {}
+        """The correct answers to a split's subqueries (asked again at every answer vector z)."""
 
     def claim(self) -> int:
         return int(self.D.truth(self.D.root(), self.D.depth) >= 0.5)
@@ -930,11 +924,14 @@ class HonestAlice:
     def recurse(
         self, s: Situation, subqueries: tuple[Query, ...], estimates: tuple[float, ...], z: tuple[int, ...]
     ) -> int:
-        errors = [abs(b - self.D.truth(y, s.level - 1)) for b, y in zip(estimates, subqueries, strict=True)]
-        return int(np.argmax(errors))
+        key = (subqueries, s.level - 1)
+        if key not in self._truths:
+            self._truths[key] = [self.D.truth(y, s.level - 1) for y in subqueries]
+        errors = [abs(b - g) for b, g in zip(estimates, self._truths[key], strict=True)]
+        return errors.index(max(errors))  # the first furthest, as argmax
 
     def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
-        return np.fromiter((self.D.proof(j) for j in leaves), dtype=np.uint8, count=len(leaves))
+        return self.D.proof_array(np.fromiter(leaves, dtype=np.int64, count=len(leaves)))
 
 
 def gives_implicit_proof(player: Any, decomposition: Decomposition) -> bool:
