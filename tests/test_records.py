@@ -374,3 +374,35 @@ def test_a_record_of_undecided_debates_replays_as_undecided(tmp_path, capsys, pr
     relabelled["verdict"] = None
     again = replayed(relabelled, spec, instance)
     assert again.undecided and not again.reproduced and "recorded None (undecided)" in again.differences[0]
+
+
+def test_a_record_does_not_replay_where_the_oracle_table_or_the_machine_differs(tmp_path):
+    """The fingerprint covers the built-in instance's oracle table and transcript machine: the same
+    problem, size and x with another P[yes] (or another machine) is not the record's instance."""
+    from dataclasses import replace
+
+    from debatekit.analysis.montecarlo import make_instance, run
+    from debatekit.catalog import PROTOCOLS
+    from debatekit.engine.record import read_records
+    from debatekit.engine.record import replay as replayed
+    from debatekit.ledger import Role
+    from debatekit.oracle import SampleOnly, TableOracle
+    from debatekit.problems import PROBLEMS
+    from debatekit.problems.stochastic import SUPPORTED
+
+    spec, record = PROTOCOLS["stochastic"], tmp_path / "r.jsonl"
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
+    run(spec, instance, spec.honest(Role.ALICE), spec.honest(Role.BOB), trials=2, seed=0, record=record)
+    first = next(read_records(record))
+    assert replayed(first, spec, instance).reproduced
+    assert replayed(first, spec, replace(instance, oracle=SampleOnly(instance.oracle))).reproduced  # the same table
+    other = replace(instance, oracle=TableOracle({SUPPORTED: instance.oracle.probability(SUPPORTED) / 2}))
+    again = replayed(first, spec, other)
+    assert not again.reproduced and again.differences[0].startswith("instance:")
+    parity = make_instance(PROBLEMS["parity"], 8, True, 0)
+    majority = make_instance(PROBLEMS["majority"], 8, True, 0)
+    cross, record = PROTOCOLS["cross-exam"], tmp_path / "c.jsonl"
+    run(cross, parity, cross.honest(Role.ALICE), cross.honest(Role.BOB), trials=1, seed=0, record=record)
+    (line,) = read_records(record)
+    again = replayed(line, cross, replace(parity, machine=majority.machine))
+    assert not again.reproduced and again.differences[0].startswith("instance:")

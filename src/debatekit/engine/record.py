@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 
 
 def fingerprint(instance: Instance) -> str:
-    """SHA-256 of what fixes the instance: its problem, size and truth, x, the witness and the
-    problem's own content (a plan file's bytes, :attr:`Instance.content`). Replay checks it rebuilt
-    the same instance, so a record relabelled (truth yes to no, say) does not replay. A built-in
-    problem's machine, oracle table and decomposition are not hashed: they are functions of its
-    name, size, truth, parameters and x, which replay rebuilds them from."""
+    """SHA-256 of what fixes the instance: its problem, size and truth, x, the witness, the
+    problem's own content (a plan file's bytes, :attr:`Instance.content`), its transcript machine's
+    steps and its oracle's table (:func:`_forms`). Replay checks it rebuilt the same instance, so a
+    record relabelled (truth yes to no, say) or replayed where the machine or the oracle's
+    probabilities differ does not replay. Rules held as code and a decomposition are not hashed."""
 
     def compute() -> str:
         digest = hashlib.sha256(json.dumps([instance.problem, instance.size, bool(instance.truth)]).encode())
@@ -54,9 +54,39 @@ def fingerprint(instance: Instance) -> str:
             data = b"" if part is None else np.ascontiguousarray(part, dtype=np.uint8).tobytes()
             digest.update(b"|%d|" % len(data) + data)
         digest.update(b"|%d|" % len(instance.content) + instance.content)
+        for data in _forms(instance):
+            digest.update(b"|%d|" % len(data) + data)
         return digest.hexdigest()
 
     return instance.memo("fingerprint", compute)
+
+
+def _forms(instance: Instance) -> tuple[bytes, bytes]:
+    """The machine's steps and the oracle's table as plain, deterministic bytes: a circuit's gate
+    arrays; a step table's kinds, relevant coordinates and, for an oracle or coin step that reads
+    nothing, its query or probability; a :class:`~debatekit.oracle.TableOracle`'s entries (seen
+    through a sample-only view) in sorted order. Empty for what has neither."""
+    from debatekit.machine.circuit import Circuit
+    from debatekit.machine.transcript import StepKind, TableMachine
+    from debatekit.oracle import SampleOnly, TableOracle
+
+    machine, steps = instance.machine, b""
+    if isinstance(machine, Circuit):
+        steps = b"|".join(np.ascontiguousarray(a).tobytes() for a in (machine.ops, machine.in0, machine.in1))
+        steps += b"|%d|%d" % (machine.n_inputs, machine.n_witness)
+    elif isinstance(machine, TableMachine):
+        rows = []
+        for t in range(machine.length):
+            kind, relevant = machine.kind(t), machine.relevant(t)
+            fixed = kind is not StepKind.COMPUTE and not relevant
+            rows.append([kind.value, [int(a) for a in relevant], repr(machine.rule(t, ())) if fixed else None])
+        steps = json.dumps([machine.n_inputs, machine.n_witness, rows]).encode()
+    oracle = instance.oracle.hidden if isinstance(instance.oracle, SampleOnly) else instance.oracle
+    table = b""
+    if isinstance(oracle, TableOracle):
+        known, default = oracle.entries
+        table = json.dumps([sorted((repr(query), float(p)) for query, p in known.items()), float(default)]).encode()
+    return steps, table
 
 
 CHAIN = re.compile(rb'\s*,\s*"chain"\s*:\s*"([0-9a-f]{64})"\s*\}\s*$')
