@@ -72,6 +72,19 @@ def test_run_keeps_a_record_file(tmp_path: Path) -> None:
     assert {json.loads(line)["debate"] for line in lines[1:]} == set(range(7))
 
 
+def test_run_refuses_an_existing_record_unless_told(tmp_path: Path) -> None:
+    """As ``--record`` needs ``--overwrite`` or ``--resume``: the file is left as it was."""
+    record = tmp_path / "debates.jsonl"
+    record.write_text("mine\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="exists"):
+        debatekit.run("cross-exam", problem="parity", size=8, trials=3, record=record)
+    assert record.read_text(encoding="utf-8") == "mine\n"
+    result = debatekit.run("cross-exam", problem="parity", size=8, trials=3, record=record, overwrite=True)
+    assert len(record.read_text(encoding="utf-8").splitlines()) == 1 + result.trials == 4
+    resumed = debatekit.run("cross-exam", problem="parity", size=8, trials=5, record=record, resume=True)
+    assert resumed.trials == 5 and len(record.read_text(encoding="utf-8").splitlines()) == 6
+
+
 class StubbornBob:
     """Always challenge the first step."""
 

@@ -325,3 +325,84 @@ def test_a_forged_answer_is_caught_in_the_batch_and_recursive_replays(tmp_path, 
     rechain(path, values)
     code, out, _ = replay(capsys, str(path))
     assert code == 1 and f"line {line} (debate {line - 2})" in out and "never gives" in out
+
+
+class _Unreachable:
+    """A player whose model cannot be consulted: every move meets ``Unanswered``, so each debate
+    ends undecided (``End.verdict`` None) where it first moves."""
+
+    def __init__(self, seat: object):
+        pass
+
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        from debatekit.oracle import Unanswered
+
+        def move(*args: object, **kwargs: object) -> object:
+            raise Unanswered("llm:x/m", "HTTP 500")
+
+        return move
+
+
+@pytest.mark.parametrize(
+    ("protocol", "problem", "size"),
+    [("cross-exam", "parity", 8), ("bisection", "parity", 8), ("stochastic", "noisy-majority", 8),
+     ("prover-estimator", "evidence-majority", 1), ("naive-recursive", "evidence-majority", 1)],
+)  # fmt: skip
+def test_a_record_of_undecided_debates_replays_as_undecided(tmp_path, capsys, protocol, problem, size):
+    """Bob's model unreachable: every debate is undecided and recorded so (verdict None, no
+    forfeit); replay reproduces each as undecided (exit 0). The same debate's record relabelled
+    undecided where it was decided does not reproduce."""
+    from debatekit.analysis.montecarlo import make_instance, run
+    from debatekit.catalog import PROTOCOLS
+    from debatekit.engine.record import read_records
+    from debatekit.engine.record import replay as replayed
+    from debatekit.ledger import Role
+    from debatekit.players.base import Strategy
+    from debatekit.problems import PROBLEMS
+
+    spec, record = PROTOCOLS[protocol], tmp_path / "r.jsonl"
+    instance = make_instance(PROBLEMS[problem], size, True, 0)
+    alice, down = spec.honest(Role.ALICE), Strategy("tests:unreachable", Role.BOB, "", _Unreachable)
+    assert run(spec, instance, alice, down, trials=2, seed=0, record=record).undecided == 2
+    assert [(r["verdict"], r["forfeit"]) for r in read_records(record)] == [(None, None)] * 2
+    code, out, err = replay(capsys, str(record), "--json")
+    assert code == 0, out + err
+    assert json.loads(out) == {"records": 2, "reproduced": 2, "undecided": 2, "failed": []}
+    decided = tmp_path / "d.jsonl"
+    run(spec, instance, alice, spec.honest(Role.BOB), trials=1, seed=0, record=decided)
+    (relabelled,) = read_records(decided)
+    relabelled["verdict"] = None
+    again = replayed(relabelled, spec, instance)
+    assert again.undecided and not again.reproduced and "recorded None (undecided)" in again.differences[0]
+
+
+def test_a_record_does_not_replay_where_the_oracle_table_or_the_machine_differs(tmp_path):
+    """The fingerprint covers the built-in instance's oracle table and transcript machine: the same
+    problem, size and x with another P[yes] (or another machine) is not the record's instance."""
+    from dataclasses import replace
+
+    from debatekit.analysis.montecarlo import make_instance, run
+    from debatekit.catalog import PROTOCOLS
+    from debatekit.engine.record import read_records
+    from debatekit.engine.record import replay as replayed
+    from debatekit.ledger import Role
+    from debatekit.oracle import SampleOnly, TableOracle
+    from debatekit.problems import PROBLEMS
+    from debatekit.problems.stochastic import SUPPORTED
+
+    spec, record = PROTOCOLS["stochastic"], tmp_path / "r.jsonl"
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
+    run(spec, instance, spec.honest(Role.ALICE), spec.honest(Role.BOB), trials=2, seed=0, record=record)
+    first = next(read_records(record))
+    assert replayed(first, spec, instance).reproduced
+    assert replayed(first, spec, replace(instance, oracle=SampleOnly(instance.oracle))).reproduced  # the same table
+    other = replace(instance, oracle=TableOracle({SUPPORTED: instance.oracle.probability(SUPPORTED) / 2}))
+    again = replayed(first, spec, other)
+    assert not again.reproduced and again.differences[0].startswith("instance:")
+    parity = make_instance(PROBLEMS["parity"], 8, True, 0)
+    majority = make_instance(PROBLEMS["majority"], 8, True, 0)
+    cross, record = PROTOCOLS["cross-exam"], tmp_path / "c.jsonl"
+    run(cross, parity, cross.honest(Role.ALICE), cross.honest(Role.BOB), trials=1, seed=0, record=record)
+    (line,) = read_records(record)
+    again = replayed(line, cross, replace(parity, machine=majority.machine))
+    assert not again.reproduced and again.differences[0].startswith("instance:")

@@ -139,6 +139,38 @@ def test_command_line_mistakes_are_status_2(capsys: pytest.CaptureFixture[str], 
         assert len(err.strip().splitlines()) == 1
 
 
+def _enormous(path: Path) -> None:
+    with path.open("wb") as stream:
+        stream.truncate(65 * 2**20)  # sparse: past the readers' 64 MiB
+
+
+@pytest.mark.parametrize(
+    ("name", "spoil", "reason"),
+    [
+        ("summary.json", lambda p: p.write_text('{"accept_rate": '), "not valid JSON"),
+        ("summary.json", lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested deeper"),
+        ("summary.json", _enormous, "larger than"),
+        ("summary.json", lambda p: p.write_text("[1, 2]"), "not a cell's summary"),
+        ("summary.parquet", lambda p: p.write_bytes(b"PAR1 not parquet"), "not a cell's row"),
+    ],
+)
+def test_a_finished_cells_spoilt_file_is_one_line_naming_it_and_status_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, spoil: Callable[[Path], None], reason: str
+) -> None:
+    """The merge reads every finished cell's files again (a folder on disk is untrusted)."""
+    grid, out = (
+        grid_file(tmp_path, 'protocol = "cross-exam"\nproblem = "parity"\nsize = 8\ntrials = 2\n'),
+        tmp_path / "o",
+    )
+    assert cli(capsys, "sweep", grid, "--out", out, "--workers", 1)[0] == 0
+    (cell,) = (out / "cells").iterdir()
+    spoil(cell / name)
+    code, stdout, err = cli(capsys, "sweep", grid, "--out", out, "--workers", 1)
+    assert (code, stdout) == (2, "")
+    (line,) = err.strip().splitlines()
+    assert str(cell / name) in line and reason in line
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_cell_that_cannot_be_played_is_one_line_and_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, workers: int

@@ -205,3 +205,30 @@ def test_a_built_in_oracle_that_raises_for_the_verifier_is_loud():
     with pytest.raises(InternalError) as raised:
         run(spec, instance, *players, trials=8, seed=0, oracles=Oracles(instance.oracle, broken))
     assert raised.value.debates.startswith("debate ") and raised.value.place.startswith(f"{HERE}:")
+
+
+def test_exact_analysis_tells_a_built_in_that_raises_from_a_users(monkeypatch, capsys):
+    """``solve`` and ``accept_probability`` (analysis/exact): a user's Alice that raises forfeits
+    (P[V=1] = 0); the built-in honest Alice made to raise is an internal error, never a forfeit
+    (the value 0 it would give), and ``debatekit solve`` exits 1 with one line."""
+    from debatekit.analysis.exact import accept_probability, solve
+    from debatekit.cli.common import strategy as resolve
+
+    spec = PROTOCOLS["cross-exam"]
+    instance = make_instance(PROBLEMS["parity"], 4, True, 0)
+    honest_alice, honest_bob = spec.strategies[Role.ALICE]["honest"], spec.strategies[Role.BOB]["honest"]
+    user = resolve(spec, Role.ALICE, "user_strategies:CrashingAlice")
+    assert accept_probability(spec, instance, user, honest_bob) == 0
+    assert solve(spec, instance).value == 1
+    monkeypatch.setattr(cross_exam.HonestAlice, "transcript", _raise)
+    with pytest.raises(InternalError) as raised:
+        solve(spec, instance)
+    assert raised.value.place.startswith(f"{HERE}:") and isinstance(raised.value.error, RuntimeError)
+    with pytest.raises(InternalError):
+        accept_probability(spec, instance, honest_alice, honest_bob)
+    args = ["solve", "cross-exam", "--problem", "parity", "--size", "4", "--truth", "yes", "--no-log"]
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"debatekit: internal error in {HERE}:") and "built-in bob crashed" in line

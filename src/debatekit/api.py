@@ -92,11 +92,14 @@ def run(
     move_timeout: float = DEFAULT_MOVE_TIMEOUT,
     concurrency: int = 1,
     resume: bool = False,
+    overwrite: bool = False,
 ) -> RunResult:
     """``debatekit run``: ``trials`` debates of ``alice`` against ``bob`` (a progress bar on a
     terminal). The result's ``to_json()`` is what ``run --json`` prints: its ``extra`` holds the
     parameters in effect (``params``) and, when a model played, its usage by role
-    (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed."""
+    (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
+    A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
+    replaces it (``--resume``, ``--overwrite``)."""
     from debatekit.cli import common
     from debatekit.cli.run_cmd import play, prepare
 
@@ -105,7 +108,7 @@ def run(
                         _constants(constants), seed, oracle, prover_oracle, verifier_oracle,
                         None if judge_db is None else Path(judge_db), answers_per_judge, move_timeout,
                         concurrency)  # fmt: skip
-        written = common.writable(None if record is None else Path(record), ready.spec, resume)
+        written = common.writable(None if record is None else Path(record), ready.spec, resume, overwrite)
         with common.progress(trials, f"{ready.spec.name} on {ready.problem.name}") as advance:
             return play(ready, trials, seed, advance, record=written, timeout=move_timeout,
                         concurrency=concurrency, resume=resume)  # fmt: skip

@@ -226,6 +226,11 @@ class TableOracle(KnownOracle):
         return float(self._table.get(query, self._default))
 
     @property
+    def entries(self) -> tuple[Mapping[Query, float], float]:
+        """The table and the default (what a record's instance fingerprint hashes)."""
+        return self._table, self._default
+
+    @property
     def deterministic(self) -> bool:
         return all(p in (0.0, 1.0) for p in (*self._table.values(), self._default))
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.nodes import End, Judge, Move, Node, advance, forfeit, judge
+from debatekit.engine.trust import charge
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit
 from debatekit.oracle import Asker, Oracle
@@ -82,6 +83,7 @@ class _Search:
     budget: int
     tick: Callable[[int], None] | None = None
     alice_argues: int = 1
+    trusted: frozenset[Role] = frozenset()
     positions: int = 0
 
     def value(self, node: Node, memo: dict[Hashable, Weight]) -> Weight:
@@ -102,6 +104,7 @@ class _Search:
         except ExactError:
             raise
         except Exception as err:
+            charge(node.role, err, node.role in self.trusted)  # a trusted built-in's: an internal error
             return self.value(forfeit(node.role, str(err), self.alice_argues), memo)
         moves = message.items() if isinstance(message, Dist) else [(message, Fraction(1))]
         return sum((w * self.value(advance(node, m, self.alice_argues)[1], memo) for m, w in moves), start=Fraction(0))
@@ -153,7 +156,8 @@ def accept_probability(
 ) -> Weight:
     """P[V = 1] exactly, for strategies whose randomness is expressed as Dist moves."""
     root, players, script = _setup(spec, instance, {Role.ALICE: alice, Role.BOB: bob})
-    return _Search(players, None, 1, script, budget, alice_argues=spec.alice_argues).value(root, {})
+    trusted = frozenset(s.role for s in (alice, bob) if s.trusted)
+    return _Search(players, None, 1, script, budget, alice_argues=spec.alice_argues, trusted=trusted).value(root, {})
 
 
 @dataclass(frozen=True)
@@ -183,8 +187,10 @@ def solve(
         return spec.solver(instance)
     honest = honest_role(spec, instance.truth)
     adversary = honest.opponent
-    root, players, script = _setup(spec, instance, {honest: spec.honest(honest)})
-    search = _Search(players, adversary, instance.answer, script, budget, tick, spec.alice_argues)
+    strategy = spec.honest(honest)
+    root, players, script = _setup(spec, instance, {honest: strategy})
+    trusted = frozenset({honest} if strategy.trusted else ())
+    search = _Search(players, adversary, instance.answer, script, budget, tick, spec.alice_argues, trusted)
     value = search.value(root, {})
     guarantee = guarantee_for(spec, instance, instance.oracle)
     promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness

@@ -40,7 +40,7 @@ def replay_file(
     if not path.is_file():
         raise UserError(f"no record file {str(path)!r}")
     failed: list[dict[str, Any]] = []
-    count = 0
+    count = undecided = 0
     try:
         for number, value, _, _ in chain_lines(path):
             if number == 1:
@@ -59,6 +59,7 @@ def replay_file(
             except (ReplayError, KeyError, TypeError, ValueError, AttributeError) as err:
                 failed.append({"line": number, "debate": debate, "differences": [f"{type(err).__name__}: {err}"]})
                 continue
+            undecided += result.undecided
             if not result.reproduced:
                 failed.append({"line": number, "debate": debate, "differences": list(result.differences)})
     except FileMistake as err:
@@ -66,9 +67,11 @@ def replay_file(
     except Mismatch as err:
         failed.append({"line": None, "debate": None, "differences": [str(err)]})
     if json_out:
-        emit_json({"records": count, "reproduced": count - len([f for f in failed if f["line"]]), "failed": failed})
+        reproduced = count - len([f for f in failed if f["line"]])
+        emit_json({"records": count, "reproduced": reproduced, "undecided": undecided, "failed": failed})
     else:
-        stdout.print(f"{count - len([f for f in failed if f['line']])} of {count} debates reproduce")
+        of_them = f" ({undecided} undecided)" if undecided else ""
+        stdout.print(f"{count - len([f for f in failed if f['line']])} of {count} debates reproduce{of_them}")
         for f in failed:
             where = f"line {f['line']} (debate {f['debate']}): " if f["line"] else ""
             stdout.print(where + "; ".join(f["differences"]), markup=False)

@@ -82,6 +82,7 @@ def swept(
     from debatekit.experiments.grid import GridError, expand, fixed, load
     from debatekit.experiments.logs import LogError, writable_dir
     from debatekit.experiments.sweep import CellError, finished, run_sweep, shard_of
+    from debatekit.files import FileMistake
 
     workers = positive(workers if workers is not None else os.cpu_count() or 1, "--workers")
     if address is not None and backend is not Backend.ray:
@@ -112,7 +113,7 @@ def swept(
             return run_sweep(cells, folder, mapper, slice_, done)
     except BackendError as err:
         raise UserError(str(err)) from err
-    except CellError as err:
+    except (CellError, FileMistake) as err:  # a cell that cannot be played, a cell's file that is not one
         raise UserError(str(err)) from err
 
 

@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from debatekit.engine.boundary import from_json
-from debatekit.engine.nodes import End, Move, advance, forfeit, judge
+from debatekit.engine.nodes import End, Move, Node, advance, forfeit, judge
 from debatekit.files import MAX_LINE, FileMistake, parse_json
 from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 
 
 def fingerprint(instance: Instance) -> str:
-    """SHA-256 of what fixes the instance: its problem, size and truth, x, the witness and the
-    problem's own content (a plan file's bytes, :attr:`Instance.content`). Replay checks it rebuilt
-    the same instance, so a record relabelled (truth yes to no, say) does not replay. A built-in
-    problem's machine, oracle table and decomposition are not hashed: they are functions of its
-    name, size, truth, parameters and x, which replay rebuilds them from."""
+    """SHA-256 of what fixes the instance: its problem, size and truth, x, the witness, the
+    problem's own content (a plan file's bytes, :attr:`Instance.content`), its transcript machine's
+    steps and its oracle's table (:func:`_forms`). Replay checks it rebuilt the same instance, so a
+    record relabelled (truth yes to no, say) or replayed where the machine or the oracle's
+    probabilities differ does not replay. Rules held as code and a decomposition are not hashed."""
 
     def compute() -> str:
         digest = hashlib.sha256(json.dumps([instance.problem, instance.size, bool(instance.truth)]).encode())
@@ -54,9 +54,39 @@ def fingerprint(instance: Instance) -> str:
             data = b"" if part is None else np.ascontiguousarray(part, dtype=np.uint8).tobytes()
             digest.update(b"|%d|" % len(data) + data)
         digest.update(b"|%d|" % len(instance.content) + instance.content)
+        for data in _forms(instance):
+            digest.update(b"|%d|" % len(data) + data)
         return digest.hexdigest()
 
     return instance.memo("fingerprint", compute)
+
+
+def _forms(instance: Instance) -> tuple[bytes, bytes]:
+    """The machine's steps and the oracle's table as plain, deterministic bytes: a circuit's gate
+    arrays; a step table's kinds, relevant coordinates and, for an oracle or coin step that reads
+    nothing, its query or probability; a :class:`~debatekit.oracle.TableOracle`'s entries (seen
+    through a sample-only view) in sorted order. Empty for what has neither."""
+    from debatekit.machine.circuit import Circuit
+    from debatekit.machine.transcript import StepKind, TableMachine
+    from debatekit.oracle import SampleOnly, TableOracle
+
+    machine, steps = instance.machine, b""
+    if isinstance(machine, Circuit):
+        steps = b"|".join(np.ascontiguousarray(a).tobytes() for a in (machine.ops, machine.in0, machine.in1))
+        steps += b"|%d|%d" % (machine.n_inputs, machine.n_witness)
+    elif isinstance(machine, TableMachine):
+        rows = []
+        for t in range(machine.length):
+            kind, relevant = machine.kind(t), machine.relevant(t)
+            fixed = kind is not StepKind.COMPUTE and not relevant
+            rows.append([kind.value, [int(a) for a in relevant], repr(machine.rule(t, ())) if fixed else None])
+        steps = json.dumps([machine.n_inputs, machine.n_witness, rows]).encode()
+    oracle = instance.oracle.hidden if isinstance(instance.oracle, SampleOnly) else instance.oracle
+    table = b""
+    if isinstance(oracle, TableOracle):
+        known, default = oracle.entries
+        table = json.dumps([sorted((repr(query), float(p)) for query, p in known.items()), float(default)]).encode()
+    return steps, table
 
 
 CHAIN = re.compile(rb'\s*,\s*"chain"\s*:\s*"([0-9a-f]{64})"\s*\}\s*$')
@@ -251,6 +281,8 @@ class Replayed:
     debate: int
     reproduced: bool
     differences: tuple[str, ...]
+    undecided: bool = False
+    """The record is of an undecided debate (verdict None: a player's model could not be consulted)."""
 
 
 class Forged(ReplayError):
@@ -273,17 +305,18 @@ def answer_mistake(oracle: Oracle, question: Hashable, n: Any, answer: Any) -> s
     return None
 
 
-def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> End | None:
+def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> Node:
     """``spec``'s nodes on ``instance`` walked with ``events``' moves and verifier answers, each
-    answer checked against the instance's oracle (a :class:`Forged` if it never gives it); with
-    ``partial`` (a journal's prefix) None where the events end, else a :class:`ReplayError`."""
+    answer checked against the instance's oracle (a :class:`Forged` if it never gives it): the
+    :class:`End` reached; with ``partial`` (a journal's prefix, an undecided debate's events) the
+    node where the events end, else a :class:`ReplayError`."""
     moves = iter([e for e in events if "move" in e])
     answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
     node = spec.debate(instance, Reader(ledger))  # type: ignore[misc]
     while isinstance(node, Move):
         event = next(moves, None)
         if event is None and partial:
-            return None
+            return node
         if event is None or event["move"] != node.role.value:
             raise ReplayError(f"the record has no {node.role.value} move here")
         if "forfeit" in event:
@@ -309,7 +342,7 @@ def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Le
     try:
         return node if isinstance(node, End) else judge(node, answer, spec.alice_argues)
     except _Ended:
-        return None
+        return node
 
 
 def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:
@@ -329,6 +362,8 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         raise ReplayError("the record keeps no events")
     if record["instance"] != fingerprint(instance):
         return Replayed(record["debate"], False, ("instance: not the instance the record was played on",))
+    if record["verdict"] is None:
+        return _undecided(record, spec, instance)
     if spec.debate is None:
         if spec.replay is None:
             raise ReplayError(f"{spec.name} cannot replay its records")
@@ -338,7 +373,7 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         end = _walk(events, spec, instance, ledger, partial=False)
     except Forged as err:
         return Replayed(record["debate"], False, (str(err),))
-    assert end is not None
+    assert isinstance(end, End)
     found = {
         "verdict": end.verdict,
         "forfeit": end.forfeit.value if end.forfeit else None,
@@ -355,6 +390,66 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
     }
     differences = tuple(f"{k}: recorded {recorded[k]}, replayed {found[k]}" for k in found if found[k] != recorded[k])
     return Replayed(record["debate"], not differences, differences)
+
+
+class _RecordEnds:
+    """A player of an undecided debate's replay: the record ends where its model could not be
+    consulted, so being asked for a move is that failure again (:class:`~debatekit.oracle.Unanswered`)."""
+
+    def __init__(self, seat: Any):
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        from debatekit.oracle import Unanswered
+
+        def ends(*args: Any, **kwargs: Any) -> Any:
+            raise Unanswered("the record", f"ends before this {name}")
+
+        return ends
+
+
+def _undecided(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Replayed:
+    """An undecided debate's record (verdict None, as ``engine.play.undecided`` and
+    ``analysis.montecarlo.Undecided`` write it) again: its events must be a prefix the debate can
+    make that ends at a player's move, and no one forfeits. Node protocols walk the events
+    (:func:`_walk`); batch protocols resume the debate from them, as ``--resume`` continues a
+    journal, with players that cannot be consulted: the debate must stop undecided with no event
+    beyond the record's."""
+    from debatekit.oracle import Unanswered
+    from debatekit.players.base import Strategy
+
+    index, events, differences = record["debate"], record["events"], []
+    if record["forfeit"] is not None:
+        differences.append(f"forfeit: recorded {record['forfeit']} in an undecided debate")
+    ledger = Ledger()
+    try:
+        if spec.debate is not None:
+            stop = _walk(events, spec, instance, ledger, partial=True)
+            if not isinstance(stop, Move):
+                verdict = stop.verdict if isinstance(stop, End) else "the verifier's check"
+                differences.append(f"verdict: recorded None (undecided), replayed {verdict}")
+        else:
+            if spec.simulate is None:
+                raise ReplayError(f"{spec.name} cannot replay its records")
+            seats = [Strategy("recorded", role, "the record's moves", _RecordEnds) for role in (Role.ALICE, Role.BOB)]
+            again = list(events)
+            try:
+                spec.simulate(instance, *seats, int(record["seed"]), range(index, index + 1), events=again)
+            except Unanswered:
+                pass
+            else:
+                differences.append("verdict: recorded None (undecided), replayed a decided debate")
+            if again != events:
+                differences.append("events: the resumed debate's events differ from the record's")
+            for event in events:
+                if event.get("query") == Role.VERIFIER.value:
+                    ledger.count_queries(Role.VERIFIER, event["n"])
+    except Forged as err:
+        return Replayed(index, False, (str(err),), undecided=True)
+    if ledger.queries[Role.VERIFIER] != record["queries"][Role.VERIFIER.value]:
+        differences.append(f"verifier queries: recorded {record['queries'][Role.VERIFIER.value]}, "
+                           f"replayed {ledger.queries[Role.VERIFIER]}")  # fmt: skip
+    return Replayed(index, not differences, tuple(differences), undecided=True)
 
 
 def completed(path: Path, header: dict[str, Any]) -> tuple[list[dict[str, Any]], int, str]:

@@ -23,6 +23,7 @@ from typing import Any
 from debatekit.engine.interrupts import Interrupted
 from debatekit.experiments.backends import Mapper
 from debatekit.experiments.grid import Cell
+from debatekit.files import FileMistake, read_json
 
 RESULTS_FILE = "results.parquet"
 
@@ -160,16 +161,33 @@ def flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def merge(cells: list[Cell], out: Path) -> list[dict[str, Any]]:
-    """Write the finished cells' rows, in id order, to ``results.parquet``; their summaries."""
+    """Write the finished cells' rows, in id order, to ``results.parquet``; their summaries, each
+    read through the bounded reader (a folder on disk is untrusted: a file that is not a cell's is
+    a :class:`~debatekit.files.FileMistake` naming it)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     ready = [cell for cell in cells if finished(out, cell)]
     if not ready:
         return []
-    tables = [pq.read_table(cell_dir(out, cell) / "summary.parquet") for cell in ready]
+    summaries = [_summary(cell_dir(out, cell) / "summary.json") for cell in ready]
+    tables = []
+    for cell in ready:
+        path = cell_dir(out, cell) / "summary.parquet"
+        try:
+            tables.append(pq.read_table(path))
+        except (pa.ArrowException, OSError) as err:
+            raise FileMistake(path, None, f"not a cell's row ({type(err).__name__})") from None
     table = pa.concat_tables(tables, promote_options="permissive")
     partial = out / (RESULTS_FILE + ".partial")
     pq.write_table(table, partial)
     os.replace(partial, out / RESULTS_FILE)
-    return [json.loads((cell_dir(out, cell) / "summary.json").read_text(encoding="utf-8")) for cell in ready]
+    return summaries
+
+
+def _summary(path: Path) -> dict[str, Any]:
+    """A finished cell's ``summary.json`` (:func:`save`), a JSON object."""
+    summary = read_json(path)
+    if not isinstance(summary, dict):
+        raise FileMistake(path, 1, "not a cell's summary (a JSON object)")
+    return summary

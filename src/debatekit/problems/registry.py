@@ -54,8 +54,8 @@ class Instance:
     (Definition 5.1), or a function building it on first use."""
     content: bytes = b""
     """What fixes the instance beyond its problem, size, truth, x and witness, hashed into its
-    records' fingerprint: a plan file's bytes (a built-in problem's machine, oracle and
-    decomposition are functions of its name, size, parameters and x)."""
+    records' fingerprint: a plan file's bytes (the fingerprint hashes the machine's steps and an
+    oracle table too; a decomposition is a function of the problem's name, size, parameters and x)."""
     file: str | None = None
     """The file the problem was read from (a plan), kept in a record's header so replay reads it again."""
 
