@@ -232,3 +232,39 @@ def test_exact_analysis_tells_a_built_in_that_raises_from_a_users(monkeypatch, c
     assert out == ""
     (line,) = err.strip().splitlines()
     assert line.startswith(f"debatekit: internal error in {HERE}:") and "built-in bob crashed" in line
+
+
+class _UserProofRaises:
+    """A user's prover-estimator A: the built-in bad-proof A whose proof requests raise."""
+
+    def __init__(self, seat: Any):
+        from debatekit.players.prover_estimator import BadProof
+
+        self._inner = BadProof(seat)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def proof(self, leaves: tuple[int, ...]) -> Any:
+        raise RuntimeError("user proof crashed")
+
+
+@pytest.mark.parametrize("bob", ["honest", "omniscient"])
+def test_a_built_in_as_proof_that_raises_is_loud_whoever_asks_first(monkeypatch, bob):
+    """Prover-estimator: A's committed proof is first asked while B trains on it (or while the
+    truthful estimator reads its truth), outside any debate's moves. A built-in A whose proof
+    request raises is an internal error there too; a user's A that does so forfeits at the leaf."""
+    from debatekit.players.prover_estimator import BadProof
+
+    spec = PROTOCOLS["prover-estimator"]
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 10, False, 0)
+    estimator = spec.strategies[Role.BOB][bob]
+    mine = Strategy("tests:user", Role.ALICE, "proof raises", _UserProofRaises)  # an API object: untrusted
+    result = run(spec, instance, mine, estimator, trials=3, seed=0)
+    assert result.accept_rate == 0.0 and result.forfeits["alice"] == 3
+    assert "user proof crashed" in result.forfeit_reasons["alice"]
+    monkeypatch.setattr(BadProof, "proof", _raise)
+    fresh = make_instance(PROBLEMS["obfuscated-primality"], 10, False, 0)  # no proof kept from the user's run
+    with pytest.raises(InternalError) as raised:
+        run(spec, fresh, spec.strategies[Role.ALICE]["bad-proof"], estimator, trials=3, seed=0)
+    assert type(raised.value.error) is RuntimeError and raised.value.place.startswith(f"{HERE}:")

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.play import each_move
+from debatekit.engine.trust import charge
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, own_copies
@@ -113,14 +114,16 @@ def committed_proof(instance: Instance, alice: Strategy, rules: Any) -> Committe
         own = own_copies(instance, {Role.ALICE: alice})[Role.ALICE]
         try:
             source: Any = alice.factory(Seat(own, Role.ALICE, np.random.default_rng(PROOF_SEED), None, rules))
-        except Exception as err:  # she cannot sit down: every bit she owes is a forfeit
+        except Exception as err:  # she cannot sit down: every bit she owes is a forfeit (a built-in's: a bug)
+            charge(Role.ALICE, err, alice.trusted)
             reason = raised("a context-free copy for her proof", err)
 
             def refused(leaves: tuple[int, ...]) -> Any:
                 raise Malformed(Role.ALICE, reason)
 
             return CommittedProof(refused)
-        return CommittedProof(lambda leaves: source.proof(leaves), gives_implicit_proof(source, decomposition_of(own)))
+        implicit = gives_implicit_proof(source, decomposition_of(own))
+        return CommittedProof(lambda leaves: source.proof(leaves), implicit, alice.trusted)
 
     return instance.memo(proof_key(alice, rules), make)
 

@@ -344,14 +344,15 @@ def conceded(value: Any, role: Role) -> Malformed | None:
     return None
 
 
-def ask(move: Callable[[], Any], role: Role, what: str) -> Any:
+def ask(move: Callable[[], Any], role: Role, what: str, trusted: bool | None = None) -> Any:
     """``role``'s message, ``move()`` (a call of one of its player's methods, as
     ``lambda: alice.direction(s)``); a player that raises has sent garbage (``what`` names the
-    message in the reason)."""
+    message in the reason). Whether ``role``'s player is trusted: ``trusted``, or by default the
+    debate's trusted seats (:func:`~debatekit.engine.trust.charge`)."""
     try:
         return move()
     except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
-        charge(role, err)  # a trusted built-in's: an internal error (engine.trust)
+        charge(role, err, trusted)  # a trusted built-in's: an internal error (engine.trust)
         raise conceded(err, role) or Malformed(role, raised(what, err)) from None
 
 
@@ -409,10 +410,12 @@ class CommittedProof:
     Kept once per run and instance (:func:`~debatekit.players.estimator.committed_proof`), as the
     paper's ũ is a function of x alone: a debate cannot change bits an earlier debate or B's
     training read. ``implicit`` marks a trusted source known to give the decomposition's own proof
-    u, whose truth B may read off the decomposition (:func:`gives_implicit_proof`)."""
+    u, whose truth B may read off the decomposition (:func:`gives_implicit_proof`). ``trusted``
+    says whether the source is a trusted built-in, whose request that raises is an internal error
+    whoever asks (None: as the debate asking says, :func:`ask`)."""
 
-    def __init__(self, request: Callable[[tuple[int, ...]], Any], implicit: bool = False):
-        self.request, self.implicit = request, implicit
+    def __init__(self, request: Callable[[tuple[int, ...]], Any], implicit: bool = False, trusted: bool | None = None):
+        self.request, self.implicit, self.trusted = request, implicit, trusted
         self.requests = 0
         """How many batched requests A has been asked (each once, at most PROOF_BATCH positions)."""
         self._bits = np.full(0, _UNASKED, dtype=np.uint8)
@@ -461,7 +464,7 @@ class CommittedProof:
         self.requests += 1
         leaves = tuple(batch.tolist())
         try:
-            sent = ask(lambda: self.request(leaves), Role.ALICE, "proof")
+            sent = ask(lambda: self.request(leaves), Role.ALICE, "proof", self.trusted)
         except Malformed as bad:
             sent = bad
         bits = parse(sent, lambda m: commit_bits(m, len(leaves), Role.ALICE), Role.ALICE, "proof")
