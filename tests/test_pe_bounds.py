@@ -171,3 +171,21 @@ def test_the_section_7_tables_compare_like_with_like():
         assert {e[1] for e in chosen} == {"naive-recursive", "prover-estimator"}
         assert len({(e[2], e[3], e[4], e[5]) for e in chosen}) == 1
         assert all(obfuscation.bob_power(e[1], bob).startswith(power) for e in chosen for bob in e[6])
+
+
+def test_an_estimator_that_cannot_be_trained_stops_the_run_with_one_line(monkeypatch, capsys):
+    """Algorithm 1's B keeps at most SITUATION_LIMIT situations a round. Against an A that mixes
+    (random-direction), μ_k outgrew it at obfuscated-primality's default size, and the run ended
+    as an internal error (exit 1). Neither a bug nor B's forfeit (which would hand A the debate):
+    one line saying why and what to do instead, exit 2. Here the limit is lowered to reach it."""
+    from debatekit.players import estimator
+
+    monkeypatch.setattr(estimator, "SITUATION_LIMIT", 4)
+    argv = ["run", "prover-estimator", "--problem", "obfuscated-primality", "--size", "10", "--truth", "no",
+            "--alice", "random-direction", "--bob", "honest", "--trials", "3"]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("debatekit: error: prover-estimator on obfuscated-primality at --size 10: ")
+    assert "situations > 4" in err and "--bob omniscient" in err

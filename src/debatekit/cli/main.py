@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     (:mod:`debatekit.engine.interrupts`), 1 on anything else (an internal error: one line naming
     the place, :mod:`debatekit.engine.trust`; ``--debug`` for the traceback)."""
     from debatekit.engine.interrupts import Interrupted, interruptible
-    from debatekit.engine.trust import InternalError, error_text, place_of
+    from debatekit.engine.trust import InternalError, Unaffordable, error_text, place_of
 
     command = typer.main.get_command(app)
     argv = sys.argv[1:] if argv is None else argv
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(err, Unanswered):  # a model no debate could be left undecided for
             print(f"debatekit: a model could not be consulted: {err}", file=sys.stderr)
             return PENDING
-        if isinstance(err, SeatingExit):
+        if isinstance(err, SeatingExit | Unaffordable):
             return _usage_error(str(err))
         if not isinstance(err, LetThrough):
             raise

@@ -241,6 +241,7 @@ def play(
     from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
     from debatekit.engine.record import Mismatch, ReplayError
+    from debatekit.engine.trust import Unaffordable
     from debatekit.files import FileMistake
     from debatekit.protocols.stochastic import Unplannable
 
@@ -259,6 +260,8 @@ def play(
     except Unplannable as err:  # the certified planner's --constants planned, at a size past its reach
         raise UserError(f"{ready.spec.name} cannot be planned for {ready.problem.name} at --size "
                         f"{ready.instance.size}: {err}; choose a smaller --size") from err  # fmt: skip
+    except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
+        raise UserError(f"{ready.spec.name} on {ready.problem.name} at --size {ready.instance.size}: {err}") from None
     extra = result.extra | {"params": ready.params}
     if ready.models:  # LLM players or a model of the judge played: this run's usage by role
         extra["model_usage"] = usage_json(since=models_before)

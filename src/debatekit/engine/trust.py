@@ -60,6 +60,12 @@ class InternalError(BaseException):
         return f"internal error in {self.place}{f' ({where})' if where else ''}: {error_text(self.error)}"
 
 
+class Unaffordable(BaseException):
+    """A trusted part asked for more than its declared limit allows (Algorithm 1's B trained on
+    more situations than it keeps, say): neither a bug nor a player's forfeit, as B conceding would
+    hand A a debate it cannot judge. The run stops; the command line says why in one line, exit 2."""
+
+
 def error_text(error: BaseException) -> str:
     """``Type: message``, without trusting the exception's ``__str__`` (it may raise or exit)."""
     try:

@@ -43,7 +43,7 @@ from itertools import combinations, product
 import numpy as np
 
 from debatekit.machine.decomposition import CountStatistic, Query
-from debatekit.players.estimator import SITUATION_LIMIT, STEP_BUDGET, Indistinguishable, _Point
+from debatekit.players.estimator import SITUATION_LIMIT, STEP_BUDGET, Indistinguishable, _Point, untrainable
 from debatekit.players.indistinguishable import (
     Estimate,
     ProductTests,
@@ -263,7 +263,7 @@ class CountEstimator(Indistinguishable):
             support = support[H[support] > 0]
             left_out += weight * max(0.0, 1.0 - float(H[support].sum()))
             if cells.multiplicity[support].sum() > ORBIT_LIMIT:
-                raise ValueError(f"B spreads over more than {ORBIT_LIMIT} answer vectors: too many to train on")
+                raise untrainable(f"B spreads over more than {ORBIT_LIMIT} answer vectors")
             shares, asked = [], []
             for c in support:
                 for z in cells.orbit(int(c)):
@@ -276,7 +276,7 @@ class CountEstimator(Indistinguishable):
                     child = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
                     below[child] += share * w
         if len(below) > SITUATION_LIMIT:
-            raise ValueError(f"μ_k holds {len(below)} situations > {SITUATION_LIMIT}: too many to train on")
+            raise untrainable(f"μ_k holds {len(below)} situations > {SITUATION_LIMIT}")
         return below, left_out
 
     def row(self, s: Situation, ys: tuple[Query, ...]) -> np.ndarray:

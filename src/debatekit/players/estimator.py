@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.play import each_move
-from debatekit.engine.trust import charge
+from debatekit.engine.trust import Unaffordable, charge
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, own_copies
@@ -197,6 +197,12 @@ class _RoundTests(CallableTests):
         if f < self.n - int(self.selection):
             return np.stack([self.owner.points[int(i)].static[f] for i in points])
         return self._values(points, h)[f]
+
+
+def untrainable(why: str) -> Unaffordable:
+    """Lemma A.4's B cannot be trained against this A here (``why``): the run stops, exit 2."""
+    return Unaffordable(f"Lemma A.4's estimator cannot be trained against this A here: {why}; try --bob omniscient "
+                        "(the truthful estimator) or a smaller --size")  # fmt: skip
 
 
 def estimator(seat: Seat) -> Indistinguishable:
@@ -381,7 +387,7 @@ class Indistinguishable:
                     child = Situation(s.level - 1, point.subqueries[j], estimates[j], s.claim, s.p_root)
                     below[child] += weight * row[index] * w
         if len(below) > SITUATION_LIMIT:
-            raise ValueError(f"μ_k holds {len(below)} situations > {SITUATION_LIMIT}: too many to train on")
+            raise untrainable(f"μ_k holds {len(below)} situations > {SITUATION_LIMIT}")
         return below
 
     def row(self, s: Situation, ys: tuple[Query, ...]) -> np.ndarray:
