@@ -13,6 +13,7 @@ from debatekit.analysis import obfuscation, recursive
 from debatekit.analysis.montecarlo import make_instance
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
+from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
 from debatekit.params import Settings
 from debatekit.players.base import Seat
@@ -62,7 +63,8 @@ def test_a_run_at_the_default_delta_has_an_informative_bound_and_it_holds():
     instance = make_instance(PROBLEMS["obfuscated-primality"], 12, False, 0)
     alice, bob = STRATEGIES[Role.ALICE]["obfuscate"], STRATEGIES[Role.BOB]["honest"]
     tally = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, bob, 3, range(10), rules=pe.Rules())
-    x = tally.extra
+    played = Summary.of_tally(tally, instance.answer)
+    x = recursive.conclusions(recursive.PROVER_ESTIMATOR, instance, alice, bob, played, pe.Rules())
     assert x["estimator_delta"] < pe.DEFAULT_DELTA
     assert not x["payoff_bound_vacuous"] and x["payoff_bound_promised"]
     assert x["payoff_bound"] < (1 - x["epsilon"]) * x["reward_unit"]

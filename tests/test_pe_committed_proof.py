@@ -18,6 +18,7 @@ from debatekit.analysis.montecarlo import make_instance
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.boundary import NOT_A_BIT
+from debatekit.engine.summary import Summary
 from debatekit.ledger import Malformed, Role
 from debatekit.players.base import resolve
 from debatekit.players.estimator import committed_proof
@@ -50,10 +51,11 @@ def test_cheaters_are_held_to_the_bound_and_rejected(cheater, bob):
     estimator (bound 0) and their false claim was accepted; now every debate pays at most the
     bound and the claim is rejected (verdict 0 = the truth, N composite)."""
     alice = resolve(f"user_strategies:{cheater}", Role.ALICE, SPEC.strategies[Role.ALICE])
-    tally = recursive.simulate(recursive.PROVER_ESTIMATOR, composite(), alice, SPEC.strategies[Role.BOB][bob], 3,
-                               range(20))  # fmt: skip
+    instance, estimator = composite(), SPEC.strategies[Role.BOB][bob]
+    tally = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, estimator, 3, range(20))
+    bound = SPEC.conclude(instance, alice, estimator, Summary.of_tally(tally, instance.answer))["payoff_bound"]
     assert tally.forfeits == {Role.ALICE: 0, Role.BOB: 0}
-    assert np.all(tally.payoffs <= tally.extra["payoff_bound"] + 1e-18)
+    assert np.all(tally.payoffs <= bound + 1e-18)
     assert np.all(tally.verdicts == 0)
 
 

@@ -12,6 +12,7 @@ from debatekit.analysis import recursive
 from debatekit.analysis.montecarlo import make_instance
 from debatekit.analysis.stats import normal_ci
 from debatekit.catalog import PROTOCOLS
+from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Decomposition
 from debatekit.players import estimator as est
@@ -58,19 +59,24 @@ def test_bad_proof_is_held_to_the_bound_exactly(bob):
         assert value == 0.0  # δ = 0: every estimate is exact on her proof
 
 
+def concluded(instance, alice: Strategy, bob: Strategy, debates: range, rules: pe.Rules | None = None):
+    """Prover-estimator debates ``debates`` and the run's conclusions over them (the payoff bound)."""
+    tally = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, bob, SEED, debates, rules=rules)
+    played = Summary.of_tally(tally, instance.answer)
+    return tally, recursive.conclusions(recursive.PROVER_ESTIMATOR, instance, alice, bob, played, rules)
+
+
 def test_bad_proof_run_reports_payoff_within_bound():
     """Sampled debates through the runner: the payoff's normal interval (fixed seed) starts below
     the reported bound; against the truthful estimator every debate pays exactly 0."""
     instance = primality()
     alice = STRATEGIES[Role.ALICE]["bad-proof"]
     for bob in ("omniscient", "honest"):
-        tally = recursive.simulate(
-            recursive.PROVER_ESTIMATOR, instance, alice, STRATEGIES[Role.BOB][bob], SEED, range(200)
-        )
+        tally, bound = concluded(instance, alice, STRATEGIES[Role.BOB][bob], range(200))
         lo, _ = normal_ci(tally.payoffs)
-        assert lo <= tally.extra["payoff_bound"], bob
+        assert lo <= bound["payoff_bound"], bob
         assert tally.forfeits == {Role.ALICE: 0, Role.BOB: 0}
-    assert np.all(tally.payoffs <= tally.extra["payoff_bound"])
+    assert np.all(tally.payoffs <= bound["payoff_bound"])
 
 
 class PathAware(Obfuscator):
@@ -141,7 +147,7 @@ def test_delta_is_a_parameter_and_the_bound_says_when_it_is_vacuous():
     built = est.Indistinguishable(seat(instance, Role.BOB, alice, coarse))
     assert 0 <= built.delta < 0.05 and built.rules.delta == 0.05
     for rules, vacuous in ((coarse, True), (pe.Rules(0.1, 0.5), False)):
-        x = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, bob, SEED, range(20), rules=rules).extra
+        _, x = concluded(instance, alice, bob, range(20), rules)
         unit = rules.r ** (x["depth"] + 1)
         assert x["delta"] == rules.delta
         assert x["payoff_bound_units"] == pytest.approx(x["payoff_bound"] / unit)

@@ -16,6 +16,7 @@ import pytest
 from debatekit.analysis.montecarlo import make_instance
 from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import ReplayError, fingerprint
+from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
@@ -38,6 +39,14 @@ def play(spec, instance, alice: str | Strategy, bob: str | Strategy, debates: ra
     a = spec.strategies[Role.ALICE][alice] if isinstance(alice, str) else alice
     b = spec.strategies[Role.BOB][bob] if isinstance(bob, str) else bob
     return spec.simulate(instance, a, b, SEED, debates, None, keep)
+
+
+def concluded(spec, instance, alice: str | Strategy, bob: str | Strategy, debates: range):
+    """The debates' tally and the run's conclusions over them (``spec.conclude``: the payoff bound)."""
+    a = spec.strategies[Role.ALICE][alice] if isinstance(alice, str) else alice
+    b = spec.strategies[Role.BOB][bob] if isinstance(bob, str) else bob
+    tally = play(spec, instance, a, b, debates, keep=False)
+    return tally, spec.conclude(instance, a, b, Summary.of_tally(tally, instance.answer))
 
 
 def as_written(record: dict) -> dict:
@@ -250,15 +259,15 @@ def test_an_undeclared_honest_player_gets_the_soundness_bound_and_it_holds(bob) 
     honest, she is promised Lemma A.5's completeness bound instead, which she meets."""
     inst = primality(True, 10)
     user = honest_like(PE)
-    x = play(PE, inst, user, bob, range(20), keep=False)
-    assert x.extra["payoff_bound_kind"] == "soundness" and x.extra["payoff_bound_covers_bob"]
-    unit = x.extra["reward_unit"]
-    assert x.extra["payoff_bound"] >= unit  # her claim matches her proof: P = 1
-    assert np.all(x.payoffs <= x.extra["payoff_bound"] * (1 + 1e-12))
-    declared = play(PE, inst, replace(user, honest=True), bob, range(20), keep=False)
-    assert declared.extra["payoff_bound_kind"] == "completeness"
-    assert declared.extra["payoff_bound"] == pytest.approx((1 - declared.extra["epsilon"]) * unit)
-    assert declared.payoffs.mean() >= declared.extra["payoff_bound"]
+    x, bound = concluded(PE, inst, user, bob, range(20))
+    assert bound["payoff_bound_kind"] == "soundness" and bound["payoff_bound_covers_bob"]
+    unit = bound["reward_unit"]
+    assert bound["payoff_bound"] >= unit  # her claim matches her proof: P = 1
+    assert np.all(x.payoffs <= bound["payoff_bound"] * (1 + 1e-12))
+    declared, floor = concluded(PE, inst, replace(user, honest=True), bob, range(20))
+    assert floor["payoff_bound_kind"] == "completeness"
+    assert floor["payoff_bound"] == pytest.approx((1 - floor["epsilon"]) * unit)
+    assert declared.payoffs.mean() >= floor["payoff_bound"]
     np.testing.assert_array_equal(declared.payoffs, x.payoffs)
 
 
@@ -268,17 +277,17 @@ def test_naive_bounds_read_metadata_too() -> None:
     covered; declared honest she gets the completeness bound."""
     inst = majority(True)
     user = honest_like(NAIVE)
-    x = play(NAIVE, inst, user, "omniscient", range(10), keep=False)
-    assert (x.extra["payoff_bound_kind"], x.extra["payoff_bound"], x.extra["payoff_bound_covers_bob"]) == (
+    x, bound = concluded(NAIVE, inst, user, "omniscient", range(10))
+    assert (bound["payoff_bound_kind"], bound["payoff_bound"], bound["payoff_bound_covers_bob"]) == (
         "soundness", 1.0, True,
     )  # fmt: skip
-    assert np.all(x.payoffs <= x.extra["payoff_bound"])
-    liar = play(NAIVE, inst, "obfuscate", "omniscient", range(10), keep=False)
-    assert liar.extra["payoff_bound"] == 0.0 and np.all(liar.payoffs == 0.0)
+    assert np.all(x.payoffs <= bound["payoff_bound"])
+    liar, zero = concluded(NAIVE, inst, "obfuscate", "omniscient", range(10))
+    assert zero["payoff_bound"] == 0.0 and np.all(liar.payoffs == 0.0)
     anonymous = replace(NAIVE.strategies[Role.BOB]["omniscient"], name="user:knows-all", truthful=False)
-    uncovered = play(NAIVE, inst, user, anonymous, range(2), keep=False).extra
+    _, uncovered = concluded(NAIVE, inst, user, anonymous, range(2))
     assert not uncovered["payoff_bound_covers_bob"] and uncovered["payoff_bound_uncovered"]
-    declared = play(NAIVE, inst, replace(user, honest=True), "omniscient", range(2), keep=False).extra
+    _, declared = concluded(NAIVE, inst, replace(user, honest=True), "omniscient", range(2))
     assert declared["payoff_bound_kind"] == "completeness"
 
 

@@ -83,8 +83,6 @@ class Tally:
     """The first reason each role forfeited, if it did."""
     payoffs: np.ndarray | None = None
     """A's payoff in each debate, for protocols with rewards (prover-estimator debate)."""
-    extra: dict = field(default_factory=dict)
-    """Protocol-specific results of the run (a payoff bound), merged into the JSON."""
     rewards: np.ndarray | None = None
     """A's reward vector in each debate, one row each (prover-estimator and naive debate)."""
     claims: np.ndarray | None = None
@@ -98,7 +96,7 @@ class Tally:
 
     @classmethod
     def concatenate(cls, tallies: list[Tally]) -> Tally:
-        """Consecutive debates' tallies as one (payoffs and extra not kept: stochastic debate's)."""
+        """Consecutive debates' tallies as one (payoffs not kept: stochastic debate's)."""
         reasons: dict[Role, str] = {}
         for tally in tallies:
             for role, reason in tally.reasons.items():

@@ -377,8 +377,8 @@ def simulate(
     ``debate_seed(seed, i)``; ``progress(k)`` after k of them; the verifier asks the instance's
     leaf oracle, Alice and Bob ask ``provers`` (a model of the judge, say; default the same);
     with ``keep``, each one's record in ``Tally.records``. Prover-estimator debate plays ``rules`` (default
-    :func:`~debatekit.protocols.prover_estimator.rules_for` the instance). The payoff bound and the
-    other results in ``Tally.extra`` are over these debates. ``events``, for one debate: its
+    :func:`~debatekit.protocols.prover_estimator.rules_for` the instance). The payoff bound is not
+    drawn here but by :func:`conclusions`, over the merged run. ``events``, for one debate: its
     journaled list, written as the debate goes; when it already holds a stopped debate's events,
     the debate resumes from them (:func:`~debatekit.analysis.recursive_script.resumed`)."""
     n = len(debates)
@@ -427,11 +427,7 @@ def simulate(
             records.append(record_body(index, ledger, record, verdict, payoff, rewards, delta))
         if progress:
             progress(k + 1)
-    tally = Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, {}, np.array(rows), claims, delta,
-                  records)  # fmt: skip
-    return replace(
-        tally, extra=conclusions(protocol, instance, alice, bob, Summary.of_tally(tally, instance.answer), rules)
-    )
+    return Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, np.array(rows), claims, delta, records)
 
 
 def _shared(instance: Instance, consulted: Oracle, provers: Oracle | None) -> Instance:
