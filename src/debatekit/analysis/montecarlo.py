@@ -374,7 +374,7 @@ def run(
         if spec.simulate is not None:
             routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
             with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
-                _batches(spec, played, alice, bob, debates, seed, progress, writer, timeout,
+                _batches(spec, instance, played, alice, bob, debates, seed, progress, writer, timeout,
                          concurrency, params or {}, routed, done, journal, prefixes)  # fmt: skip
         else:
             table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
@@ -475,6 +475,7 @@ def _journal_fits(
 def _batches(
     spec: ProtocolSpec,
     instance: Instance,
+    played: Instance,
     alice: Strategy,
     bob: Strategy,
     debates: range,
@@ -494,10 +495,12 @@ def _batches(
     (each move under the time limit, each debate's events journaled as they happen and resumed
     from ``prefixes``), except where the protocol plays a run in one call (``batch`` None);
     summarised and recorded in order as blocks end, into ``done[0]`` (so what finished is there
-    when a signal stops the run). ``routed`` holds the provers' own oracle when it is not the
-    verifier's. With one block in flight, blocks play in this thread, which a signal reaches."""
+    when a signal stops the run). ``played`` is the instance with the verifier's oracle, which the
+    debates are played on; records and the run's key name ``instance``, the run's own. ``routed``
+    holds the provers' own oracle when it is not the verifier's. With one block in flight, blocks
+    play in this thread, which a signal reaches."""
     assert spec.simulate is not None
-    waiting = instance.oracle.waits or any(oracle.waits for oracle in routed.values())
+    waiting = played.oracle.waits or any(oracle.waits for oracle in routed.values())
     trusted = alice.trusted and bob.trusted and not waiting
     size = spec.batch or len(debates) or 1
     if not trusted and spec.batch:  # slow players: one debate per call, several calls in flight
@@ -519,7 +522,7 @@ def _batches(
             options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
         try:
             with trusting(alice, bob):
-                tally = spec.simulate(instance, *players, seed, block, moved, writer is not None, **options)
+                tally = spec.simulate(played, *players, seed, block, moved, writer is not None, **options)
         except Pending:
             raise
         except Unanswered as err:  # a player's model could not be consulted (one debate a call)
