@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -233,3 +235,35 @@ def test_sigint_stops_the_demo_and_writes_what_finished(tmp_path):
     assert results == {key: value for key, value in printed.items() if key != "report"}
     assert not (folder / "report" / "report.html").exists()  # no report is drawn of a part
     assert not alive(spawned) and not list(temp.iterdir())
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_ray_sweep_and_its_cluster(tmp_path, signum, code):
+    """A sweep on a local Ray cluster, mid-cell: the signal ends it with 128 + its number (Ray's
+    own SIGTERM handler does not take over), the cluster it started is shut down (none of its
+    processes is left) and no temporary folder is left behind."""
+    pytest.importorskip("ray")
+    grid = tmp_path / "grid.toml"
+    temp = Path(tempfile.mkdtemp(prefix="dk", dir="/tmp"))  # short: Ray's sockets go below it (see backends._short)
+    grid.write_text('trials = 100000\nseed = [0, 1]\n[[grid]]\nprotocol = "cross-exam"\nproblem = "parity"\n'
+                    "size = 16\n")  # fmt: skip
+    try:
+        process = start("sweep", str(grid), "--out", str(tmp_path / "out"), "--backend", "ray", "--workers", "2",
+                        env={"TMPDIR": str(temp), "RAY_USAGE_STATS_ENABLED": "0"})  # fmt: skip
+
+        def playing() -> bool:
+            if process.poll() is not None:
+                pytest.fail(f"the sweep ended first: {process.communicate()[1]}")
+            return any(temp.glob("**/debatekit-cell-*"))
+
+        until(playing, "a cell to start")
+        cluster = children(process.pid)
+        status, _, err = stopped(process, signum)
+        assert status == code, err
+        assert err.strip().splitlines()[-1] == f"debatekit: interrupted ({signal.Signals(signum).name})"
+        until(lambda: not alive(cluster), "the Ray cluster's processes to end", limit=STOPPED)
+        ray_files = (tmp_path / "out" / "ray").resolve()  # the cluster's session files, kept with the sweep
+        assert [entry for entry in temp.iterdir() if entry != ray_files] == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
