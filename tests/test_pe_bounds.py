@@ -171,3 +171,18 @@ def test_the_section_7_tables_compare_like_with_like():
         assert {e[1] for e in chosen} == {"naive-recursive", "prover-estimator"}
         assert len({(e[2], e[3], e[4], e[5]) for e in chosen}) == 1
         assert all(obfuscation.bob_power(e[1], bob).startswith(power) for e in chosen for bob in e[6])
+
+
+@pytest.mark.parametrize(("problem", "size"), [("obfuscated-primality", "12"), ("evidence-majority", None)])
+def test_the_parameters_shown_hold_the_delta_used_at_this_depth(capsys, problem, size):
+    """`run` shows the δ Algorithm 1 was asked for, ``Rules.delta_at(depth)`` (1e-9 or 1e-15 by the
+    decomposition's depth), in its JSON and its parameters line, not the declared default."""
+    args = ["prover-estimator", "--problem", problem, *(["--size", size] if size else []), "--trials", "2"]
+    printed = _run(capsys, *args)
+    depth = recursive.decomposition_of(make_instance(PROBLEMS[problem], printed["size"], True, 0)).depth
+    used = pe.Rules().delta_at(depth)
+    assert printed["depth"] == depth and printed["delta"] == used
+    assert main(["run", *args, "--no-log"]) == 0
+    (line,) = [text for text in capsys.readouterr().out.splitlines() if "parameters:" in text]
+    shown = dict(item.split("=") for item in line.split("parameters:")[1].strip().split(", "))
+    assert float(shown["delta"]) == used, line
