@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from debatekit import demo
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
+from debatekit.engine.interrupts import Interrupted, interruptible
 from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
+from debatekit.report import to_json
 
 EXECUTABLE = str(Path(sys.executable).with_name("debatekit"))
 TESTS = Path(__file__).parent
@@ -185,3 +190,80 @@ def test_a_players_own_keyboard_interrupt_is_its_forfeit():
     bob = Strategy("tests:interrupting", Role.BOB, "raises KeyboardInterrupt", _Interrupting)
     result = run(spec, instance, spec.strategies[Role.ALICE]["honest"], bob, trials=3, seed=0)
     assert result.forfeits == {"alice": 0, "bob": 3} and "KeyboardInterrupt" in result.forfeit_reasons["bob"]
+
+
+def test_a_signal_mid_demo_keeps_the_rows_finished():
+    """SIGINT while the demo's third row is being played: the rows finished are the ones carried,
+    each whole (all its debates), and the result is marked interrupted."""
+    played: list[int] = []
+
+    def tick(done: int) -> None:
+        played.append(done)
+        if done == 2 * demo._trials(True, PROTOCOLS["cross-exam"]) + 1:  # one debate into the third row
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(Interrupted) as stop, interruptible():
+        demo.run_demo(True, 0, tick)
+    result = stop.value.result
+    assert result.interrupted and stop.value.signum == signal.SIGINT
+    assert [(r.protocol, r.problem, r.truth) for r in result.rows] == [("cross-exam", "parity", "yes")] * 2
+    assert [r.trials for r in result.rows] == [demo._trials(True, PROTOCOLS["cross-exam"])] * 2
+    assert len({r.adversary for r in result.rows}) == 2 and all(r.holds for r in result.rows)
+    assert not (result.scaling or result.exact or result.payoffs or result.gap)
+    assert to_json(result)["interrupted"] is True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_sigint_stops_the_demo_and_writes_what_finished(tmp_path):
+    """A real SIGINT mid-demo: exit 130, summary.json, the JSON printed and the report folder's
+    results.json all say interrupted and hold the same rows; no child process or temporary folder
+    is left."""
+    logs, temp = tmp_path / "logs", tmp_path / "tmp"
+    temp.mkdir()
+    process = start("demo", "--quick", "--log-dir", str(logs), "--json", env={"TMPDIR": str(temp)})
+    until(lambda: any(logs.glob("*/run.json")), "the demo to start")
+    time.sleep(2.0)  # into the demo's debates (any point will do: what finished is what is written)
+    spawned = children(process.pid)
+    status, out, err = stopped(process, signal.SIGINT)
+    assert status == 130, err
+    assert err.strip().splitlines()[-1] == "debatekit: interrupted (SIGINT)"
+    (folder,) = logs.iterdir()
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    results = json.loads((folder / "report" / "results.json").read_text(encoding="utf-8"))
+    printed = json.loads(out)
+    assert summary["interrupted"] is True and summary == printed | {"elapsed_s": summary["elapsed_s"]}
+    assert results == {key: value for key, value in printed.items() if key != "report"}
+    assert not (folder / "report" / "report.html").exists()  # no report is drawn of a part
+    assert not alive(spawned) and not list(temp.iterdir())
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_a_ray_sweep_and_its_cluster(tmp_path, signum, code):
+    """A sweep on a local Ray cluster, mid-cell: the signal ends it with 128 + its number (Ray's
+    own SIGTERM handler does not take over), the cluster it started is shut down (none of its
+    processes is left) and no temporary folder is left behind."""
+    pytest.importorskip("ray")
+    grid = tmp_path / "grid.toml"
+    temp = Path(tempfile.mkdtemp(prefix="dk", dir="/tmp"))  # short: Ray's sockets go below it (see backends._short)
+    grid.write_text('trials = 100000\nseed = [0, 1]\n[[grid]]\nprotocol = "cross-exam"\nproblem = "parity"\n'
+                    "size = 16\n")  # fmt: skip
+    try:
+        process = start("sweep", str(grid), "--out", str(tmp_path / "out"), "--backend", "ray", "--workers", "2",
+                        env={"TMPDIR": str(temp), "RAY_USAGE_STATS_ENABLED": "0"})  # fmt: skip
+
+        def playing() -> bool:
+            if process.poll() is not None:
+                pytest.fail(f"the sweep ended first: {process.communicate()[1]}")
+            return any(temp.glob("**/debatekit-cell-*"))
+
+        until(playing, "a cell to start")
+        cluster = children(process.pid)
+        status, _, err = stopped(process, signum)
+        assert status == code, err
+        assert err.strip().splitlines()[-1] == f"debatekit: interrupted ({signal.Signals(signum).name})"
+        until(lambda: not alive(cluster), "the Ray cluster's processes to end", limit=STOPPED)
+        ray_files = (tmp_path / "out" / "ray").resolve()  # the cluster's session files, kept with the sweep
+        assert [entry for entry in temp.iterdir() if entry != ray_files] == []
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)

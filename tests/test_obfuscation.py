@@ -109,7 +109,7 @@ def test_at_the_default_size_obfuscation_wins_against_every_bounded_challenger()
     0.95 from 1000 debates per cell, see the problem's docstring; 150 resolve 0.9 with room); at
     b = 16 Pollard's rho beats her."""
     assert set(BOUNDED_CHALLENGERS) == set(NAIVE[Role.BOB]) - {"omniscient", "malformed"}
-    rates = challenger_rates((PRIMALITY.default_size,), 150, seed=7)
+    rates = list(challenger_rates((PRIMALITY.default_size,), 150, seed=7))
     assert {r.challenger for r in rates} == set(BOUNDED_CHALLENGERS)
     for r in rates:
         assert r.win_ci[0] >= 0.9, r

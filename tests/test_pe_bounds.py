@@ -191,3 +191,18 @@ def test_an_estimator_that_cannot_be_trained_stops_the_run_with_one_line(monkeyp
     assert out == "" and err.count("\n") == 1
     assert err.startswith("debatekit: error: prover-estimator on obfuscated-primality at --size 10: ")
     assert "situations > 4" in err and "--bob omniscient" in err
+
+
+@pytest.mark.parametrize(("problem", "size"), [("obfuscated-primality", "12"), ("evidence-majority", None)])
+def test_the_parameters_shown_hold_the_delta_used_at_this_depth(capsys, problem, size):
+    """`run` shows the δ Algorithm 1 was asked for, ``Rules.delta_at(depth)`` (1e-9 or 1e-15 by the
+    decomposition's depth), in its JSON and its parameters line, not the declared default."""
+    args = ["prover-estimator", "--problem", problem, *(["--size", size] if size else []), "--trials", "2"]
+    printed = _run(capsys, *args)
+    depth = recursive.decomposition_of(make_instance(PROBLEMS[problem], printed["size"], True, 0)).depth
+    used = pe.Rules().delta_at(depth)
+    assert printed["depth"] == depth and printed["delta"] == used
+    assert main(["run", *args, "--no-log"]) == 0
+    (line,) = [text for text in capsys.readouterr().out.splitlines() if "parameters:" in text]
+    shown = dict(item.split("=") for item in line.split("parameters:")[1].strip().split(", "))
+    assert float(shown["delta"]) == used, line

@@ -149,7 +149,7 @@ def test_delta_is_a_parameter_and_the_bound_says_when_it_is_vacuous():
     for rules, vacuous in ((coarse, True), (pe.Rules(0.1, 0.5), False)):
         _, x = concluded(instance, alice, bob, range(20), rules)
         unit = rules.r ** (x["depth"] + 1)
-        assert x["delta"] == rules.delta
+        assert x["delta"] == rules.delta_at(x["depth"])
         assert x["payoff_bound_units"] == pytest.approx(x["payoff_bound"] / unit)
         assert x["payoff_bound_vacuous"] is vacuous
         assert ("vacuous" in x["payoff_bound_note"]) is vacuous

@@ -4,7 +4,9 @@ the missing cells; ``--json``'s shape; a grid file's mistakes are one line and s
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -303,3 +305,32 @@ def test_a_local_ray_cluster_gives_the_same_table(capsys: pytest.CaptureFixture[
     assert json.loads(stdout)["ran"] == 112
     assert comparable(out / "results.parquet").equals(comparable(big_serial / "serial" / "results.parquet"))
     assert (out / "ray").is_dir()  # the cluster's files stayed under the sweep's folder
+
+
+def test_workers_are_capped_like_concurrency(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--workers above 256 (--concurrency's cap) is one line and status 2 on either backend, before
+    any pool or cluster starts; the default, the machine's cores, is capped at 256."""
+    from debatekit.cli.common import MAX_CONCURRENCY
+    from debatekit.experiments import backends
+
+    started: list[int] = []
+
+    @contextlib.contextmanager
+    def pool(workers: int) -> Iterator[None]:
+        started.append(workers)
+        raise BackendError("not started here")
+        yield
+
+    monkeypatch.setattr(backends, "local", pool)
+    monkeypatch.setattr(backends, "ray_cluster", lambda address, workers, temp: pool(workers))
+    grid = grid_file(tmp_path, SMALL)
+    for backend in ("local", "ray"):
+        code, out, err = cli(capsys, "sweep", grid, "--out", tmp_path / "out", "--backend", backend, "--workers", 257)
+        assert (code, out) == (2, "")
+        assert err.count("\n") == 1 and "--workers must be from 1 to 256" in err, err
+    assert started == []
+    monkeypatch.setattr(os, "cpu_count", lambda: 1000)
+    assert cli(capsys, "sweep", grid, "--out", tmp_path / "out")[0] == 2  # the pool that would start: refused here
+    assert started == [MAX_CONCURRENCY] == [256]

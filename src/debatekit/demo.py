@@ -5,13 +5,14 @@ prover-estimator paper's experiments (:mod:`debatekit.analysis.obfuscation`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from debatekit.analysis import obfuscation
 from debatekit.analysis.exact import Solution, solve
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.analysis.obfuscation import ChallengerRate, GapPoint, PayoffRow
 from debatekit.catalog import PROTOCOLS
+from debatekit.engine.interrupts import Interrupted
 from debatekit.ledger import Role
 from debatekit.params import DEFAULTS, Settings
 from debatekit.players.base import Strategy
@@ -77,6 +78,8 @@ class DemoResult:
     exact_runs: list[Row]
     """Every adversary by Monte Carlo on the exact cases' instances, beside their exact values."""
     seed: int
+    interrupted: bool = False
+    """A signal stopped the demo: these are the parts it finished."""
 
     @property
     def holds(self) -> bool:
@@ -152,19 +155,36 @@ def _scale_trials(quick: bool) -> int:
     return 10 if quick else 20
 
 
+def nothing(seed: int) -> DemoResult:
+    """A demo with no part finished yet."""
+    return DemoResult([], [], [], [], [], [], [], [], seed)
+
+
 def run_demo(
     quick: bool, seed: int, tick: Callable[[int], None] = lambda k: None, settings: Settings = DEFAULTS
 ) -> DemoResult:
     """Every part of the demo; ``settings`` (``-P``) reach the prover-estimator paper's Monte Carlo
     experiments (:func:`~debatekit.analysis.obfuscation.payoff_rows`), the only ones whose problems
-    and protocols declare parameters; the exact reward-gap sweep keeps its own (q, ε) families."""
-    scale_trials = _scale_trials(quick)
+    and protocols declare parameters; the exact reward-gap sweep keeps its own (q, ε) families. A
+    signal's :class:`~debatekit.engine.interrupts.Interrupted` carries the rows and parts finished
+    (``result``, marked ``interrupted``)."""
+    result = nothing(seed)
+    try:
+        _play(result, quick, tick, settings)
+    except Interrupted as stop:
+        stop.result = replace(result, interrupted=True)
+        raise
+    return result
+
+
+def _play(result: DemoResult, quick: bool, tick: Callable[[int], None], settings: Settings) -> None:
+    """Play the demo into ``result``'s lists, each row or part as it finishes."""
+    seed, scale_trials = result.seed, _scale_trials(quick)
     done = 0
 
     def count(k: int) -> None:
         tick(done + k)
 
-    rows = []
     for (name, problem, constants), sizes in CASES.items():
         spec, size = PROTOCOLS[name], sizes[0 if quick else 1]
         if constants is not None and spec.variant is not None:
@@ -172,15 +192,13 @@ def run_demo(
         for truth in (True, False):
             case = make_instance(PROBLEMS[problem], size, truth, seed)
             for adversary in spec.strategies[honest_role(spec, truth).opponent].values():
-                rows.append(_row(spec, constants, problem, case, adversary, _trials(quick, spec), seed, count))
+                result.rows.append(_row(spec, constants, problem, case, adversary, _trials(quick, spec), seed, count))
                 done += _trials(quick, spec)
-    exact_runs = []
     for name, problem, size, truth in EXACT:
         spec, case = PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed)
         for adversary in spec.strategies[honest_role(spec, truth).opponent].values():
-            exact_runs.append(_row(spec, None, problem, case, adversary, _trials(quick, spec), seed, count))
+            result.exact_runs.append(_row(spec, None, problem, case, adversary, _trials(quick, spec), seed, count))
             done += _trials(quick, spec)
-    scaling = []
     for (name, problem), sizes in SCALING.items():
         spec = PROTOCOLS[name]
         for size in sizes[0 if quick else 1]:
@@ -193,17 +211,17 @@ def run_demo(
                     r = run(spec, case, players[Role.ALICE], players[Role.BOB], scale_trials, seed, count)
                     done += scale_trials
                     worst, T, bound = max(worst, r.verifier_bits_read_max), r.T, r.guarantee.bits_read
-            scaling.append(ScalePoint(name, problem, size, T, worst, bound))
-    exact = [
-        solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed))
-        for name, problem, size, truth in EXACT
-    ]
-    payoffs = obfuscation.payoff_rows(quick, seed, count, settings)
+            result.scaling.append(ScalePoint(name, problem, size, T, worst, bound))
+    for name, problem, size, truth in EXACT:
+        result.exact.append(solve(PROTOCOLS[name], make_instance(PROBLEMS[problem], size, truth, seed)))
+    for payoff in obfuscation.payoff_rows(quick, seed, count, settings):
+        result.payoffs.append(payoff)
     done += obfuscation.planned(quick)
     sizes = obfuscation.CHALLENGER_SIZES[0 if quick else 1]
-    challengers = obfuscation.challenger_rates(sizes, obfuscation.debates_for(quick), seed, count, settings)
-    xor = [_xor_point(n) for n in XOR_SIZES]
-    return DemoResult(rows, scaling, exact, xor, payoffs, obfuscation.gap_points(seed), challengers, exact_runs, seed)
+    for rate in obfuscation.challenger_rates(sizes, obfuscation.debates_for(quick), seed, count, settings):
+        result.challengers.append(rate)
+    result.xor.extend(_xor_point(n) for n in XOR_SIZES)
+    result.gap.extend(obfuscation.gap_points(seed))
 
 
 def _row(

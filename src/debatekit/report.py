@@ -20,9 +20,7 @@ GAP_FILE = "reward_gap.png"
 
 def write_report(result: DemoResult, folder: Path) -> Path:
     """Write the report into ``folder`` (created if needed) and return it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    data = to_json(result)
-    (folder / "results.json").write_text(json.dumps(data, indent=2) + "\n")
+    data = write_results(result, folder)
     _plot_gap(result, folder / GAP_FILE)
     title = "The reward gap against d (prover-estimator against naive recursion)"
     gap = reports.embed(folder / GAP_FILE, title, f"Exact expected payoffs (no debates sampled); seed {result.seed}.")
@@ -31,8 +29,18 @@ def write_report(result: DemoResult, folder: Path) -> Path:
     return folder
 
 
+def write_results(result: DemoResult, folder: Path) -> dict[str, Any]:
+    """Write ``results.json`` alone into ``folder`` (created if needed; all an interrupted demo
+    writes, quickly: no plots) and return what it holds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = to_json(result)
+    (folder / "results.json").write_text(json.dumps(data, indent=2) + "\n")
+    return data
+
+
 def to_json(result: DemoResult) -> dict[str, Any]:
-    return {
+    stopped = {"interrupted": True} if result.interrupted else {}
+    return stopped | {
         "all_guarantees_hold": result.holds,
         "seed": result.seed,
         "rows": [asdict(r) for r in result.rows],

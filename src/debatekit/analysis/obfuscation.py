@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,12 +201,12 @@ def _promise(x: dict[str, Any]) -> str | None:
 
 def payoff_rows(
     quick: bool, seed: int, count: Callable[[int], None] = lambda k: None, settings: Settings = DEFAULTS
-) -> list[PayoffRow]:
-    """The Monte Carlo experiments, each problem and protocol playing its ``settings``. A row holds
-    when its interval at the family-wise level ``FAMILY`` (Bonferroni over every row) is consistent
-    with the bound: a bound met with equality in expectation (Lemma A.5 against some B) would
-    otherwise fail one row in 40 by chance alone."""
-    rows, done, trials = [], 0, trials_for(quick)
+) -> Iterator[PayoffRow]:
+    """The Monte Carlo experiments' rows, each as it finishes, each problem and protocol playing its
+    ``settings``. A row holds when its interval at the family-wise level ``FAMILY`` (Bonferroni over
+    every row) is consistent with the bound: a bound met with equality in expectation (Lemma A.5
+    against some B) would otherwise fail one row in 40 by chance alone."""
+    done, trials = 0, trials_for(quick)
     level = 1 - (1 - FAMILY) / sum(len(_bobs(p, b, problem)) for _, p, problem, _, _, _, b in EXPERIMENTS)
     for experiment, protocol, problem, sizes, truth, alice, bobs in EXPERIMENTS:
         spec = settings.protocol(PROTOCOLS[protocol])
@@ -222,12 +222,11 @@ def payoff_rows(
             lo, hi = _family_interval(x, trials, level)
             bound = x["payoff_bound"]
             holds = None if why else bool(hi >= bound if x["payoff_bound_kind"] == "completeness" else lo <= bound)
-            rows.append(PayoffRow(
+            yield PayoffRow(
                 experiment, protocol, problem, size, r.truth, alice, bob, trials, x["payoff_mean"],
                 tuple(x["payoff_ci"]), x["payoff_bound"], x["payoff_bound_kind"], unit, r.honest_win_rate,
                 why or x["payoff_bound_statement"], holds, bob_power(protocol, bob),
-            ))  # fmt: skip
-    return rows
+            )  # fmt: skip
 
 
 def debates_for(quick: bool) -> int:
@@ -243,12 +242,12 @@ def challenger_rates(
     count: Callable[[int], None] = lambda k: None,
     settings: Settings = DEFAULTS,
     challengers: tuple[str, ...] = BOUNDED_CHALLENGERS,
-) -> list[ChallengerRate]:
-    """The obfuscator against each challenger in naive recursion at each size b: debate i plays on
-    the composite instance of seed ``seed + i`` (the same instances for every challenger), so the
-    debates are independent draws over instances and the challenger's coins."""
+) -> Iterator[ChallengerRate]:
+    """The obfuscator against each challenger in naive recursion at each size b, each rate as it
+    finishes: debate i plays on the composite instance of seed ``seed + i`` (the same instances for
+    every challenger), so the debates are independent draws over instances and the challenger's coins."""
     problem, spec = PROBLEMS["obfuscated-primality"], settings.protocol(PROTOCOLS["naive-recursive"])
-    done, rates = 0, []
+    done = 0
     obfuscate = spec.strategies[Role.ALICE]["obfuscate"]
     for size in sizes:
         instances = [make_instance(problem, size, False, seed + i, settings.problem(problem)) for i in range(debates)]
@@ -260,8 +259,7 @@ def challenger_rates(
                 done += 1
                 count(done)
             depth = decomposition_of(instances[0]).depth
-            rates.append(ChallengerRate(size, depth, name, debates, wins, wilson(wins, debates)))
-    return rates
+            yield ChallengerRate(size, depth, name, debates, wins, wilson(wins, debates))
 
 
 def pe_payoffs(depth: int, rules: Rules) -> tuple[float, float]:

@@ -220,7 +220,7 @@ class ProverEstimator(Recursive):
         return bound, {
             "epsilon": rules.epsilon,
             "rho": rules.rho,
-            "delta": rules.delta,
+            "delta": rules.delta_at(depth),  # the δ Algorithm 1 is asked for here, not the declared default
             "reward_ratio": rules.r,
             "reward_unit": unit,
             "rewards_mean": {"initial": float(means[0])}

@@ -252,6 +252,21 @@ containers (often 1,024 to 4,096), while a model API's or a panel of people's ow
 parallel work is rarely above it; 3,000 exhausted a machine's threads and was charged to a player."""
 
 
+MAX_WORKERS = MAX_CONCURRENCY
+"""``--workers``' most processes (a local pool) or CPUs (a new Ray cluster), as many as
+``--concurrency``'s debates in flight: each is a process holding a Python interpreter and its
+threads, and a larger number is a slip (the default, the machine's cores, is capped at it)."""
+
+
+def pool_size(workers: int | None) -> int:
+    """``--workers``, checked: from 1 to :data:`MAX_WORKERS`; None: the cores, at most that."""
+    if workers is None:
+        return min(os.cpu_count() or 1, MAX_WORKERS)
+    if not 1 <= workers <= MAX_WORKERS:
+        raise UserError(f"--workers must be from 1 to {MAX_WORKERS} processes, got {workers}")
+    return workers
+
+
 def time_limit(seconds: float) -> float:
     """``--move-timeout``, checked: more than 0 and at most :data:`MAX_MOVE_TIMEOUT` (NaN fails)."""
     if not 0 < seconds <= MAX_MOVE_TIMEOUT:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -44,13 +45,15 @@ def demo(
     under --log-dir, and its report (report.html with the plots of `debatekit report`, report.md,
     results.json and the PNGs) goes to report/ inside it, so no report is ever overwritten. With
     --out the report goes there instead, into a folder that holds no report yet (checked before
-    any debate is played); --no-log needs --out.
+    any debate is played); --no-log needs --out. Stopped by Ctrl-C or SIGTERM, it writes the rows
+    and parts finished to results.json (and summary.json), marked interrupted.
 
     Example: debatekit demo --quick"""
     from debatekit.cli.common import emit_json, progress, stdout
     from debatekit.cli.logs_cmd import start_log
-    from debatekit.demo import plan, run_demo
-    from debatekit.report import to_json, write_report
+    from debatekit.demo import nothing, plan, run_demo
+    from debatekit.engine.interrupts import Interrupted
+    from debatekit.report import to_json, write_report, write_results
 
     chosen = settings(param)
     if out is not None:
@@ -63,10 +66,16 @@ def demo(
         config = {"command": "demo", "quick": quick, "seed": seed, "params": param or [], "out": out and str(out)}
         log = start_log(log_dir, config, None)
         folder = out or log.folder / "report"
-    started = time.perf_counter()
+    started, stopped = time.perf_counter(), None
     with progress(plan(quick), "demo debates") as advance:
-        result = run_demo(quick, seed, advance, chosen)
-    write_report(result, folder)
+        try:
+            result = run_demo(quick, seed, advance, chosen)
+        except Interrupted as stop:  # a signal: what finished is written, marked interrupted; then 128 + its number
+            stopped, result = stop, stop.result or replace(nothing(seed), interrupted=True)
+    if stopped is None:
+        write_report(result, folder)
+    else:
+        write_results(result, folder)
     summary = {"report": str(folder), **to_json(result)}
     if log is not None:
         log.finish(summary, time.perf_counter() - started)
@@ -74,7 +83,12 @@ def demo(
         emit_json(summary)
     else:
         stdout.print(table(result))
-        print(f"report written to {folder / 'report.html'} (with report.md, results.json and the plots)")
+        if stopped is None:
+            print(f"report written to {folder / 'report.html'} (with report.md, results.json and the plots)")
+        else:
+            print(f"INTERRUPTED: the parts finished written to {folder / 'results.json'}")
+    if stopped is not None:
+        raise stopped
     return 0 if result.holds else 1
 
 

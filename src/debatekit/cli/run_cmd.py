@@ -320,7 +320,8 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
         elif promised and extra.get("payoff_bound_promised") is False:  # unstable, or vacuous: note says why
             promised = f"none ({promised} not promised)"
         out.add_row("A's payoff (mean, 95% CI)", f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]", promised)
-    settings = ", ".join(f"{name}={value:g}" for name, value in params.items())
+    used = {"delta": result.extra["delta"]} if "delta" in params and "delta" in result.extra else {}  # by depth
+    settings = ", ".join(f"{name}={value:g}" for name, value in (params | used).items())
     note = result.extra.get("payoff_bound_uncovered") or result.extra.get("payoff_bound_note")
     out.caption = g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
     return out

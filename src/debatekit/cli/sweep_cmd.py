@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -29,7 +28,8 @@ def sweep(
         Backend.local
     ),
     workers: Annotated[
-        int | None, typer.Option("--workers", help="Processes (local) or CPUs of a new Ray cluster (default: cores).")
+        int | None,
+        typer.Option("--workers", help="Processes (local) or CPUs of a new Ray cluster, 1 to 256 (default: cores)."),
     ] = None,
     address: Annotated[
         str | None, typer.Option("--address", metavar="ADDR", help="Join this Ray cluster (default: start one).")
@@ -77,14 +77,14 @@ def swept(
 ) -> SweepResult:
     """What ``sweep`` does, from its options: ``grid`` is a grid file or its parsed table (which
     then needs ``out``); ``UserError`` for a mistake."""
-    from debatekit.cli.common import positive
+    from debatekit.cli.common import pool_size
     from debatekit.experiments.backends import BackendError, local, ray_cluster
     from debatekit.experiments.grid import GridError, expand, fixed, load
     from debatekit.experiments.logs import LogError, writable_dir
     from debatekit.experiments.sweep import CellError, finished, run_sweep, shard_of
     from debatekit.files import FileMistake
 
-    workers = positive(workers if workers is not None else os.cpu_count() or 1, "--workers")
+    workers = pool_size(workers)
     if address is not None and backend is not Backend.ray:
         raise UserError("--address is for --backend ray")
     slice_ = _shard(shard)

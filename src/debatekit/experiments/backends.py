@@ -11,6 +11,7 @@ import logging
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -18,10 +19,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from debatekit.engine.interrupts import held
+
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]
 RAY_DIR_ROOM = 40
 """The longest temp dir a local Ray cluster gets as it is: its sockets (about 65 bytes below it) must fit
 in an AF_UNIX path's 107 bytes."""
+RAY_WAIT = 0.5
+"""Seconds one ``ray.wait`` may block. A signal's handler that raises within Ray's calls breaks
+them (``SystemError``), so a signal there only sets the stop flag, acted on between waits."""
 
 
 class BackendError(RuntimeError):
@@ -94,39 +100,60 @@ def _terminate(pool: ProcessPoolExecutor, grace: float = 2.0) -> None:
 def ray_cluster(address: str | None, workers: int, temp_dir: Path) -> Iterator[Mapper]:
     """Tasks on the Ray cluster at ``address`` (``auto``: the one this machine belongs to), or
     with none a local cluster of ``workers`` CPUs started here, keeping its files in ``temp_dir``
-    (a link there to a short folder when its path is too long for Ray's sockets); one CPU per task.
-    The cluster started here stops on exit; a joined one is only disconnected."""
+    (a link there to a short folder when its path is too long for Ray's sockets) and its tasks'
+    temporary files in one folder of this sweep's; one CPU per task. The cluster started here stops
+    on exit, and that folder is removed; a joined one is only disconnected. Signals stay the
+    sweep's (Ray's driver would take SIGTERM for itself)."""
     try:
         import ray
     except ImportError as err:
         raise BackendError("--backend ray needs Ray: pip install 'debatekit[ray]'") from err
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
+    scratch = None
     if address is None:
         options |= {"num_cpus": workers, "_temp_dir": str(_short(temp_dir.absolute()))}
+        scratch = tempfile.mkdtemp(prefix="debatekit-sweep-")
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        ray.init(address=address, **options)
-    except (ConnectionError, ValueError, RuntimeError) as err:
-        raise BackendError(f"--backend ray: cannot start or join a cluster: {err}") from err
-    try:
+        try:
+            with held():
+                ray.init(address=address, **options)
+        except (OSError, ValueError, RuntimeError) as err:  # OSError: ConnectionError, a socket path too long
+            raise BackendError(f"--backend ray: cannot start or join a cluster: {err}") from err
+        finally:
+            if threading.current_thread() is threading.main_thread():
+                for signum, handler in handlers.items():
+                    signal.signal(signum, handler)
 
         def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
-            task = ray.remote(num_cpus=1)(fn)
-            pending = [task.remote(item) for item in items]
+            task = ray.remote(num_cpus=1)(_in_scratch)
+            pending = [task.remote(scratch, fn, item) for item in items]
             try:
                 while pending:
-                    done, pending = ray.wait(pending, num_returns=1)
-                    try:
-                        result = ray.get(done[0])
-                    except ray.exceptions.RayTaskError as err:  # the task's own exception, as the pool raises it
-                        raise err.cause from None
-                    yield result
+                    with held():  # a signal within Ray's calls is raised once they return (bounded waits)
+                        done, pending = ray.wait(pending, num_returns=1, timeout=RAY_WAIT)
+                        try:
+                            result = ray.get(done[0]) if done else None
+                        except ray.exceptions.RayTaskError as err:  # the task's own exception, as the pool raises it
+                            raise err.cause from None
+                    if done:
+                        yield result
             finally:  # an error or interrupt: tasks not started are dropped, those running interrupted
                 for ref in pending:
                     ray.cancel(ref)
 
         yield mapper
-    finally:
+    finally:  # also when a signal stops the cluster starting
         ray.shutdown()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _in_scratch(scratch: str | None, fn: Callable[[Any], Any], item: Any) -> Any:
+    """``fn(item)`` as a Ray task, its temporary files under ``scratch`` (when given)."""
+    if scratch is not None:
+        tempfile.tempdir = scratch
+    return fn(item)
 
 
 def _short(temp_dir: Path) -> Path:
