@@ -24,13 +24,14 @@ from rich.progress import (
 )
 
 from debatekit.catalog import PROTOCOLS
-from debatekit.cli.options import Constants, Truth, UserError
+from debatekit.cli.options import Truth, UserError
 from debatekit.ledger import Role
 from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec
+from debatekit.protocols.stochastic_params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles
@@ -153,7 +154,7 @@ def with_constants(spec: ProtocolSpec, constants: Constants | None) -> ProtocolS
         return spec
     if spec.variant is None:
         raise UserError(f"--constants applies to stochastic debate, not {spec.name}")
-    return spec.variant(constants.value)
+    return spec.variant(constants)
 
 
 def protocol(name: str) -> ProtocolSpec:
