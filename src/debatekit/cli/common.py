@@ -47,6 +47,12 @@ class OracleKind(Enum):
     MODEL = "llm"
 
 
+def model_spec(text: str) -> str | None:
+    """``PROVIDER/MODEL`` when ``text`` names a model (``llm:PROVIDER/MODEL``, a player or an oracle), else None."""
+    kind, _, model = text.partition(":")
+    return model if kind == OracleKind.MODEL.value else None
+
+
 @dataclass(frozen=True)
 class OracleSpec:
     """An oracle named on the command line: the instance's own (``builtin``), its sample-only view
@@ -211,8 +217,8 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
     """A built-in strategy, ``module:attr`` importable from the current directory too, or
     ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), whose model's
     usage by role is noted on stderr when the process ends."""
-    kind, _, model = name.partition(":")
-    if kind == "llm":
+    model = model_spec(name)
+    if model is not None:
         import atexit
 
         try:

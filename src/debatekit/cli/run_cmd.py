@@ -190,6 +190,7 @@ def prepare(
         configure,
         in_flight,
         instance,
+        model_spec,
         oracles,
         params_json,
         positive,
@@ -218,7 +219,7 @@ def prepare(
     positive(answers_per_judge, "--answers-per-judge")
     routed = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge)
     named = [p for p in (alice, bob, oracle, prover_oracle, verifier_oracle) if isinstance(p, str)]
-    models = any(text.startswith("llm:") for text in named)
+    models = any(model_spec(text) is not None for text in named)
     return Prepared(spec, found, case, *players, routed, params_json(spec, problem_values), models)
 
 
