@@ -22,6 +22,7 @@ from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import app, main
 from debatekit.cli.options import PROBLEM_NAMES, PROTOCOL_NAMES
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.stochastic_params import Constants
 
 EXECUTABLE = str(Path(sys.executable).with_name("debatekit"))
 
@@ -119,7 +120,7 @@ def test_the_demo_table_fits_80_columns_without_cutting_a_number() -> None:
     from debatekit.cli.demo_cmd import table
     from debatekit.demo import DemoResult, Row
 
-    rows = [Row("stochastic", "paper", "xor-of-judgements", 26, 1_000_000, "yes", "bob:random-abort-everywhere",
+    rows = [Row("stochastic", Constants.paper, "xor-of-judgements", 26, 1_000_000, "yes", "bob:random-abort-everywhere",
                 2000, 0.875, 0.875, (0.99, 1.0), 123_456_789, 987_654_321, 3_000_000_000, 9_999_999_999,
                 0.6, 0.6, True)]  # fmt: skip
     screen = io.StringIO()

@@ -36,6 +36,7 @@ from debatekit.problems import PROBLEMS
 from debatekit.problems.plan import PLANS, Ask, load
 from debatekit.protocols.prover_estimator import Rules
 from debatekit.protocols.stochastic import rules_for
+from debatekit.protocols.stochastic_params import Constants
 from llm_server import Reply, Server, chat, serving
 
 FLOOR = -40.0
@@ -303,7 +304,7 @@ def test_a_lying_claim_makes_honest_bob_abort_and_the_verifier_reject(http, tmp_
         "stochastic", "code-review", True, llm("stochastic", Role.ALICE, env, LIAR), honest("stochastic", Role.BOB),
         tmp_path / "r.jsonl",
     )  # fmt: skip
-    rules = rules_for("planned", make_instance(PROBLEMS["code-review"], 10, True, 0).lipschitz, 10)
+    rules = rules_for(Constants.planned, make_instance(PROBLEMS["code-review"], 10, True, 0).lipschitz, 10)
     assert result.accept_rate == 0.0 and result.verifier_queries_max == rules.vera_samples
     for record in records:
         moves = [e for e in record["events"] if "move" in e]
@@ -315,7 +316,7 @@ def test_a_lying_claim_makes_honest_bob_abort_and_the_verifier_reject(http, tmp_
 def test_paper_form_llm_players_share_coins_and_one_model_never_aborts_on_itself(http, tmp_path) -> None:
     http.play(judging("code-review", False))
     env = environ(http, tmp_path)
-    spec = PROTOCOLS["stochastic"].variant("paper")
+    spec = PROTOCOLS["stochastic"].variant(Constants.paper)
     result, records = played(
         "stochastic", "code-review", False, llm("stochastic", Role.ALICE, env), llm("stochastic", Role.BOB, env),
         tmp_path / "r.jsonl", spec=spec,

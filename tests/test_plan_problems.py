@@ -41,6 +41,7 @@ from debatekit.problems.plan import (
     plan_problem,
     register_plan,
 )
+from debatekit.protocols.stochastic_params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
 CASES = [(name, truth) for name in BUILTIN for truth in (True, False)]
@@ -358,7 +359,7 @@ class Recording(KnownOracle):
 def test_a_debate_asks_only_the_plans_questions(name: str, protocol: str) -> None:
     plan = plans(name)[True]
     instance = make_instance(PROBLEMS[name], len(plan.steps), True, 0)
-    spec = PROTOCOLS[protocol] if protocol == "cross-exam" else PROTOCOLS[protocol].variant("lean")  # type: ignore[misc]
+    spec = PROTOCOLS[protocol] if protocol == "cross-exam" else PROTOCOLS[protocol].variant(Constants.lean)  # type: ignore[misc]
     recording = Recording(instance.oracle)  # type: ignore[arg-type]
     honest = (spec.honest(Role.ALICE), spec.honest(Role.BOB))
     result = run(spec, instance, *honest, trials=3, seed=0, oracles=Oracles(recording, recording))

@@ -14,6 +14,7 @@ from debatekit.analysis import stochastic_exact
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.analysis.stochastic_exact import Play
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
@@ -21,13 +22,13 @@ from debatekit.oracle import TableOracle
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import stochastic
-from debatekit.protocols.stochastic_params import Params, ParamsError, samples
+from debatekit.protocols.stochastic_params import Constants, Params, ParamsError, samples
 
-CONSTANTS = ("lean", "paper", "planned")
+CONSTANTS = (Constants.lean, Constants.paper, Constants.planned)
 TRIALS = 500
 
 
-def spec(constants: str):
+def spec(constants: Constants):
     return PROTOCOLS["stochastic"].variant(constants)
 
 
@@ -42,7 +43,7 @@ def strategy(role: Role, cls: type) -> Strategy:
 
 @pytest.mark.parametrize("constants", CONSTANTS)
 @pytest.mark.parametrize("truth", [True, False])
-def test_guarantee_against_every_builtin_adversary(constants: str, truth: bool) -> None:
+def test_guarantee_against_every_builtin_adversary(constants: Constants, truth: bool) -> None:
     """Accept rate >= 3/5 on yes-instances, <= 2/5 on no-instances (noisy-majority, T = 50),
     demonstrated by the 99% Wilson interval, for every adversary of the dishonest side."""
     s = spec(constants)
@@ -66,8 +67,8 @@ class AbortAtFirstJudgement(stochastic.HonestBob):
         return np.full(len(view.rows), view.kind is StepKind.ORACLE)
 
 
-@pytest.mark.parametrize("constants", ["lean", "paper"])
-def test_verifier_queries_do_not_grow_with_T(constants: str) -> None:
+@pytest.mark.parametrize("constants", [Constants.lean, Constants.paper])
+def test_verifier_queries_do_not_grow_with_T(constants: Constants) -> None:
     """Theorem 6.2: O(K^2) verifier queries, independent of T (10 against 10^4 steps)."""
     bob = strategy(Role.BOB, AbortAtFirstJudgement)
     counts = []
@@ -95,7 +96,7 @@ def test_costs_match_lean_cost_formulas_exactly() -> None:
     """Cost.lean: Alice (t+1)·samples(c, q), Bob (t+1)·samples((b-s)/2, q) without an abort; Vera
     samples((s-c)/2, v) when called."""
     instance = all_oracle_instance(4, 0.9)
-    s = spec("lean")
+    s = spec(Constants.lean)
     params = Params.defaults(1.0, 4)
     never = s.strategies[Role.BOB]["never-abort"]
     honest_alice, honest_bob = s.strategies[Role.ALICE]["honest"], s.strategies[Role.BOB]["honest"]
@@ -109,11 +110,11 @@ def test_costs_match_lean_cost_formulas_exactly() -> None:
 
 
 @pytest.mark.parametrize("constants", CONSTANTS)
-def test_exact_and_monte_carlo_agree(constants: str) -> None:
+def test_exact_and_monte_carlo_agree(constants: Constants) -> None:
     """Honest against honest: the exact P[V = 1] lies in the 99.9% interval of 4000 debates."""
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=0)
     rules = stochastic.rules_for(constants, instance.lipschitz, 6)
-    exact = stochastic_exact.accept_probability(instance, rules, "honest", "honest")
+    exact = stochastic_exact.accept_probability(instance, rules, Play.HONEST, Play.HONEST)
     s = spec(constants)
     result = run(s, instance, s.strategies[Role.ALICE]["honest"], s.strategies[Role.BOB]["honest"], 4000, seed=5)
     low, high = ci(round(result.accept_rate * 4000), 4000, 0.999)
@@ -124,7 +125,7 @@ def test_exact_and_monte_carlo_agree(constants: str) -> None:
 def test_no_builtin_adversary_beats_the_exact_best_one(truth: bool) -> None:
     """The exact solver's best adversary is at least as strong as each built-in one: every
     built-in adversary's measured honest win rate is, within its 99.9% interval, no lower."""
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 6, truth, seed=0)
     value = s.solver(instance).value
     assert value >= (s.guarantee(instance).completeness if truth else 1 - s.guarantee(instance).soundness)
@@ -140,7 +141,7 @@ def test_xor_of_judgements_shows_what_goes_wrong() -> None:
     """K grows with n, and with it every budget; past n = 26 the 2/3 promise itself fails."""
     ks = [make_instance(PROBLEMS["xor-of-judgements"], n, True, 0).lipschitz for n in (3, 9, 21)]
     assert ks[0] < ks[1] < ks[2]
-    vera = [stochastic.rules_for("lean", k, 10).vera_samples for k in ks]
+    vera = [stochastic.rules_for(Constants.lean, k, 10).vera_samples for k in ks]
     assert vera[2] > 25 * vera[0]  # K² growth
     with pytest.raises(ValueError, match="too close to 1/2"):
         PROBLEMS["xor-of-judgements"].make(27, True, np.random.default_rng(0))
@@ -188,13 +189,13 @@ class GarbageAlice(stochastic.HonestAlice):
 @pytest.mark.parametrize(
     ("constants", "truth", "alice", "bob", "loser"),
     [
-        ("lean", False, NaNAlice, None, Role.ALICE),
-        ("lean", False, GarbageAlice, None, Role.ALICE),
-        ("paper", True, None, BadShareBob, Role.BOB),
-        ("lean", True, None, CrashingBob, Role.BOB),
+        (Constants.lean, False, NaNAlice, None, Role.ALICE),
+        (Constants.lean, False, GarbageAlice, None, Role.ALICE),
+        (Constants.paper, True, None, BadShareBob, Role.BOB),
+        (Constants.lean, True, None, CrashingBob, Role.BOB),
     ],
 )
-def test_malformed_messages_lose_cleanly(constants: str, truth: bool, alice, bob, loser: Role) -> None:
+def test_malformed_messages_lose_cleanly(constants: Constants, truth: bool, alice, bob, loser: Role) -> None:
     s = spec(constants)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, truth, seed=0)
     a = strategy(Role.ALICE, alice) if alice else s.strategies[Role.ALICE]["honest"]
@@ -230,11 +231,11 @@ def test_params_rejects_each_broken_inequality_by_name(change: dict, name: str) 
 
 def test_lean_defaults_and_paper_budgets() -> None:
     """The two constant choices' verifier budgets at K = 1: about 1.06e5 (Lean) and 1.99e7 (paper)."""
-    assert 1.05e5 < stochastic.rules_for("lean", 1.0, 1000).vera_samples < 1.07e5
-    assert 1.98e7 < stochastic.rules_for("paper", 1.0, 1000).vera_samples < 2.0e7
+    assert 1.05e5 < stochastic.rules_for(Constants.lean, 1.0, 1000).vera_samples < 1.07e5
+    assert 1.98e7 < stochastic.rules_for(Constants.paper, 1.0, 1000).vera_samples < 2.0e7
 
 
-@pytest.mark.parametrize("constants", ["lean", "paper"])
+@pytest.mark.parametrize("constants", [Constants.lean, Constants.paper])
 @pytest.mark.parametrize(
     ("truth", "alice", "bob"),
     [
@@ -245,25 +246,25 @@ def test_lean_defaults_and_paper_budgets() -> None:
         (False, "lie-output", "honest"),
     ],
 )
-def test_exact_acceptance_of_given_strategies(constants: str, truth: bool, alice: str, bob: str) -> None:
+def test_exact_acceptance_of_given_strategies(constants: Constants, truth: bool, alice: str, bob: str) -> None:
     """Given (deterministic) strategies: the exact P[V = 1] lies in the 99.9% interval of 4000
     Monte Carlo debates (a tolerance of 1e-12 absorbs floating point at the ends of [0, 1])."""
     s = spec(constants)
     instance = make_instance(PROBLEMS["noisy-majority"], 6, truth, seed=0)
     rules = stochastic.rules_for(constants, instance.lipschitz, 6)
     a, b = s.strategies[Role.ALICE][alice], s.strategies[Role.BOB][bob]
-    exact = stochastic_exact.accept_probability(instance, rules, a, "honest" if bob == "honest" else b)
+    exact = stochastic_exact.accept_probability(instance, rules, a, Play.HONEST if bob == "honest" else b)
     result = run(s, instance, a, b, 4000, seed=1)
     low, high = ci(round(result.accept_rate * 4000), 4000, 0.999)
     assert low - 1e-12 <= exact <= high + 1e-12
 
 
 def test_exact_refuses_strategies_with_hidden_coins() -> None:
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=0)
-    rules = stochastic.rules_for("lean", instance.lipschitz, 6)
+    rules = stochastic.rules_for(Constants.lean, instance.lipschitz, 6)
     with pytest.raises(ExactError, match="random generator"):
-        stochastic_exact.accept_probability(instance, rules, s.strategies[Role.ALICE]["malformed"], "honest")
+        stochastic_exact.accept_probability(instance, rules, s.strategies[Role.ALICE]["malformed"], Play.HONEST)
 
 
 ANYTHING = st.one_of(
@@ -297,7 +298,7 @@ def test_arbitrary_messages_never_crash_the_verifier(claim, abort, share, paper:
         def shares(self, view):
             return share
 
-    s = spec("paper" if paper else "lean")
+    s = spec(Constants.paper if paper else Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, seed=0)
     for a, b in (
         (strategy(Role.ALICE, AnyAlice), s.strategies[Role.BOB]["honest"]),

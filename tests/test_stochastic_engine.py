@@ -21,11 +21,12 @@ from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.stochastic import HonestAlice, HonestBob
+from debatekit.protocols.stochastic_params import Constants
 
 SEED = 7
 
 
-def spec(constants: str):
+def spec(constants: Constants):
     return PROTOCOLS["stochastic"].variant(constants)
 
 
@@ -45,9 +46,9 @@ def tally_rows(tally) -> list[tuple]:
 PAIRS = [("honest", "random-abort"), ("malformed", "honest"), ("honest", "malformed"), ("bias", "honest")]
 
 
-@pytest.mark.parametrize("constants", ["lean", "paper"])
+@pytest.mark.parametrize("constants", [Constants.lean, Constants.paper])
 @pytest.mark.parametrize(("alice", "bob"), PAIRS)
-def test_debate_i_is_the_same_in_any_batch(constants: str, alice: str, bob: str) -> None:
+def test_debate_i_is_the_same_in_any_batch(constants: Constants, alice: str, bob: str) -> None:
     """Debates 5..11 played alone, in a batch of 7, or inside a batch of 12 are the same debates,
     records included (randomised adversaries draw from each debate's own stream)."""
     s = spec(constants)
@@ -65,7 +66,7 @@ def test_debate_i_is_the_same_in_any_batch(constants: str, alice: str, bob: str)
 def test_the_first_k_debates_of_a_run_are_a_run_of_k(tmp_path) -> None:
     """``--trials 40`` and ``--trials 15`` with one seed: the first 15 records agree, and so do
     the summaries of blocks of 4 and of one block."""
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, False, seed=2)
     a, b = players(s, "bias", "random-abort")
     long, short = tmp_path / "long.jsonl", tmp_path / "short.jsonl"
@@ -80,7 +81,7 @@ def test_the_first_k_debates_of_a_run_are_a_run_of_k(tmp_path) -> None:
 def test_a_run_plays_in_blocks_of_the_declared_batch() -> None:
     """Memory is bounded by the block, not the trials: simulate never sees more than ``batch``
     debates at once."""
-    s = spec("lean")
+    s = spec(Constants.lean)
     seen: list[range] = []
 
     def spy(instance, alice, bob, seed, debates, progress=None, keep=False):
@@ -96,7 +97,7 @@ def test_a_run_plays_in_blocks_of_the_declared_batch() -> None:
 def test_a_user_player_plays_the_same_debates_one_at_a_time_in_threads() -> None:
     """A player that is not a trusted built-in plays one debate per call, several in flight: the
     results are those of the same code played as a trusted batch."""
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=4)
     honest, bob = players(s, "honest", "random-abort")
     user = Strategy("user-honest", Role.ALICE, "honest, as a user's code", honest.factory, trusted=False)
@@ -112,8 +113,8 @@ class AbortAtJudgement(HonestBob):
         return np.full(len(view.rows), view.kind is StepKind.ORACLE)
 
 
-@pytest.mark.parametrize("constants", ["lean", "paper"])
-def test_every_record_replays_and_a_tampered_one_does_not(tmp_path, constants: str) -> None:
+@pytest.mark.parametrize("constants", [Constants.lean, Constants.paper])
+def test_every_record_replays_and_a_tampered_one_does_not(tmp_path, constants: Constants) -> None:
     s = spec(constants)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, seed=5)
     judging = Strategy("abort-at-judgement", Role.BOB, "", AbortAtJudgement)
@@ -198,7 +199,7 @@ def test_the_provers_consult_their_oracle_and_the_verifier_hers(tmp_path) -> Non
     from debatekit.analysis.montecarlo import Oracles
     from debatekit.oracle import FunctionOracle
 
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=0)
     model = FunctionOracle(lambda question: 1.0)
     path = tmp_path / "routed.jsonl"
@@ -261,7 +262,7 @@ def test_a_player_who_rewrites_her_seat_changes_nothing_the_verifier_reads() -> 
     """A user's player gets her own deep copy of the instance: whatever she writes into it, the
     verifier, the other side and the debates are those of the honest Alice she then plays as.
     (A trusted built-in shares the verifier's instance: it is our code.)"""
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, False, seed=1)
     honest, bob = players(s, "honest", "random-abort")
     vandal = Strategy("vandal", Role.ALICE, "", Vandal, trusted=False)
@@ -318,7 +319,7 @@ def test_a_player_cannot_write_into_the_transcript_or_what_the_verifier_uses() -
     """The transcript a player is shown is backed by a read-only buffer (it cannot be made
     writable again); the rest is his own copy, which he may spoil for himself only. The debates
     are those of honest Bob."""
-    s = spec("lean")
+    s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, False, seed=2)
     honest_alice, honest_bob = players(s, "honest", "honest")
     Overwriter.attempts.clear()

@@ -15,17 +15,20 @@ from scipy.stats import binom
 from debatekit.analysis import stochastic_exact
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.montecarlo import make_instance
+from debatekit.analysis.stochastic_exact import Play
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import stochastic
+from debatekit.protocols.stochastic import Form
+from debatekit.protocols.stochastic_params import Constants
 
 
-def tiny_rules(form: str, bob: tuple[int, float], vera: tuple[int, float]) -> stochastic.Rules:
+def tiny_rules(form: Form, bob: tuple[int, float], vera: tuple[int, float]) -> stochastic.Rules:
     """Rules with a handful of samples, so every jump point can be enumerated by hand."""
-    return stochastic.Rules("tiny", form, 3, bob[0], vera[0], bob[1], vera[1], 0.1, 0.5, 0.5)
+    return stochastic.Rules(form, 3, bob[0], vera[0], bob[1], vera[1], 0.1, 0.5, 0.5)
 
 
 def tiny_instance(p: float, q: float) -> Instance:
@@ -45,7 +48,7 @@ def estimates(p: Fraction, n: int, oracle: bool) -> list[tuple[Fraction, Fractio
     return [(Fraction(k, n), math.comb(n, k) * p**k * (1 - p) ** (n - k)) for k in range(n + 1)]
 
 
-def reference_value(instance: Instance, rules: stochastic.Rules, bob: str) -> Fraction:
+def reference_value(instance: Instance, rules: stochastic.Rules, bob: Play) -> Fraction:
     """P[V = 1] with the best Alice and honest or best Bob, in exact rationals (the thresholds
     and probabilities as the exact values of their floats). At each step the supremum over claims
     in [0, 1]: the value at every jump point e ± h and, on each open interval between consecutive
@@ -61,9 +64,9 @@ def reference_value(instance: Instance, rules: stochastic.Rules, bob: str) -> Fr
             passes = sum((w for e, w in bob_dist if abs(c - e) < bob_h), Fraction(0))
             accept = sum((w for e, w in vera_dist if abs(c - e) < vera_h), Fraction(0))
             go_on = c * one + (1 - c) * zero
-            if bob == "honest":
+            if bob is Play.HONEST:
                 return (1 - passes) * accept + passes * go_on
-            if rules.form == "paper":
+            if rules.form is Form.paper:
                 return c * min(accept, one) + (1 - c) * min(accept, zero)
             return min(accept, go_on)
 
@@ -92,19 +95,19 @@ def reference_value(instance: Instance, rules: stochastic.Rules, bob: str) -> Fr
 @pytest.mark.parametrize(
     ("form", "bob", "tests"),
     [
-        ("lean", "honest", ((4, 0.3), (5, 0.17))),
-        ("lean", "honest", ((4, 0.25), (8, 0.125))),  # dyadic: jump points of the two tests coincide
-        ("lean", "honest", ((3, 0.1), (7, 0.35))),  # the verifier more lenient than Bob
-        ("lean", "best", ((4, 0.3), (5, 0.17))),
-        ("paper", "best", ((4, 0.3), (5, 0.17))),
-        ("paper", "honest", ((6, 0.2), (4, 0.1))),
+        (Form.lean, Play.HONEST, ((4, 0.3), (5, 0.17))),
+        (Form.lean, Play.HONEST, ((4, 0.25), (8, 0.125))),  # dyadic: jump points of the two tests coincide
+        (Form.lean, Play.HONEST, ((3, 0.1), (7, 0.35))),  # the verifier more lenient than Bob
+        (Form.lean, Play.BEST, ((4, 0.3), (5, 0.17))),
+        (Form.paper, Play.BEST, ((4, 0.3), (5, 0.17))),
+        (Form.paper, Play.HONEST, ((6, 0.2), (4, 0.1))),
     ],
 )
-def test_best_alice_is_the_supremum_over_every_claim(p: float, q: float, form: str, bob: str, tests) -> None:
+def test_best_alice_is_the_supremum_over_every_claim(p: float, q: float, form: Form, bob: Play, tests) -> None:
     """The solver's value equals the test's own exact supremum (to floating point)."""
     instance = tiny_instance(p, q)
     rules = tiny_rules(form, *tests)
-    exact = stochastic_exact.accept_probability(instance, rules, "best", bob)
+    exact = stochastic_exact.accept_probability(instance, rules, Play.BEST, bob)
     assert exact == pytest.approx(float(reference_value(instance, rules, bob)), abs=1e-12)
 
 
@@ -118,8 +121,8 @@ def test_the_supremum_is_approached_but_not_attained_by_a_dense_scan() -> None:
     instance = Instance(
         "one", 1, True, np.zeros(0, dtype=np.uint8), oracle=TableOracle({"only": 0.5}), machine=b.build(), lipschitz=1.0
     )
-    rules = tiny_rules("lean", (4, 0.3), (5, 0.17))
-    sup = stochastic_exact.accept_probability(instance, rules, "best", "honest")
+    rules = tiny_rules(Form.lean, (4, 0.3), (5, 0.17))
+    sup = stochastic_exact.accept_probability(instance, rules, Play.BEST, Play.HONEST)
 
     def f(c: np.ndarray) -> np.ndarray:
         within = {
@@ -137,7 +140,7 @@ def test_the_supremum_is_approached_but_not_attained_by_a_dense_scan() -> None:
 
 def xor_rules_and_instance() -> tuple[stochastic.Rules, Instance]:
     instance = make_instance(PROBLEMS["xor-of-judgements"], 2, False, seed=0)
-    return stochastic.rules_for("lean", instance.lipschitz, instance.machine.length), instance
+    return stochastic.rules_for(Constants.lean, instance.lipschitz, instance.machine.length), instance
 
 
 def scanned_best_alice(instance: Instance, rules: stochastic.Rules) -> float:
@@ -177,7 +180,7 @@ def test_no_instance_value_matches_a_scan_of_every_jump_point() -> None:
     (it printed 0.9341664 for honest Bob, 5.5e-3 too high); the exact solver agrees with a scan
     of every jump point to 1e-10."""
     rules, instance = xor_rules_and_instance()
-    solved = PROTOCOLS["stochastic"].variant("lean").solver(instance).value
+    solved = PROTOCOLS["stochastic"].variant(Constants.lean).solver(instance).value
     assert solved == pytest.approx(1 - scanned_best_alice(instance, rules), abs=1e-10)
     assert solved < 0.9287
 
@@ -186,6 +189,6 @@ def test_best_alice_against_a_given_bob_is_refused() -> None:
     """A given Bob's decisions need not change only at the tests' jump points, so no finite set
     of claims is known to reach the supremum."""
     rules, instance = xor_rules_and_instance()
-    never = PROTOCOLS["stochastic"].variant("lean").strategies[Role.BOB]["never-abort"]
+    never = PROTOCOLS["stochastic"].variant(Constants.lean).strategies[Role.BOB]["never-abort"]
     with pytest.raises(ExactError, match="best Alice"):
-        stochastic_exact.accept_probability(instance, rules, "best", never)
+        stochastic_exact.accept_probability(instance, rules, Play.BEST, never)

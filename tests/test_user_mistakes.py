@@ -13,6 +13,7 @@ import pytest
 
 from debatekit.cli.main import main
 from debatekit.engine.play import debug_players
+from debatekit.protocols.stochastic_params import Constants
 
 HERE = Path(__file__).parent
 
@@ -321,7 +322,7 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
             return sent
 
     spec = PROTOCOLS["stochastic"]
-    spec = spec.variant("paper") if what == "share" else spec
+    spec = spec.variant(Constants.paper) if what == "share" else spec
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
     tally = spec.simulate(instance, Strategy("sender", Role.ALICE, "", Sender), spec.honest(Role.BOB), 0, range(4),
                           None, True)  # fmt: skip

@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from debatekit.cli.options import Constants, Truth, UserError
+from debatekit.cli.options import Truth, UserError
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
+from debatekit.protocols.stochastic_params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
@@ -149,11 +150,11 @@ def plan(
     """``debatekit plan``: the certified plan for stochastic debate (``constants`` "lean" or "paper":
     those constants; ``frontier``: plans against the prover budget); ``to_json()`` is what
     ``plan --json`` prints."""
-    from debatekit.cli.plan_cmd import ConstantsChoice, ProofChoice, planned
+    from debatekit.cli.plan_cmd import FixedConstants, ProofChoice, planned
 
     with _usage():
         try:
-            chosen = None if constants is None else ConstantsChoice(constants)
+            chosen = None if constants is None else FixedConstants(constants)
             route = None if proof is None else ProofChoice(proof)
         except ValueError as err:
             raise UserError(f"constants is lean or paper, proof direct or lean: {err}") from None

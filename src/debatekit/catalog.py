@@ -26,6 +26,7 @@ from debatekit.protocols import (
     stochastic_solo,
 )
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.protocols.stochastic_params import Constants
 from debatekit.reader import word_width
 
 
@@ -86,26 +87,26 @@ def _kw_description(instance: Instance) -> dict:
     return {"circuit_size": circuit.size, "circuit_depth": circuit.depth, "rounds": kw.rounds_of(instance)}
 
 
-def _stochastic_rules(constants: str, instance: Instance) -> stochastic.Rules:
+def _stochastic_rules(constants: Constants, instance: Instance) -> stochastic.Rules:
     if instance.lipschitz is None:
         raise ValueError(f"problem {instance.problem} has no Lipschitz constant for stochastic debate")
     return _rules(constants, float(instance.lipschitz), stochastic.machine_of(instance).length)
 
 
 @functools.lru_cache(maxsize=64)
-def _rules(constants: str, k: float, steps: int) -> stochastic.Rules:
+def _rules(constants: Constants, k: float, steps: int) -> stochastic.Rules:
     return stochastic.rules_for(constants, k, steps)
 
 
-def _stochastic_solve(constants: str, instance: Instance):
+def _stochastic_solve(constants: Constants, instance: Instance):
     """Exact backward induction; imported on use, as scipy.stats is slow to import."""
     from debatekit.analysis import stochastic_exact
 
     return stochastic_exact.solve(instance, _stochastic_rules(constants, instance))
 
 
-def _stochastic_spec(constants: str) -> ProtocolSpec:
-    """Stochastic-oracle debate with the given constants (planned, lean or paper)."""
+def _stochastic_spec(constants: Constants) -> ProtocolSpec:
+    """Stochastic-oracle debate with the given constants."""
 
     def guarantee(instance: Instance) -> Guarantee:
         rules = _stochastic_rules(constants, instance)
@@ -133,8 +134,8 @@ def _stochastic_spec(constants: str) -> ProtocolSpec:
         rules = _stochastic_rules(constants, instance)
         return {
             "K": instance.lipschitz,
-            "constants": constants,
-            "form": rules.form,
+            "constants": constants.value,
+            "form": rules.form.value,
             "parameters": rules.parameters
             | {
                 "alice_samples": rules.alice_samples,
@@ -256,7 +257,7 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
         bisection_players.STRATEGIES,
         deterministic_oracle=True,
     ),
-    "stochastic": _stochastic_spec("planned"),
+    "stochastic": _stochastic_spec(Constants.planned),
     "circuit-cross-exam": ProtocolSpec(
         "circuit-cross-exam",
         "Theorem 6 and Lemma 8 of the debate query complexity paper",

@@ -20,12 +20,13 @@ from debatekit.problems import PROBLEMS, Instance
 from debatekit.problems.stochastic import JUDGE_YES
 from debatekit.protocols.spec import ProtocolSpec, honest_role
 from debatekit.protocols.stochastic import rules_for
+from debatekit.protocols.stochastic_params import Constants
 
 
 @dataclass(frozen=True)
 class Row:
     protocol: str
-    constants: str | None
+    constants: Constants | None
     problem: str
     size: int
     T: int
@@ -97,9 +98,9 @@ CASES = {  # protocol, problem, constants: (quick size, full size)
     ("cross-exam", "approval-majority", None): (64, 256),
     ("bisection", "parity", None): (32, 128),
     ("bisection", "palindrome", None): (16, 48),
-    ("stochastic", "noisy-majority", "lean"): (100, 1000),
-    ("stochastic", "noisy-majority", "paper"): (100, 1000),
-    ("stochastic", "noisy-majority", "planned"): (100, 1000),
+    ("stochastic", "noisy-majority", Constants.lean): (100, 1000),
+    ("stochastic", "noisy-majority", Constants.paper): (100, 1000),
+    ("stochastic", "noisy-majority", Constants.planned): (100, 1000),
     ("kw", "parity", None): (256, 1024),
     ("kw", "addition-overflow", None): (64, 256),
     ("circuit-cross-exam", "parity", None): (256, 1024),
@@ -226,7 +227,7 @@ def _play(result: DemoResult, quick: bool, tick: Callable[[int], None], settings
 
 def _row(
     spec: ProtocolSpec,
-    constants: str | None,
+    constants: Constants | None,
     problem: str,
     case: Instance,
     adversary: Strategy,
@@ -255,5 +256,10 @@ def _xor_point(n: int) -> LipschitzPoint:
     steps, k = case.machine.length, float(case.lipschitz)  # type: ignore[union-attr]
     distance = abs(1 - 2 * JUDGE_YES) ** n / 2  # |P[XOR = 1] - 1/2|
     return LipschitzPoint(
-        n, steps, k, distance, rules_for("lean", k, steps).vera_samples, rules_for("paper", k, steps).vera_samples
+        n,
+        steps,
+        k,
+        distance,
+        rules_for(Constants.lean, k, steps).vera_samples,
+        rules_for(Constants.paper, k, steps).vera_samples,
     )

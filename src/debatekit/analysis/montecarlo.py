@@ -213,7 +213,7 @@ def record_header(
     """What identifies debate ``index`` of a run, for its record: enough for replay to rebuild it."""
     return {
         "protocol": spec.name,
-        "constants": spec.constants,
+        "constants": spec.constants and spec.constants.value,
         "problem": instance.problem,
         "size": instance.size,
         "truth": "yes" if instance.truth else "no",

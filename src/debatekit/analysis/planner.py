@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from debatekit.protocols.stochastic_params import PaperConstants, Params, ParamsError
+from debatekit.protocols.stochastic_params import Constants, PaperConstants, Params, ParamsError
 
 W = 2 / 3
 """Lean's w: P[M(x) = 1] >= 2/3 (completeness) or P[M(x) = 0] >= 2/3 (soundness)."""
@@ -52,7 +52,6 @@ FRONTIER_MULTIPLIERS = (1, 3, 10, 30, 100)
 MAX_BUDGET = 10**9
 
 _DOWN = 1 - 2.0**-50  # (k/n + e) * _DOWN, rounded, never exceeds the exact k/n + e
-Constants = Literal["planned", "lean", "paper"]
 Proof = Literal["direct", "lean"]
 """How a plan's sample counts are certified (docs/planner.md, "Two proofs"): ``direct`` proves the
 conclusions of Lean's ``bob_complete`` and ``bob_sound`` from one-sided tails; ``lean`` proves only
@@ -364,6 +363,7 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        out["constants"] = self.constants.value
         out["prover_budget"] = None if self.prover_budget is None else list(self.prover_budget)
         out["alice_queries"] = self.alice_queries
         out["bob_queries"] = self.bob_queries
@@ -383,9 +383,9 @@ def lean_plan(k: float, T: int) -> Plan:
     _check_kT(k, T)
     params = Params.defaults(k, T)
     if max(params.alice_samples, params.bob_samples, params.vera_samples) <= MAX_BUDGET:
-        return _certified("lean", params, None, "lean")
+        return _certified(Constants.lean, params, None, "lean")
     return Plan(
-        constants="lean",
+        constants=Constants.lean,
         proof="lean",
         k=k,
         T=T,
@@ -404,7 +404,7 @@ def paper_plan(K: float, T: int) -> Plan:
     _check_kT(K, T)
     paper = PaperConstants(K, T)
     return Plan(
-        constants="paper",
+        constants=Constants.paper,
         proof=None,
         k=K,
         T=T,
@@ -773,7 +773,7 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
         )  # fmt: skip
     except ParamsError as err:
         raise PlanError(f"internal error: the optimiser's parameters are invalid: {err}") from err
-    result = _certified("planned", params, (pb.n_a, pb.n_b), pb.proof)
+    result = _certified(Constants.planned, params, (pb.n_a, pb.n_b), pb.proof)
     if not certifies(result):
         failed = [name for name, ok in {**failures_within(result), **exact_inequalities(params)}.items() if not ok]
         raise PlanError(f"internal error: could not certify the optimiser's choice ({', '.join(failed)})")
@@ -819,7 +819,7 @@ def plan(
     advance: Callable[[int], None] | None = None,
     proof: Proof = "direct",
 ) -> Plan:
-    """The certified plan with the fewest verifier queries (``constants="planned"``).
+    """The certified plan with the fewest verifier queries (:attr:`Constants.planned`).
 
     Subject to Lean's ``Params`` inequalities (w = 2/3, d = the targets) and to honest Alice and Bob
     making at most ``prover_budget`` queries per step (an int caps both; a pair is (Alice, Bob); by

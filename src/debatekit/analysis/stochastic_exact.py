@@ -29,6 +29,7 @@ of the rounded points. Prefixes are enumerated, so T <= 16.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache, lru_cache
 from typing import Any
 
@@ -40,13 +41,22 @@ from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import Rules, StepView, as_flags, as_numbers, claims_ok, machine_of
+from debatekit.protocols.stochastic import Form, Rules, StepView, as_flags, as_numbers, claims_ok, machine_of
 
 MAX_STEPS = 16
 MAX_WITNESS_BITS = 10
 TAIL = 1e-30
 BLOCK = 256
 """Each block of the best Alice's branch and bound holds fewer than BLOCK jump points of each end of each test."""
+
+
+class Play(Enum):
+    """A side the analysis plays itself, rather than asking a given strategy."""
+
+    HONEST = "honest"
+    """The protocol's honest player: its estimates and tests as binomial sums."""
+    BEST = "best"
+    """The best adversary: Alice the supremum over her claims, Bob the better of abort and continue."""
 
 
 def _estimates(p: float, n: int, oracle: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -165,27 +175,27 @@ def _blocks(p: float, oracle: bool, bob: tuple[int, float], vera: tuple[int, flo
 
 
 def _inner(
-    claims: np.ndarray, vera: np.ndarray, abort: np.ndarray, one: float, zero: float, bob: str, form: str
+    claims: np.ndarray, vera: np.ndarray, abort: np.ndarray, one: float, zero: float, bob: Play, form: Form
 ) -> np.ndarray:
     """P[V = 1] after each claim against honest or best Bob, given the values after each bit."""
     go_on = claims * one + (1 - claims) * zero
-    if bob == "honest":
+    if bob is Play.HONEST:
         return abort * vera + (1 - abort) * go_on
-    if form == "paper":  # Bob sees the bit before deciding
+    if form is Form.paper:  # Bob sees the bit before deciding
         return claims * np.minimum(vera, one) + (1 - claims) * np.minimum(vera, zero)
     return np.minimum(vera, go_on)
 
 
-def _supremum(blocks: _Blocks, one: float, zero: float, bob: str, form: str) -> float:
+def _supremum(blocks: _Blocks, one: float, zero: float, bob: Play, form: Form) -> float:
     """The supremum of :func:`_inner` over every claim in [0, 1], by branch and bound over blocks:
     each block's bound holds for all its claims (one, zero >= 0, and every case increases with
     P[V accepts]), and blocks are searched in decreasing order of bound until none left can beat
     the best value found."""
     ends = (blocks.edges[:-1], blocks.edges[1:])
     go_on = np.maximum(*(c * one + (1 - c) * zero for c in ends))
-    if bob == "honest":  # A V + (1 - A) g(c), with A <= 1 - bob_least and 1 - A <= bob_most
+    if bob is Play.HONEST:  # A V + (1 - A) g(c), with A <= 1 - bob_least and 1 - A <= bob_most
         bound = (1 - blocks.bob_least) * blocks.vera_most + blocks.bob_most * go_on
-    elif form == "paper":
+    elif form is Form.paper:
         top, bottom = np.minimum(blocks.vera_most, one), np.minimum(blocks.vera_most, zero)
         bound = np.maximum(*(c * top + (1 - c) * bottom for c in ends))
     else:
@@ -285,15 +295,17 @@ def _given_aborts(
 
 
 def accept_probability(
-    instance: Instance, rules: Rules, alice: str | Strategy, bob: str | Strategy, witness: np.ndarray | None = None
+    instance: Instance, rules: Rules, alice: Play | Strategy, bob: Play | Strategy, witness: np.ndarray | None = None
 ) -> float:
-    """P[V = 1] with ``alice`` and ``bob`` each "honest", "best" (best Alice: the supremum over her
-    claims; best Bob minimises it) or a given strategy (not a given Bob against the best Alice)."""
+    """P[V = 1] with ``alice`` and ``bob`` each played as :class:`Play` says (best Alice: the supremum
+    over her claims; best Bob minimises it) or a given strategy (not a given Bob against the best Alice)."""
+    if not all(isinstance(side, Play | Strategy) for side in (alice, bob)):
+        raise TypeError(f"each side is a Play or a Strategy, got {alice!r} and {bob!r}")
     machine = machine_of(instance)
     steps, oracle_kind = machine.length, StepKind.ORACLE
     if steps > MAX_STEPS:
         raise ExactError(f"exact analysis enumerates prefixes: T = {steps} exceeds {MAX_STEPS}")
-    if alice == "best" and isinstance(bob, Strategy):
+    if alice is Play.BEST and isinstance(bob, Strategy):
         raise ExactError("the best Alice is computed against honest or best Bob only")
     w = instance.witness if witness is None else witness
     inputs = tuple(int(b) for b in np.concatenate([instance.x, w if w is not None else []]))
@@ -313,10 +325,11 @@ def accept_probability(
     @cache
     def step_value(p: float, oracle: bool, one: float, zero: float) -> float:
         """A step's value between honest or best players: it depends on the prefix only through these."""
-        if alice == "best":
-            return _supremum(_blocks(p, oracle, bob_test, vera_test), one, zero, str(bob), rules.form)
+        assert isinstance(bob, Play)
+        if alice is Play.BEST:
+            return _supremum(_blocks(p, oracle, bob_test, vera_test), one, zero, bob, rules.form)
         claims, weights, vera, abort = honest_claims(p, oracle)
-        return float(_inner(claims, vera, abort, one, zero, str(bob), rules.form) @ weights)
+        return float(_inner(claims, vera, abort, one, zero, bob, rules.form) @ weights)
 
     @cache
     def value(prefix: tuple[int, ...]) -> float:
@@ -339,8 +352,9 @@ def accept_probability(
             claims, weights, vera, abort = honest_claims(p, kind is oracle_kind)
             ok = np.ones(len(claims), dtype=bool)
         if given_bob is None:
-            inner = _inner(claims, vera, abort, one, zero, str(bob), rules.form)
-        elif rules.form == "paper":  # Bob sees the bit: ask him for each
+            assert isinstance(bob, Play)
+            inner = _inner(claims, vera, abort, one, zero, bob, rules.form)
+        elif rules.form is Form.paper:  # Bob sees the bit: ask him for each
             flags1, flags0 = (
                 _given_aborts(
                     given_bob, t, steps, kind, p, history, rules, claims, np.full(len(claims), b, dtype=np.uint8)
@@ -364,7 +378,7 @@ def solve(instance: Instance, rules: Rules, protocol: str = "stochastic") -> Sol
     machine = machine_of(instance)
     witnesses: list[np.ndarray | None] = [None]
     if instance.truth:
-        value = accept_probability(instance, rules, "honest", "best")
+        value = accept_probability(instance, rules, Play.HONEST, Play.BEST)
         honest, adversary, promised = "alice", "bob", rules.completeness
     else:
         if machine.n_witness:
@@ -374,7 +388,7 @@ def solve(instance: Instance, rules: Rules, protocol: str = "stochastic") -> Sol
                 np.array([(k >> i) & 1 for i in reversed(range(machine.n_witness))], dtype=np.uint8)
                 for k in range(2**machine.n_witness)
             ]
-        value = 1 - max(accept_probability(instance, rules, "best", "honest", w) for w in witnesses)
+        value = 1 - max(accept_probability(instance, rules, Play.BEST, Play.HONEST, w) for w in witnesses)
         honest, adversary, promised = "bob", "alice", rules.soundness
     return Solution(
         protocol,

@@ -24,13 +24,14 @@ from rich.progress import (
 )
 
 from debatekit.catalog import PROTOCOLS
-from debatekit.cli.options import Constants, Truth, UserError
+from debatekit.cli.options import Truth, UserError
 from debatekit.ledger import Role
 from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec
+from debatekit.protocols.stochastic_params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles
@@ -44,6 +45,12 @@ class OracleKind(Enum):
     SAMPLE = "sample"
     PEOPLE = "people"
     MODEL = "llm"
+
+
+def model_spec(text: str) -> str | None:
+    """``PROVIDER/MODEL`` when ``text`` names a model (``llm:PROVIDER/MODEL``, a player or an oracle), else None."""
+    kind, _, model = text.partition(":")
+    return model if kind == OracleKind.MODEL.value else None
 
 
 @dataclass(frozen=True)
@@ -153,7 +160,7 @@ def with_constants(spec: ProtocolSpec, constants: Constants | None) -> ProtocolS
         return spec
     if spec.variant is None:
         raise UserError(f"--constants applies to stochastic debate, not {spec.name}")
-    return spec.variant(constants.value)
+    return spec.variant(constants)
 
 
 def protocol(name: str) -> ProtocolSpec:
@@ -210,8 +217,8 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
     """A built-in strategy, ``module:attr`` importable from the current directory too, or
     ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), whose model's
     usage by role is noted on stderr when the process ends."""
-    kind, _, model = name.partition(":")
-    if kind == "llm":
+    model = model_spec(name)
+    if model is not None:
         import atexit
 
         try:

@@ -1,5 +1,6 @@
 """What the command signatures share: the user's-mistake error, choices and options. Building the app
-imports this and the command modules only, so it imports nothing beyond Typer (no numpy, no rich)."""
+imports this and the command modules only, so it imports nothing beyond Typer (no numpy, no rich) and
+stochastic debate's light parameter module (its :class:`Constants`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
+
+from debatekit.protocols.stochastic_params import Constants
 
 
 class UserError(Exception):
@@ -16,12 +19,6 @@ class UserError(Exception):
 class Truth(StrEnum):
     yes = "yes"
     no = "no"
-
-
-class Constants(StrEnum):
-    planned = "planned"
-    lean = "lean"
-    paper = "paper"
 
 
 PROTOCOL_NAMES = ("cross-exam", "bisection", "stochastic", "circuit-cross-exam", "kw", "prover-estimator",
@@ -54,6 +51,13 @@ STRATEGY_HELP = (
     "A built-in strategy of the protocol (`debatekit players PROTOCOL` lists them; every protocol has honest), "
     "your own as module:attr, or llm:PROVIDER/MODEL (cross-exam, stochastic, prover-estimator, naive-recursive)."
 )
+ConstantsOption = Annotated[
+    Constants | None,
+    typer.Option(
+        "--constants",
+        help=f"Stochastic debate: {Constants.planned} (default), {Constants.lean} or {Constants.paper}.",
+    ),
+]
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
 TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]

@@ -11,14 +11,17 @@ import typer
 
 from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import JsonOption, UserError
+from debatekit.protocols.stochastic_params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.planner import Plan
 
 
-class ConstantsChoice(StrEnum):
-    lean = "lean"
-    paper = "paper"
+class FixedConstants(StrEnum):
+    """``plan --constants``: the constant choices reported as they are, not planned."""
+
+    lean = Constants.lean.value
+    paper = Constants.paper.value
 
 
 class ProofChoice(StrEnum):
@@ -40,7 +43,7 @@ def plan(
         typer.Option("--prover-budget", help="Most queries per step for each honest prover (default: Lean's)."),
     ] = None,
     constants: Annotated[
-        ConstantsChoice | None,
+        FixedConstants | None,
         typer.Option("--constants", help="Report Lean's or the paper's constants instead of planning."),
     ] = None,
     proof: Annotated[
@@ -107,8 +110,8 @@ class Frontier:
                 {"multiplier": self.multiplier(d), "direct": d.to_json(), "lean": r.to_json()}
                 for d, r in zip(self.direct, self.lean_route, strict=True)
             ],
-            "lean": self.lean.to_json(),
-            "paper": self.paper.to_json(),
+            Constants.lean.value: self.lean.to_json(),
+            Constants.paper.value: self.paper.to_json(),
         }
 
 
@@ -118,7 +121,7 @@ def planned(
     completeness: float | None = None,
     soundness: float | None = None,
     prover_budget: int | None = None,
-    constants: ConstantsChoice | None = None,
+    constants: FixedConstants | None = None,
     proof: ProofChoice | None = None,
     show_frontier: bool = False,
 ) -> Plan | Frontier:
@@ -136,9 +139,9 @@ def planned(
                 direct = planner.frontier(K, T, c, s, advance=advance)
                 lean = planner.frontier(K, T, c, s, advance=lambda i: advance(steps + i), proof="lean")
             return Frontier(direct, lean, planner.lean_plan(K, T), planner.paper_plan(K, T))
-        if constants is ConstantsChoice.lean:
+        if constants is FixedConstants.lean:
             return planner.lean_plan(K, T)
-        if constants is ConstantsChoice.paper:
+        if constants is FixedConstants.paper:
             return planner.paper_plan(K, T)
         with progress(2, "searching, then certifying") as advance:
             return planner.plan(K, T, c, s, prover_budget, advance=advance, proof=(proof or ProofChoice.direct).value)
@@ -152,7 +155,7 @@ def _check(
     completeness: float | None,
     soundness: float | None,
     prover_budget: int | None,
-    constants: ConstantsChoice | None,
+    constants: FixedConstants | None,
     proof: ProofChoice | None,
     show_frontier: bool,
 ) -> None:
@@ -235,7 +238,7 @@ def _print_plan(p: Plan) -> None:
                     f"{p.vera_complete_failure:.4g} (reject, off <= c), {p.vera_sound_failure:.4g} <= v",
                 ),
             ]
-        rows.append(("proof", _PROOF_NOTE["defaults" if p.constants == "lean" else str(p.proof)]))
+        rows.append(("proof", _PROOF_NOTE["defaults" if p.constants is Constants.lean else str(p.proof)]))
     print(f"{p.constants} constants for K = {p.k:g}, T = {p.T}")
     for name, value in rows:
         print(f"{name:<{width}}{value}")

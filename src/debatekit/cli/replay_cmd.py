@@ -86,11 +86,12 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
     from debatekit.cli.common import configure, instance, problem_for, protocol
     from debatekit.oracle import SampleOnly
     from debatekit.problems.registry import PROBLEMS
+    from debatekit.protocols.stochastic_params import Constants
 
     try:
         played = protocol(header["protocol"])
         if header.get("constants") and played.variant is not None:
-            played = played.variant(header["constants"])
+            played = played.variant(Constants(header["constants"]))
         name, file = header["problem"], header.get("file")
         if problem is not None:
             name = str(problem)

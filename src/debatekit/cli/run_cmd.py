@@ -13,7 +13,7 @@ import typer
 from debatekit.cli.logs_cmd import LogDirOption, LogRecordsOption, NoLogOption
 from debatekit.cli.options import (
     STRATEGY_HELP,
-    Constants,
+    ConstantsOption,
     JsonOption,
     ParamOption,
     ProblemOption,
@@ -25,6 +25,7 @@ from debatekit.cli.options import (
     UserError,
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
+from debatekit.protocols.stochastic_params import Constants
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,9 +55,7 @@ def run(
     alice: Annotated[str, typer.Option("--alice", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
     bob: Annotated[str, typer.Option("--bob", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
     trials: Annotated[int, typer.Option("--trials", help="Number of debates.")] = 200,
-    constants: Annotated[
-        Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
-    ] = None,
+    constants: ConstantsOption = None,
     seed: SeedOption = 0,
     oracle: Annotated[
         str,
@@ -112,7 +111,7 @@ def run(
         config = {
             "command": "run", "protocol": spec.name, "problem": ready.problem.name, "size": case.size,
             "truth": truth.value, "alice": alice, "bob": bob, "trials": trials, "seed": seed,
-            "constants": spec.constants,
+            "constants": spec.constants and spec.constants.value,
             "oracles": {"oracle": oracle, "prover_oracle": prover_oracle, "verifier_oracle": verifier_oracle},
             "params": ready.params, "move_timeout": move_timeout, "resume": resume,
         }  # fmt: skip
@@ -191,6 +190,7 @@ def prepare(
         configure,
         in_flight,
         instance,
+        model_spec,
         oracles,
         params_json,
         positive,
@@ -219,7 +219,7 @@ def prepare(
     positive(answers_per_judge, "--answers-per-judge")
     routed = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge)
     named = [p for p in (alice, bob, oracle, prover_oracle, verifier_oracle) if isinstance(p, str)]
-    models = any(text.startswith("llm:") for text in named)
+    models = any(model_spec(text) is not None for text in named)
     return Prepared(spec, found, case, *players, routed, params_json(spec, problem_values), models)
 
 

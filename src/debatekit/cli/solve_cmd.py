@@ -9,7 +9,7 @@ import typer
 
 from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import (
-    Constants,
+    ConstantsOption,
     JsonOption,
     ParamOption,
     ProblemOption,
@@ -20,6 +20,7 @@ from debatekit.cli.options import (
     TruthOption,
     UserError,
 )
+from debatekit.protocols.stochastic_params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.exact import Solution
@@ -35,9 +36,7 @@ def solve(
     param: ParamOption = None,
     seed: SeedOption = 0,
     budget: Annotated[int, typer.Option("--budget", help="Most positions to search.")] = 5_000_000,
-    constants: Annotated[
-        Constants | None, typer.Option("--constants", help="Stochastic debate: planned (default), lean or paper.")
-    ] = None,
+    constants: ConstantsOption = None,
     all_inputs: Annotated[
         bool,
         typer.Option("--all-inputs", help="Solve every input x of --size bits (ignores --truth and --seed)."),

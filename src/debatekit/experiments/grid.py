@@ -39,8 +39,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from debatekit.cli.options import Constants, UserError
+from debatekit.cli.options import UserError
 from debatekit.files import FileMistake, read_toml
+from debatekit.protocols.stochastic_params import Constants
 
 AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
 DEFAULTS: dict[str, list[Any]] = {"truth": ["yes"], "alice": ["honest"], "bob": ["honest"], "seed": [0]}
@@ -219,9 +220,11 @@ def _checked(
     from debatekit.ledger import Role
 
     try:
-        if constants is not None and constants not in Constants.__members__:
-            raise UserError(f"constants: {constants!r} is not one of {', '.join(Constants.__members__)}")
-        spec = with_constants(protocol_named(protocol), None if constants is None else Constants(constants))
+        try:
+            chosen = None if constants is None else Constants(constants)
+        except ValueError:
+            raise UserError(f"constants: {constants!r} is not one of {', '.join(Constants)}") from None
+        spec = with_constants(protocol_named(protocol), chosen)
         found = problem_for(problem, spec)
         spec, _ = configure(spec, found, [f"{name}={value}" for name, value in params])
         strategy(spec, Role.ALICE, alice)

@@ -25,6 +25,7 @@ from debatekit.analysis.stats import wilson
 from debatekit.experiments.logs import RUN_FILE, SUMMARY_FILE
 from debatekit.experiments.sweep import RESULTS_FILE, flat
 from debatekit.files import FileMistake, read_json, read_jsonl
+from debatekit.protocols.stochastic_params import Constants
 
 REPORT_FILE = "report.html"
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
@@ -286,7 +287,7 @@ def frontier_from(data: dict[str, Any], source: str) -> Frontier:
     )
     constants = tuple(
         (name, int(data[name]["alice_queries_per_step"]), int(data[name]["verifier_queries"]))
-        for name in ("lean", "paper")
+        for name in (Constants.lean.value, Constants.paper.value)
         if name in data
     )
     return Frontier(source, float(data["K"]), int(data["T"]), points, constants)
@@ -703,7 +704,10 @@ def draw_bits(series: dict[tuple[str, str], list[BitsPoint]], path: Path) -> Non
     _save(fig, path)
 
 
-CONSTANTS_NAMES = {"lean": "Lean's constants (Hoeffding)", "paper": "the paper's constants (Figure 2)"}
+CONSTANTS_NAMES = {
+    Constants.lean.value: "Lean's constants (Hoeffding)",
+    Constants.paper.value: "the paper's constants (Figure 2)",
+}
 
 
 def draw_frontier(series: list[Frontier], path: Path) -> None:

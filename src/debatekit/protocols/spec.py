@@ -19,6 +19,7 @@ from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Instance
+from debatekit.protocols.stochastic_params import Constants
 from debatekit.reader import Reader
 
 
@@ -65,9 +66,9 @@ class ProtocolSpec:
     replay: Callable[[dict, Instance], Any] | None = None
     """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
     interpreter run again on the record's messages and answers."""
-    constants: str | None = None
-    """The constant choice this spec plays, for protocols that have several."""
-    variant: Callable[[str], ProtocolSpec] | None = None
+    constants: Constants | None = None
+    """The constant choice this spec plays, for protocols that have several (stochastic debate)."""
+    variant: Callable[[Constants], ProtocolSpec] | None = None
     """The same protocol with other constants."""
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""

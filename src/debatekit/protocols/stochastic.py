@@ -2,7 +2,7 @@
 
 For t = 1..T, Alice claims p̂_t = P[y_t = 1 | a_{I(t)}]; the bit a_t is drawn from Bernoulli(p̂_t);
 Bob may abort, and then the verifier estimates p_t itself and decides on Alice's claim alone.
-Without an abort the verifier outputs a_T. The two forms differ in order and randomness:
+Without an abort the verifier outputs a_T. The two forms (:class:`Form`) differ in order and randomness:
 
 * ``lean`` (Protocol.lean ``step``): Alice claims p; Bob, seeing p but not the bit, accepts or
   rejects; on reject Vera is called once and her boolean is the output; on accept the protocol
@@ -10,10 +10,11 @@ Without an abort the verifier outputs a_T. The two forms differ in order and ran
 * ``paper`` (Figure 2): the bit is a_t = 1 iff z_t <= p̂_t, z_t = z^A_t + z^B_t mod 1, one share
   from each side (neither sees the other's); Bob decides after seeing the bit.
 
-Constants: ``lean`` uses :meth:`Params.defaults`, ``paper`` Figure 2's d, r, R, and ``planned``
-the certified plan of :mod:`debatekit.analysis.planner`; the form follows the constants (paper
-constants play the paper form, the others the Lean form). Every honest test has the shape of
-Lean's ``bob'``: estimate with n samples and compare |claim - estimate| with a threshold.
+Constants (:class:`~debatekit.protocols.stochastic_params.Constants`): ``lean`` uses
+:meth:`Params.defaults`, ``paper`` Figure 2's d, r, R, and ``planned`` the certified plan of
+:mod:`debatekit.analysis.planner`; the form follows the constants (paper constants play the paper
+form, the others the Lean form). Every honest test has the shape of Lean's ``bob'``: estimate with
+n samples and compare |claim - estimate| with a threshold.
 
 Departures, all at the security boundary: a claim that is not a finite number in [0, 1] (Lean
 clamps it) and a share outside [0, 1) lose for their sender; so does an abort decision that is
@@ -33,6 +34,7 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 import numpy as np
@@ -42,14 +44,22 @@ from debatekit.ledger import Concession
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic_params import PaperConstants, Params
+from debatekit.protocols.stochastic_params import Constants, PaperConstants, Params
 
-CONSTANTS = ("planned", "lean", "paper")
 Numbers = np.ndarray | float
 """One value per live debate: an array in a batch, a number when one debate is played alone. The
 rules below are written once for both (numpy's operators and Python's agree on them)."""
 CLAIM_BITS = 64
 """A claim is sent as an IEEE double; the verifier reads all of it."""
+
+
+class Form(StrEnum):
+    """A step's order and randomness (the module docstring); each value is its spelling in records."""
+
+    lean = "lean"
+    """Protocol.lean ``step``: Bob decides before the bit, which the protocol draws itself."""
+    paper = "paper"
+    """Figure 2: the bit from both sides' shares; Bob decides after seeing it."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,7 @@ class Rules:
     Honest Bob aborts iff |claim - estimate| >= ``bob_threshold``; the verifier accepts iff
     |claim - estimate| < ``vera_threshold``."""
 
-    constants: str
-    form: str
+    form: Form
     alice_samples: int
     bob_samples: int
     vera_samples: int
@@ -73,9 +82,9 @@ class Rules:
     parameters: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def from_params(cls, params: Params, constants: str) -> Rules:
+    def from_params(cls, params: Params) -> Rules:
         return cls(
-            constants, "lean", params.alice_samples, params.bob_samples, params.vera_samples,
+            Form.lean, params.alice_samples, params.bob_samples, params.vera_samples,
             params.bob_threshold, params.vera_threshold, params.s,
             params.completeness_bound, params.soundness_bound,
             {"k": params.k, "T": params.T, "v": params.v, "c": params.c, "s": params.s, "b": params.b,
@@ -87,7 +96,7 @@ class Rules:
         # Honest Bob's R samples estimate within 1/(4d) except with probability 1/(50T) (Hoeffding),
         # so claims within 1/(4d) of the truth pass him with high probability.
         return cls(
-            "paper", "paper", paper.prover_samples, paper.prover_samples, paper.verifier_samples,
+            Form.paper, paper.prover_samples, paper.prover_samples, paper.verifier_samples,
             paper.abort_threshold, paper.verifier_threshold, paper.verifier_threshold, 3 / 5, 3 / 5,
             {"K": paper.K, "T": paper.T, "d": paper.d},
         )  # fmt: skip
@@ -118,20 +127,20 @@ class Unplannable(ValueError):
     supports): the planned constants do not exist for the instance."""
 
 
-def rules_for(constants: str, k: float, steps: int) -> Rules:
+def rules_for(constants: Constants, k: float, steps: int) -> Rules:
     """The rules of ``constants`` for a K-Lipschitz machine of ``steps`` steps."""
-    if constants == "lean":
-        return Rules.from_params(Params.defaults(k, steps), "lean")
-    if constants == "paper":
+    if constants is Constants.lean:
+        return Rules.from_params(Params.defaults(k, steps))
+    if constants is Constants.paper:
         return Rules.from_paper(PaperConstants(k, steps))
-    if constants == "planned":
+    if constants is Constants.planned:
         from debatekit.analysis.planner import PlanError, plan
 
         try:
-            return Rules.from_params(plan(k, steps).params, "planned")
+            return Rules.from_params(plan(k, steps).params)
         except PlanError as err:
             raise Unplannable(str(err)) from err
-    raise ValueError(f"unknown constants {constants!r}; choose from {', '.join(CONSTANTS)}")
+    raise TypeError(f"constants must be a Constants member, got {constants!r}")
 
 
 def claims_ok(claims: Numbers) -> Numbers:

@@ -3,13 +3,26 @@
 :class:`Params` is ``Params w d k t`` of Debate/Details.lean with every inequality a named check,
 plus the sample counts each honest party uses (Lean's Hoeffding ``samples`` unless a certified
 plan supplies smaller ones). Lean debates t+1 steps; here ``T`` is that number of steps, so Lean's
-``q * (t+1)`` reads ``q * T``. :class:`PaperConstants` are Figure 2's d, r and R.
+``q * (t+1)`` reads ``q * T``. :class:`PaperConstants` are Figure 2's d, r and R. :class:`Constants`
+names the choices; this module imports nothing heavy, so the command line's options read it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Constants(StrEnum):
+    """Stochastic debate's constant choices; each value is its spelling on the command line and in records.
+
+    ``lean``: :meth:`Params.defaults`; ``paper``: :class:`PaperConstants`; ``planned``: the certified
+    plan of :mod:`debatekit.analysis.planner`."""
+
+    planned = "planned"
+    lean = "lean"
+    paper = "paper"
 
 
 class ParamsError(ValueError):

@@ -41,6 +41,7 @@ from debatekit.problems.registry import Instance
 from debatekit.protocols import stochastic_solo as solo
 from debatekit.protocols.stochastic import (
     CLAIM_BITS,
+    Form,
     Rules,
     StepView,
     _bits_matrix,
@@ -241,7 +242,7 @@ def simulate(
             forfeit(rows[~good], Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
             rows, claims, p = _kept(good, rows, claims, p)
         committed(rows, Role.ALICE, "claim", claims, t)
-        if rules.form == "paper":
+        if rules.form is Form.paper:
             a = as_numbers(call(Role.ALICE, lambda alice: alice.shares, view(Role.ALICE, rows, p)), rows.size)
             a_ok = shares_ok(a)
             forfeit(rows[~a_ok], Role.ALICE, "share", "a coin share outside [0, 1)", t)

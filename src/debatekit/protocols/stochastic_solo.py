@@ -42,6 +42,7 @@ from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic import (
     CLAIM_BITS,
+    Form,
     Rules,
     SampleOnlyError,
     _bits_matrix,
@@ -311,7 +312,7 @@ def play(
             bits[n_inputs:offset] = bytes(int(b) for b in w)
             if listed is not None:
                 commit(Role.ALICE, "witness", None, [int(b) for b in w])
-    paper, bob_shape = rules.form == "paper", bob_party.shape
+    paper, bob_shape = rules.form is Form.paper, bob_party.shape
     provers_instance = consulted[Role.BOB]
     view_a = SoloView(0, steps, machine.kind(0), rules, 0.0, alice_party, bits, offset)
     view_b = SoloView(0, steps, machine.kind(0), rules, 0.0, bob_party, bits, offset)
