@@ -197,16 +197,10 @@ class CountEstimator(Indistinguishable):
         D = self.D
         frontier = self._root_frontier()
         for level in range(D.depth, 0, -1):
-            weights: dict[int, float] = defaultdict(float)
-            for s, w in frontier.items():
-                ys = self._split(s)
-                if ys is not None:  # else A forfeits here: nothing below to estimate
-                    weights[self._register(s, ys, [self.truth.truth(y, level - 1) for y in ys])] += w
-            if not weights:
+            trained = self._round(frontier, level)
+            if trained is None:
                 break
-            keys = np.array(sorted(weights))
-            mu = np.array([weights[int(i)] for i in keys])
-            mu /= mu.sum()
+            keys, mu = trained
             for i in keys:
                 self.fits[int(i)] = fit = self._fit(int(i), level)
                 self.rows[int(i)] = fit.estimate.h[0]
@@ -216,6 +210,10 @@ class CountEstimator(Indistinguishable):
                 frontier, left_out = self._below(keys, mu)
                 bound += 2 * left_out
             self.delta = max(self.delta, bound)
+
+    def _training_point(self, s: Situation, ys: tuple[Query, ...], level: int) -> int:
+        """A training situation's point, its cells split by the correct answers' marginals."""
+        return self._register(s, ys, [self.truth.truth(y, level - 1) for y in ys])
 
     def _register(self, s: Situation, ys: tuple[Query, ...], marginals: Sequence[float] | None = None) -> int:
         """The situation's point: its cells (the statistic's groups, split by the correct answers'

@@ -340,20 +340,32 @@ class Indistinguishable:
             frontier[Situation(D.depth, D.root(), self.p_root, c, self.p_root)] += w
         return frontier
 
+    def _round(self, frontier: dict[Situation, float], level: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Round ``level``'s training points (registered from the frontier's situations at A's
+        split) and their weights μ_k, normalised; None where A forfeits at every split."""
+        weights: dict[int, float] = defaultdict(float)
+        for s, w in frontier.items():
+            ys = self._split(s)
+            if ys is not None:  # else A forfeits here: nothing below to estimate
+                weights[self._training_point(s, ys, level)] += w
+        if not weights:
+            return None
+        keys = np.array(sorted(weights))
+        mu = np.array([weights[int(i)] for i in keys])
+        return keys, mu / mu.sum()
+
+    def _training_point(self, s: Situation, ys: tuple[Query, ...], level: int) -> int:
+        """The point a training situation is registered as."""
+        return self._register(s, ys)
+
     def _train(self) -> None:
         D = self.D
         frontier = self._root_frontier()
         for level in range(D.depth, 0, -1):
-            weights: dict[int, float] = defaultdict(float)
-            for s, w in frontier.items():
-                ys = self._split(s)
-                if ys is not None:  # else A forfeits here: nothing below to estimate
-                    weights[self._register(s, ys)] += w
-            if not weights:
+            trained = self._round(frontier, level)
+            if trained is None:
                 break
-            keys = np.array(sorted(weights))
-            mu = np.array([weights[int(i)] for i in keys])
-            mu /= mu.sum()
+            keys, mu = trained
             g = np.stack([self.truth.answer_distribution(self.points[i].situation.query, level) for i in keys])
             selection = len(keys) * 2**D.width <= SELECTION_LIMIT
             estimate = self._algorithm1(keys, mu, g, _RoundTests(self, level, selection))
