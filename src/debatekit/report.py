@@ -113,16 +113,22 @@ def _payoff_lines(result: DemoResult) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in result.payoffs:
-        lo, hi = p.payoff_ci
-        units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
         verdict = "no promise" if p.holds is None else ("yes" if p.holds else "NO")
         lines.append(
             f"| {p.experiment} | {p.protocol} | {p.problem} | {p.size} | {p.truth} | {p.alice} "
-            f"| {p.bob} ({p.bob_power}) | {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} "
+            f"| {p.bob} ({p.bob_power}) | {_payoff_cells(p)} "
             f"| {p.bound_kind} {p.payoff_bound:.3g} "
             f"| {p.honest_win_rate:.3f} | {verdict} | {p.promise} |"
         )
     return lines + _like_for_like_lines(result) + _challenger_lines(result) + _gap_lines(result)
+
+
+def _payoff_cells(p: obfuscation.PayoffRow) -> str:
+    """A payoff row's two cells: the mean payoff with its 95% interval, and in units of r^(d+1)
+    (empty for naive recursion, which has no reward scale)."""
+    lo, hi = p.payoff_ci
+    units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
+    return f"{p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units}"
 
 
 def _like_for_like_lines(result: DemoResult) -> list[str]:
@@ -143,11 +149,8 @@ def _like_for_like_lines(result: DemoResult) -> list[str]:
     for p in result.payoffs:
         if p.experiment not in (obfuscation.BOUNDED_B, obfuscation.UNBOUNDED_B):
             continue
-        lo, hi = p.payoff_ci
-        units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
         lines.append(
-            f"| {p.bob_power} | {p.protocol} | {p.bob} | {p.size} | {1 - p.honest_win_rate:.3f} "
-            f"| {p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units} |"
+            f"| {p.bob_power} | {p.protocol} | {p.bob} | {p.size} | {1 - p.honest_win_rate:.3f} | {_payoff_cells(p)} |"
         )
     return lines
 
