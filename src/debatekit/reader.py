@@ -10,6 +10,7 @@ verifier's oracle queries are not made here: its check yields a
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -17,6 +18,7 @@ from debatekit.engine.boundary import Invalid
 from debatekit.ledger import Ledger, Malformed, Role
 
 
+@functools.cache
 def word_width(values: int) -> int:
     """Bits in a word that can name any of ``values`` values."""
     return max(1, math.ceil(math.log2(values))) if values > 1 else 0

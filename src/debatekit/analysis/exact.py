@@ -94,7 +94,7 @@ class _Search:
         if self.positions > self.budget:
             raise ExactError(f"exhaustive search passed {self.budget} positions; try a smaller --size")
         if isinstance(node, End):
-            return Fraction(int(node.verdict == self.target))
+            return int(node.verdict == self.target)  # an int until a weight below 1 meets it: exact and cheap
         if isinstance(node, Judge):
             return self.judge(node)
         if node.role == self.adversary:
@@ -106,15 +106,16 @@ class _Search:
         except Exception as err:
             charge(node.role, err, node.role in self.trusted)  # a trusted built-in's: an internal error
             return self.value(forfeit(node.role, str(err), self.alice_argues), memo)
-        moves = message.items() if isinstance(message, Dist) else [(message, Fraction(1))]
-        return sum((w * self.value(advance(node, m, self.alice_argues)[1], memo) for m, w in moves), start=Fraction(0))
+        if not isinstance(message, Dist):
+            return self.value(advance(node, message, self.alice_argues)[1], memo)
+        return sum((w * self.value(advance(node, m, self.alice_argues)[1], memo) for m, w in message.items()), start=0)
 
     def worst(self, node: Move, memo: dict[Hashable, Weight]) -> Weight:
         if node.key is not None and node.key in memo:
             return memo[node.key]
         if node.options is None:
             raise ExactError(f"{node.role.value}'s moves cannot be enumerated here")
-        best: Weight = Fraction(1)
+        best: Weight = 1
         for message in node.options():
             best = min(best, self.value(advance(node, message, self.alice_argues)[1], memo))
             if best == 0:
@@ -124,8 +125,8 @@ class _Search:
         return best
 
     def judge(self, node: Judge) -> Weight:
-        total: Weight = Fraction(0)
-        pending: list[tuple[list[int], Weight]] = [([], Fraction(1))]
+        total: Weight = 0
+        pending: list[tuple[list[int], Weight]] = [([], 1)]
         while pending:
             answers, weight = pending.pop()
             self.script.answers, self.script.position = answers, 0
@@ -157,7 +158,13 @@ def accept_probability(
     """P[V = 1] exactly, for strategies whose randomness is expressed as Dist moves."""
     root, players, script = _setup(spec, instance, {Role.ALICE: alice, Role.BOB: bob})
     trusted = frozenset(s.role for s in (alice, bob) if s.trusted)
-    return _Search(players, None, 1, script, budget, alice_argues=spec.alice_argues, trusted=trusted).value(root, {})
+    search = _Search(players, None, 1, script, budget, alice_argues=spec.alice_argues, trusted=trusted)
+    return _weight(search.value(root, {}))
+
+
+def _weight(value: int | Weight) -> Weight:
+    """A search's value as a Weight: the ints it keeps while every weight met is 1 become Fractions."""
+    return Fraction(value) if isinstance(value, int) else value
 
 
 @dataclass(frozen=True)
@@ -191,7 +198,7 @@ def solve(
     root, players, script = _setup(spec, instance, {honest: strategy})
     trusted = frozenset({honest} if strategy.trusted else ())
     search = _Search(players, adversary, instance.answer, script, budget, tick, spec.alice_argues, trusted)
-    value = search.value(root, {})
+    value = _weight(search.value(root, {}))
     guarantee = guarantee_for(spec, instance, instance.oracle)
     promised = guarantee.completeness if instance.truth else 1 - guarantee.soundness
     return Solution(

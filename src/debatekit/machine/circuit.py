@@ -22,6 +22,10 @@ class Gate(IntEnum):
     NOT = 3
 
 
+_NOT = int(Gate.NOT)
+"""Read in every call of :meth:`Circuit.relevant`; an enum member's lookup costs more on Python 3.11."""
+
+
 def _apply(op: Gate | int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if op == Gate.AND:
         return a & b
@@ -54,7 +58,7 @@ class Circuit(TranscriptMachine):
         return StepKind.COMPUTE
 
     def relevant(self, t: int) -> tuple[int, ...]:
-        if self.ops[t] == Gate.NOT:
+        if self.ops[t] == _NOT:
             return (int(self.in0[t]),)
         return (int(self.in0[t]), int(self.in1[t]))
 
@@ -67,7 +71,7 @@ class Circuit(TranscriptMachine):
     def deterministic(self) -> bool:
         return True
 
-    @property
+    @cached_property
     def max_relevant(self) -> int:
         return 2 if np.any(self.ops != Gate.NOT) else 1
 

@@ -140,14 +140,13 @@ class HonestBob:
 
     def challenge(self, message: np.ndarray) -> int | None:
         instance, machine = self.seat.instance, machine_of(self.seat.instance)
-        claimed = parse_bits(message)
         m, n = machine.n_witness, machine.n_inputs
-        bad = np.flatnonzero(claimed < 0)
-        if bad.size:
-            unreadable = {n + int(p) for p in bad}
+        claimed = message
+        if (message > 1).any():  # some position holds no bit
+            unreadable = {n + int(p) for p in np.flatnonzero(parse_bits(message) < 0)}
             for t in range(machine.length):
                 if n + m + t in unreadable or unreadable.intersection(machine.relevant(t)):
                     return t
-            claimed = np.where(claimed < 0, 0, claimed)
+            claimed = np.where(message > 1, 0, message)
         inputs = np.concatenate([instance.x, claimed[:m]]).astype(np.uint8)
         return machine.first_error(inputs, claimed[m:].astype(np.uint8), self.seat.ask)
