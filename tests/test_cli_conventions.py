@@ -118,7 +118,7 @@ def test_tables_fit_80_columns_without_cutting_a_number(
 def test_the_demo_table_fits_80_columns_without_cutting_a_number() -> None:
     """The demo's rows at their widest (long names, the stochastic paper constants' large counts)."""
     from debatekit.cli.demo_cmd import table
-    from debatekit.demo import DemoResult, Row
+    from debatekit.experiments.demo import DemoResult, Row
 
     rows = [Row("stochastic", Constants.paper, "xor-of-judgements", 26, 1_000_000, "yes", "bob:random-abort-everywhere",
                 2000, 0.875, 0.875, (0.99, 1.0), 123_456_789, 987_654_321, 3_000_000_000, 9_999_999_999,

@@ -2,6 +2,8 @@
 registries (so a new protocol or adversary is tested from its first commit):
 
 * every protocol names a small instance here to be tested on;
+* every built-in strategy of every role seats a player that has the methods, with their arity, of
+  the player interface (a ``typing.Protocol``) its protocol declares for the role (``players``);
 * every built-in strategy of every role plays a few debates against the opponent defending the
   truth (declared ``truthful`` or ``honest``) without crashing the verifier: the rates, forfeits and
   maxima are the counts of its records, which replay; the defender wins as often as the guarantee
@@ -11,17 +13,23 @@ registries (so a new protocol or adversary is tested from its first commit):
 
 from __future__ import annotations
 
+import copy
+import inspect
 import math
+from typing import Any, Protocol
 
+import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records, replay
-from debatekit.ledger import Role
-from debatekit.players.base import Strategy
+from debatekit.ledger import Ledger, Role
+from debatekit.oracle import Asker
+from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.problems.registry import Instance
+from debatekit.protocols import bisection, cross_exam
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 
 CONTRACT_INSTANCES = {
@@ -57,6 +65,112 @@ CASES = [
     for role in (Role.ALICE, Role.BOB)
     for strategy in spec.strategies[role]
 ]
+
+
+def contract_instance(spec: ProtocolSpec, role: Role) -> Instance:
+    """The protocol's contract instance, with the truth ``role``'s adversaries play against (the
+    opponent defends the truth)."""
+    problem, size = CONTRACT_INSTANCES[spec.name]
+    return make_instance(PROBLEMS[problem], size, int(role is Role.BOB) == spec.alice_argues, 0)
+
+
+def interface_methods(interface: type) -> dict[str, inspect.Signature]:
+    """The methods a player ``Protocol`` declares, its own and its ``Protocol`` bases', by name."""
+    bases = [b for b in reversed(interface.__mro__) if getattr(b, "_is_protocol", False) and b is not Protocol]
+    return {
+        name: inspect.signature(member)
+        for base in bases
+        for name, member in vars(base).items()
+        if inspect.isfunction(member) and not name.startswith("_")
+    }
+
+
+def player_class(spec: ProtocolSpec, role: Role, strategy: Strategy) -> type:
+    """The class of the players ``strategy`` seats: the factory itself when it is a class, else the
+    type of a player it seats on the contract instance."""
+    if isinstance(strategy.factory, type):
+        return strategy.factory
+    instance, rng = contract_instance(spec, role), np.random.default_rng(0)
+    ask = Asker(instance.oracle, role, Ledger(), rng)
+    opponent = defender(spec, role.opponent, instance)
+    return type(strategy.factory(Seat(copy.deepcopy(instance), role, rng, ask, None, opponent)))
+
+
+def mistakes(player: type, interface: type) -> list[str]:
+    """How ``player`` fails ``interface``: each declared method it lacks, or that cannot be called
+    with the declared number of arguments."""
+    found = []
+    for name, declared in interface_methods(interface).items():
+        method: Any = getattr(player, name, None)
+        if not callable(method):
+            found.append(f"{player.__name__} has no method {name}")
+            continue
+        arity = len(declared.parameters) - 1  # without self
+        try:
+            inspect.signature(method).bind(player, *[None] * arity)
+        except TypeError:
+            found.append(f"{player.__name__}.{name}{inspect.signature(method)} does not take {arity} arguments")
+    return found
+
+
+def test_every_tree_protocol_declares_its_players() -> None:
+    """A protocol written as nodes (``debate``) calls its players' methods: it declares them, one
+    ``Protocol`` with at least one method per role."""
+    for name, spec in PROTOCOLS.items():
+        if spec.debate is None and spec.players is None:
+            continue  # batch protocols: declared through the same field, once written
+        assert spec.players is not None and set(spec.players) == {Role.ALICE, Role.BOB}, name
+        for interface in spec.players.values():
+            assert getattr(interface, "_is_protocol", False) and interface_methods(interface), (name, interface)
+
+
+@pytest.mark.parametrize(("name", "role", "strategy"), CASES)
+def test_every_strategy_implements_its_player_interface(name, role, strategy) -> None:
+    spec = PROTOCOLS[name]
+    if spec.players is None:
+        pytest.skip(f"{name} declares no player interface yet (ProtocolSpec.players)")
+    player = player_class(spec, role, spec.strategies[role][strategy])
+    assert mistakes(player, spec.players[role]) == []
+
+
+class _NoChallenge:
+    """Cross-examination's Bob without ``challenge``."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+
+class _ShortMiddle:
+    """Bisection's Alice whose ``middle`` takes two of its four arguments."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def final(self) -> Any:
+        return None
+
+    def middle(self, start: Any, end: Any) -> Any:
+        return None
+
+
+def _returns_incomplete(seat: Seat) -> _NoChallenge:
+    return _NoChallenge(seat)
+
+
+def test_the_player_check_fails_for_an_incomplete_strategy() -> None:
+    """The check can fail: a missing method and a wrong arity, whether the factory is the class or
+    a function seating one; the complete honest players pass."""
+    exam, bis = PROTOCOLS["cross-exam"], PROTOCOLS["bisection"]
+    for factory in (_NoChallenge, _returns_incomplete):
+        incomplete = Strategy("incomplete", Role.BOB, "no challenge", factory)
+        assert mistakes(player_class(exam, Role.BOB, incomplete), cross_exam.Bob) == [
+            "_NoChallenge has no method challenge"
+        ]
+    short = Strategy("short", Role.ALICE, "middle takes two arguments", _ShortMiddle)
+    (found,) = mistakes(player_class(bis, Role.ALICE, short), bisection.Alice)
+    assert found.startswith("_ShortMiddle.middle(self, start: 'Any', end: 'Any')") and "take 4 arguments" in found
+    assert mistakes(cross_exam.HonestBob, cross_exam.Bob) == mistakes(bisection.HonestAlice, bisection.Alice) == []
+    assert not isinstance(_NoChallenge(None), cross_exam.Bob)  # type: ignore[arg-type]
 
 
 ALPHA = 1e-6
@@ -105,10 +219,7 @@ def keeps_the_payoff_bound(extra: dict) -> None:
 @pytest.mark.parametrize(("name", "role", "strategy"), CASES)
 def test_every_strategy_keeps_the_contract(tmp_path, name, role, strategy) -> None:
     spec = PROTOCOLS[name]
-    problem, size = CONTRACT_INSTANCES[name]
-    # The strategy plays the side the truth is against, so the opponent defends the truth.
-    truth = int(role is Role.BOB) == spec.alice_argues
-    instance = make_instance(PROBLEMS[problem], size, truth, 0)
+    instance = contract_instance(spec, role)  # the opponent defends the truth
     player = spec.strategies[role][strategy]
     if player.refuses is not None and player.refuses(instance):
         pytest.skip(f"{strategy} refuses this instance: {player.refuses(instance)}")

@@ -16,7 +16,7 @@ from debatekit.machine.decomposition import CountStatistic, LeafOracle
 from debatekit.players import estimator as est
 from debatekit.players.base import Seat
 from debatekit.players.count_estimator import Cells, CountEstimator, refine
-from debatekit.problems.recursive import EvidenceMajority
+from debatekit.problems.evidence_majority import EvidenceMajority
 from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import expected_rewards
 

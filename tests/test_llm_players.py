@@ -33,7 +33,8 @@ from debatekit.llm.judge import OutOfRange, TooLong, read
 from debatekit.llm.players import llm_strategy
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.problems.plan import PLANS, Ask, load
+from debatekit.problems.plan import Ask
+from debatekit.problems.plan_file import PLANS, load
 from debatekit.protocols.prover_estimator import Rules
 from debatekit.protocols.stochastic import rules_for
 from debatekit.protocols.stochastic_params import Constants

@@ -23,7 +23,7 @@ from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.players.base import Seat
 from debatekit.problems import PROBLEMS
-from debatekit.problems.recursive import (
+from debatekit.problems.obfuscated_primality import (
     DIVISION_BUDGET,
     Factoring,
     FactorIntervals,

@@ -13,7 +13,7 @@ from debatekit.catalog import PROTOCOLS, ProverEstimatorParams
 from debatekit.cli.main import main
 from debatekit.params import Bounds, NoParams, ParamError, bind, bind_everywhere, declared, param
 from debatekit.problems import PROBLEMS
-from debatekit.problems.recursive import DIVISION_BUDGET, LEAF, WIDTH, PrimalityParams
+from debatekit.problems.obfuscated_primality import DIVISION_BUDGET, LEAF, WIDTH, PrimalityParams
 from debatekit.protocols.prover_estimator import COARSE_DELTA
 
 

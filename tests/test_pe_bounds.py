@@ -18,7 +18,7 @@ from debatekit.ledger import Role
 from debatekit.params import Settings
 from debatekit.players.base import Seat
 from debatekit.problems import PROBLEMS
-from debatekit.problems.recursive import DIVISION_BUDGET
+from debatekit.problems.obfuscated_primality import DIVISION_BUDGET
 from debatekit.protocols import prover_estimator as pe
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies

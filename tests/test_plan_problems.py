@@ -30,17 +30,8 @@ from debatekit.machine.decomposition import LeafOracle
 from debatekit.machine.transcript import StepKind
 from debatekit.oracle import KnownOracle, Question
 from debatekit.problems import PROBLEMS, InstanceError
-from debatekit.problems.plan import (
-    BUILTIN,
-    PLANS,
-    Ask,
-    ClaimTree,
-    Plan,
-    PlanError,
-    load,
-    plan_problem,
-    register_plan,
-)
+from debatekit.problems.plan import Ask, ClaimTree, Plan
+from debatekit.problems.plan_file import BUILTIN, PLANS, PlanError, load, plan_problem, register_plan
 from debatekit.protocols.stochastic_params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}

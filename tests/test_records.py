@@ -14,7 +14,7 @@ import pytest
 
 from debatekit.cli.main import main
 from debatekit.engine.record import START, chained, journal_path
-from debatekit.problems.plan import PLANS
+from debatekit.problems.plan_file import PLANS
 
 RUN = ["run", "cross-exam", "--problem", "approval-majority", "--size", "6", "--bob", "point-random", "--no-log"]
 """Seed 0: debate 4 (line 6) is the first whose verifier asks the deterministic built-in oracle."""

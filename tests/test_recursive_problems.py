@@ -15,19 +15,14 @@ from hypothesis import strategies as st
 
 from debatekit.analysis.stability import check
 from debatekit.problems import PROBLEMS
-from debatekit.problems.recursive import (
+from debatekit.problems.evidence_majority import EPSILON, FAN_IN, KAPPA, EvidenceMajority, and_or_tree, majority_copies
+from debatekit.problems.obfuscated_primality import (
     DIVISION_BUDGET,
-    EPSILON,
-    FAN_IN,
-    KAPPA,
     LEAF,
     MILLER_RABIN_EXACT_BELOW,
     WIDTH,
-    EvidenceMajority,
     FactorIntervals,
-    and_or_tree,
     is_probable_prime,
-    majority_copies,
     trial_divide,
 )
 

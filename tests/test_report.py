@@ -17,8 +17,10 @@ import pytest
 
 from debatekit.analysis.stats import wilson
 from debatekit.cli.main import main
-from debatekit.experiments import report as reports
 from debatekit.experiments.logs import RunLog
+from debatekit.experiments.report import series as plots
+from debatekit.experiments.report.html import REPORT_FILE
+from debatekit.experiments.report.read import from_demo, read
 
 PNG = b"\x89PNG\r\n\x1a\n"
 DEMO_PLOTS = ("rates.png", "bits_read.png", "exact_vs_mc.png", "payoffs.png", "reward_gap.png")
@@ -40,7 +42,7 @@ def assert_usage_error(code: int, out: str, err: str) -> None:
 
 def assert_plots(folder: Path, names: tuple[str, ...]) -> str:
     """Each PNG exists, is a PNG of a README's width, and report.html embeds it and links it."""
-    html = (folder / reports.REPORT_FILE).read_text(encoding="utf-8")
+    html = (folder / REPORT_FILE).read_text(encoding="utf-8")
     for name in names:
         data = (folder / name).read_bytes()
         assert data[:8] == PNG, name
@@ -78,7 +80,7 @@ def test_demo_report_draws_every_plot(demo: tuple[dict, Path]) -> None:
 
 def test_demo_rates_are_the_rows_pooled_with_wilson_intervals(demo: tuple[dict, Path]) -> None:
     data, _ = demo
-    series = reports.rates_series(reports.from_demo(data))
+    series = plots.rates_series(from_demo(data))
     for row in data["rows"]:
         label = row["protocol"] if row["constants"] is None else f"{row['protocol']} ({row['constants']})"
         adversary = "both honest" if row["adversary"].endswith(":honest") else row["adversary"]
@@ -98,7 +100,7 @@ def test_demo_rates_are_the_rows_pooled_with_wilson_intervals(demo: tuple[dict, 
 
 def test_demo_bits_read_is_the_scaling_runs(demo: tuple[dict, Path]) -> None:
     data, _ = demo
-    series = reports.bits_series(reports.from_demo(data))
+    series = plots.bits_series(from_demo(data))
     for s in data["scaling"]:
         point = next(p for p in series[(s["protocol"], s["problem"])] if p.n == s["size"])
         assert point.bits_read_max >= s["verifier_bits_read_max"] and point.bound <= s["bits_bound"]
@@ -108,7 +110,7 @@ def test_demo_bits_read_is_the_scaling_runs(demo: tuple[dict, Path]) -> None:
 
 def test_demo_exact_beside_monte_carlo(demo: tuple[dict, Path]) -> None:
     data, _ = demo
-    series = reports.exact_series(reports.from_demo(data))
+    series = plots.exact_series(from_demo(data))
     assert len(series) == len(data["exact"])
     for exact, run in series:
         solved = next(s for s in data["exact"] if (s["protocol"], s["problem"], s["size"], s["truth"])
@@ -121,7 +123,7 @@ def test_demo_exact_beside_monte_carlo(demo: tuple[dict, Path]) -> None:
 
 def test_demo_payoffs_are_the_prover_estimator_rows(demo: tuple[dict, Path]) -> None:
     data, _ = demo
-    series = reports.payoff_series(reports.from_demo(data))
+    series = plots.payoff_series(from_demo(data))
     drawn = [(r.protocol, r.alice, r.bob, r.truth, r.payoff_mean, r.payoff_bound) for rs in series.values() for r in rs]
     rows = [(p["protocol"], p["alice"], p["bob"], p["truth"], p["payoff_mean"], p["payoff_bound"])
             for p in data["prover_estimator"]]  # fmt: skip
@@ -134,8 +136,8 @@ def test_demo_log_holds_the_report_path(demo: tuple[dict, Path]) -> None:
     head = json.loads((log / "run.json").read_text())
     assert head["config"]["command"] == "demo"
     assert json.loads((log / "summary.json").read_text())["report"] == str(folder)
-    again = reports.read(folder.with_name(folder.name + "-logs"))  # a demo's log reads as its rows
-    assert len(again.runs) == len(reports.from_demo(json.loads((folder / "results.json").read_text())).runs)
+    again = read(folder.with_name(folder.name + "-logs"))  # a demo's log reads as its rows
+    assert len(again.runs) == len(from_demo(json.loads((folder / "results.json").read_text())).runs)
 
 
 GRID = """trials = 10
@@ -162,9 +164,9 @@ def test_sweep_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     import pyarrow.parquet as pq
 
     table = pq.read_table(tmp_path / "sweep" / "results.parquet").to_pylist()
-    report = reports.read(tmp_path / "sweep")
+    report = read(tmp_path / "sweep")
     assert len(report.runs) == len(table) == 8
-    series = reports.accept_series(report)
+    series = plots.accept_series(report)
     for row in table:
         adversary = "both honest" if row["bob"] == "honest" else f"bob:{row['bob']}"
         rate = series[("cross-exam", "parity", row["truth"])][adversary][row["T"]]
@@ -212,17 +214,17 @@ def test_log_folder_with_run_solve_and_plan_logs(
     assert code == 0, err
     html = assert_plots(tmp_path / "out", ("rates.png", "exact_vs_mc.png", "frontier.png", "payoffs.png",
                                            "rewards.png"))  # fmt: skip
-    report = reports.read(logs)
+    report = read(logs)
     assert len(report.runs) == 3 and len(report.exact) == 2 and len(report.frontiers) == 1
-    assert [e.value for e, _ in reports.exact_series(report)] == [s["value"] for s in solved]
-    (frontier,) = reports.frontier_series(report)
+    assert [e.value for e, _ in plots.exact_series(report)] == [s["value"] for s in solved]
+    (frontier,) = plots.frontier_series(report)
     assert [(p.proof, p.prover_budget, p.verifier_queries) for p in frontier.points] == [
         (proof, row[proof]["prover_budget"][0], row[proof]["verifier_queries"])
         for row in FRONTIER["frontier"] for proof in ("direct", "lean")
     ]  # fmt: skip
-    (pe,) = reports.payoff_series(report)["prover-estimator"]
+    (pe,) = plots.payoff_series(report)["prover-estimator"]
     assert len(pe.payoffs) == 10 and sum(pe.payoffs) / 10 == pytest.approx(pe.payoff_mean)
-    (rewarded,) = reports.rewards_series(report)
+    (rewarded,) = plots.rewards_series(report)
     assert rewarded.rewards[0][0] == "initial"
     assert re.search(r"Not drawn: needs runs of one protocol and problem at several sizes", html)
 
@@ -238,12 +240,12 @@ def test_report_mistakes_are_one_line(capsys: pytest.CaptureFixture[str], tmp_pa
 def test_demo_mistakes_are_checked_before_the_work(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import debatekit.demo
+    from debatekit.experiments import demo
 
     def played(*args: object, **kwargs: object) -> None:
         raise AssertionError("the demo was played before its options were checked")
 
-    monkeypatch.setattr(debatekit.demo, "run_demo", played)  # no debate is played: not timed (a loaded machine)
+    monkeypatch.setattr(demo, "run_demo", played)  # no debate is played: not timed (a loaded machine)
     (tmp_path / "file").write_text("")
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "report.html").write_text("earlier")

@@ -35,7 +35,7 @@ from debatekit.players.base import Seat
 from debatekit.players.naive_recursive import Obfuscator
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
-from debatekit.problems.recursive import LEAF, FactorIntervals, random_prime
+from debatekit.problems.obfuscated_primality import LEAF, FactorIntervals, random_prime
 from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import Rules, decomposition_of
 
@@ -150,7 +150,7 @@ EXPERIMENTS = [  # experiment, protocol, problem, (quick, full) size, truth, ali
 ]  # fmt: skip
 GAP_FAMILIES = ((4, 0.1, range(1, 11)), (64, 0.45, range(1, 10)))
 """(q, ε, depths), every point exact. q = 64 stops at d = 9, where N's factors have 58 bits
-(:func:`~debatekit.problems.recursive.random_prime` draws at most 62)."""
+(:func:`~debatekit.problems.obfuscated_primality.random_prime` draws at most 62)."""
 BOUNDED_CHALLENGERS = ("honest", "spot-check", "pollard-rho", "random", "first")
 """Naive recursion's built-in challengers other than the unbounded ``omniscient`` (and ``malformed``)."""
 CHALLENGER_SIZES = ((16, 24), (16, 20, 24, 28))

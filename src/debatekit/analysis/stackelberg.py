@@ -539,7 +539,7 @@ class OneJudgement(Decomposition):
     κ-majorities of depth d over κ^d pieces of evidence. A level-k query (k, i) is the i-th majority
     of layer k, its split the κ queries (k - 1, iκ + c) below it, M_D their majority; a level-0
     query is one piece of evidence, judged by the oracle (no proof bits: m = 0). It is
-    :class:`~debatekit.problems.recursive.EvidenceMajority` with w = 1, which that class's
+    :class:`~debatekit.problems.evidence_majority.EvidenceMajority` with w = 1, which that class's
     constructor refuses (its w ≥ 2 is for AND/OR trees)."""
 
     def __init__(self, evidence: np.ndarray, kappa: int, epsilon: float):
@@ -582,12 +582,12 @@ class OneJudgement(Decomposition):
 
 
 def evidence_majority_game(epsilon: float, depth: int = 1, kappa: int = 3, fan_in: int = 2) -> Game:
-    """Appendix C's stable decomposition (:class:`~debatekit.problems.recursive.EvidenceMajority`)
+    """Appendix C's stable decomposition (:class:`~debatekit.problems.evidence_majority.EvidenceMajority`)
     made small: fan-in w (w = 1: :class:`OneJudgement`), κ copies under each majority, depth d; μ
     uniform over every judgement vector x ∈ {0,1}^(w^d), each with clean evidence (every piece equal
     to its judgement: Definition 8.1's noise left out, so that every input is stable where any is).
     Rules: :func:`theorem_rules`."""
-    from debatekit.problems.recursive import EvidenceMajority
+    from debatekit.problems.evidence_majority import EvidenceMajority
 
     n, s = fan_in**depth, kappa**depth
     vectors = list(itertools.product((0, 1), repeat=n))

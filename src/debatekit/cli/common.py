@@ -172,7 +172,7 @@ def protocol(name: str) -> ProtocolSpec:
 def problem_for(name: str, spec: ProtocolSpec) -> Problem:
     """A built-in problem by name, or the plan of steps in a ``.toml`` or ``.json`` file."""
     if name.endswith((".toml", ".json")):
-        from debatekit.problems.plan import plan_problem
+        from debatekit.problems.plan_file import plan_problem
 
         try:
             found = plan_problem(Path(name))

@@ -15,7 +15,7 @@ from debatekit.cli.options import ParamOption, UserError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from debatekit.demo import DemoResult
+    from debatekit.experiments.demo import DemoResult
     from debatekit.params import Settings
 
 
@@ -51,9 +51,9 @@ def demo(
     Example: debatekit demo --quick"""
     from debatekit.cli.common import emit_json, progress, stdout
     from debatekit.cli.logs_cmd import start_log
-    from debatekit.demo import nothing, plan, run_demo
     from debatekit.engine.interrupts import Interrupted
-    from debatekit.report import to_json, write_report, write_results
+    from debatekit.experiments.demo import nothing, plan, run_demo
+    from debatekit.experiments.demo_report import to_json, write_report, write_results
 
     chosen = settings(param)
     if out is not None:
@@ -95,7 +95,7 @@ def demo(
 def fresh(out: Path) -> None:
     """``--out``: a folder that can be written and holds no report yet (created if need be)."""
     from debatekit.experiments.logs import LogError, writable_dir
-    from debatekit.experiments.report import REPORT_FILE
+    from debatekit.experiments.report.html import REPORT_FILE
 
     try:
         writable_dir(out)

@@ -22,8 +22,9 @@ def report(
     """Write report.html (plots embedded, PNGs beside it) and a table of every run; print its path.
 
     Example: debatekit report debatekit-logs  or  debatekit report sweep-out --out /tmp/report"""
-    from debatekit.experiments import report as reports
     from debatekit.experiments.logs import LogError, writable_dir
+    from debatekit.experiments.report.html import write
+    from debatekit.experiments.report.read import ReportError, read
 
     if not path.is_dir():
         raise UserError(f"no such folder: {str(path)!r}")
@@ -33,7 +34,7 @@ def report(
     except LogError as err:
         raise UserError(f"--out: {err}") from err
     try:
-        found = reports.read(path)
-    except reports.ReportError as err:
+        found = read(path)
+    except ReportError as err:
         raise UserError(str(err)) from err
-    print(reports.write(found, folder))
+    print(write(found, folder))

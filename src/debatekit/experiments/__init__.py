@@ -1,1 +1,1 @@
-"""Experiments a researcher can keep: run logs and sweeps."""
+"""Experiments a researcher can keep: run logs, sweeps, their reports, and the demo."""

@@ -171,6 +171,27 @@ class Decomposition(ABC):
         return probs
 
 
+def exact_split(decomposition: Decomposition, query: Query, level: int, subqueries: object) -> bool:
+    """A :meth:`Decomposition.valid_split` stricter than the default: exactly :meth:`~Decomposition.split`,
+    q queries made of ints (so that 2.0 or True never pass for 2 or 1 in a prover's split); never raises."""
+    try:
+        return (
+            isinstance(subqueries, tuple)
+            and len(subqueries) == decomposition.width
+            and _int_tree(subqueries)
+            and subqueries == decomposition.split(query, level)
+        )
+    except Exception:
+        return False
+
+
+def _int_tree(obj: object) -> bool:
+    """Whether ``obj`` is an int (not a bool) or a tuple of such trees."""
+    if isinstance(obj, tuple):
+        return all(_int_tree(item) for item in obj)
+    return isinstance(obj, int | np.integer) and not isinstance(obj, bool | np.bool_)
+
+
 class NaturalDecomposition(Decomposition):
     """The natural decomposition of a deterministic transcript machine M on input x (Section 5).
 

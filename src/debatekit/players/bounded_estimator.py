@@ -6,14 +6,14 @@ decomposition it knows what the decomposition's ``bounded_truth`` says a bounded
 Lemma A.4's estimator (``honest``, Algorithm 1) is trained on the truth of A's proof on the one
 instance played: on obfuscated-primality it puts probability 0 exactly on the interval holding N's
 factor at every level, so it has in effect factored N. This B knows only what a debater spending
-``budget`` operations per debate (:data:`~debatekit.problems.recursive.DIVISION_BUDGET` = 2^10 by
+``budget`` operations per debate (:data:`~debatekit.problems.obfuscated_primality.DIVISION_BUDGET` = 2^10 by
 default; one operation is a division with remainder or a multiplication modulo N) can know, spent
 as naive recursion's challengers spend it (:mod:`debatekit.players.naive_recursive`):
 
 * ``bounded`` (naive ``honest``): trial division of a split's candidates once they all fit in what
-  is left of the budget (:func:`~debatekit.problems.recursive.trial_divide`, one operation each);
+  is left of the budget (:func:`~debatekit.problems.obfuscated_primality.trial_divide`, one operation each);
 * ``bounded-rho`` (naive ``pollard-rho``): Pollard's rho on N at its first estimate
-  (:func:`~debatekit.problems.recursive.pollard_rho`, charged the operations it reports).
+  (:func:`~debatekit.problems.obfuscated_primality.pollard_rho`, charged the operations it reports).
 
 Free for both, as for the challengers: Miller-Rabin (the polynomial-time test both debaters run),
 claims about no candidate, and what a search already settled. Its estimates: p_d = 1 when
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat
-from debatekit.problems.recursive import FactorIntervals, pollard_rho, trial_divide
+from debatekit.problems.obfuscated_primality import FactorIntervals, pollard_rho, trial_divide
 from debatekit.protocols.prover_estimator import Situation, decomposition_of
 
 

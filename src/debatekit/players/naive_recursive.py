@@ -30,7 +30,7 @@ from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
-from debatekit.problems.recursive import FactorIntervals, pollard_rho
+from debatekit.problems.obfuscated_primality import FactorIntervals, pollard_rho
 from debatekit.problems.registry import Instance
 from debatekit.protocols.naive_recursive import HonestAlice, HonestBob, Omniscient
 from debatekit.protocols.prover_estimator import decomposition_of
@@ -157,7 +157,7 @@ class SpotCheck:
 
 class PollardRho:
     """The ``honest`` challenger's knowledge with the budget spent on Pollard's rho instead of
-    trial division: at its first challenge it runs :func:`~debatekit.problems.recursive.pollard_rho`
+    trial division: at its first challenge it runs :func:`~debatekit.problems.obfuscated_primality.pollard_rho`
     on N with the decomposition's budget (the same operations ``honest`` spends on divisions). A
     factor g found gives the one divisor min(g, N/g) of N = p·p' below √N, which settles every claim
     "no factor in [a, c)". It challenges the first subclaim it knows is wrong (claims about no

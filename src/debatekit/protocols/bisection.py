@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from debatekit.engine.boundary import Invalid, bit_word
 from debatekit.engine.nodes import Check, End, Judge, Move, Node, Query
@@ -31,7 +31,10 @@ from debatekit.problems.registry import Instance
 from debatekit.reader import Reader, word_width
 
 
+@runtime_checkable
 class Alice(Protocol):
+    """Alice's player: Figure 4's configurations."""
+
     def final(self) -> Config | Dist:
         """z'_0: the accepting configuration M reaches after T steps."""
 
@@ -39,9 +42,16 @@ class Alice(Protocol):
         """a_k: the configuration floor(steps/2) steps after ``start`` (which is at time ``begin``)."""
 
 
+@runtime_checkable
 class Bob(Protocol):
+    """Bob's player: Figure 4's bits b_k."""
+
     def half(self, start: Config, middle: Config, end: Config, begin: int, steps: int) -> int | Dist:
         """0 to dispute start→middle, 1 to dispute middle→end."""
+
+
+PLAYERS: dict[Role, type] = {Role.ALICE: Alice, Role.BOB: Bob}
+"""Each role's player interface (:attr:`~debatekit.protocols.spec.ProtocolSpec.players`)."""
 
 
 def debate(instance: Instance, reader: Reader) -> Node:
@@ -60,8 +70,14 @@ def debate(instance: Instance, reader: Reader) -> Node:
             return Judge(lambda: last_step(tm, start, end))
         first = steps // 2
 
+        def ask_middle(alice: Alice) -> Config | Dist:
+            return alice.middle(start, end, begin, steps)
+
         def on_middle(message: Config) -> Node:
             middle = reader.word(message, config_bits, Role.ALICE)
+
+            def ask_half(bob: Bob) -> int | Dist:
+                return bob.half(start, middle, end, begin, steps)
 
             def on_bit(bit: int) -> Node:
                 half = reader.word(bit, 1, Role.BOB)
@@ -71,7 +87,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
             return Move(
                 Role.BOB,
-                ask=lambda bob: bob.half(start, middle, end, begin, steps),
+                ask=ask_half,
                 commit=lambda sent: bit_word(sent, "b_k ="),
                 then=on_bit,
                 options=lambda: (0, 1, 2),
@@ -79,12 +95,15 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
         return Move(
             Role.ALICE,
-            ask=lambda alice: alice.middle(start, end, begin, steps),
+            ask=ask_middle,
             commit=commit_config,
             then=on_middle,
             options=lambda: all_configs(tm),
             key=(start, end, steps),
         )
+
+    def ask_final(alice: Alice) -> Config | Dist:
+        return alice.final()
 
     def on_final(message: Config) -> Node:
         end = reader.word(message, config_bits, Role.ALICE)
@@ -94,7 +113,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
     return Move(
         Role.ALICE,
-        ask=lambda alice: alice.final(),
+        ask=ask_final,
         commit=commit_config,
         then=on_final,
         options=lambda: (c for c in all_configs(tm) if c is None or tm.accepts(c)),

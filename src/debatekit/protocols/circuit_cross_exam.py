@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,20 +48,32 @@ MAX_EXHAUSTIVE_ROUNDS = 16
 at most 2^16 evaluations, vectorised over the completions."""
 
 
-class Alice(Protocol):
+@runtime_checkable
+class Rounds(Protocol):
+    """A player of the original debate's rounds (:func:`original_rounds`), Prover 0 or Prover 1."""
+
     def move(self, history: tuple[int, ...]) -> int | Dist:
-        """Her next transcript bit α_i, given the bits so far."""
+        """The next transcript bit (α_i for Alice, β_i for Bob), given the bits so far."""
+
+
+@runtime_checkable
+class Alice(Rounds, Protocol):
+    """Prover 0: the rounds, then every gate value (Lemma 8)."""
 
     def gates(self, transcript: tuple[int, ...]) -> Sequence[int] | Dist:
         """The value of every gate of C on (x, transcript)."""
 
 
-class Bob(Protocol):
-    def move(self, history: tuple[int, ...]) -> int | Dist:
-        """His next transcript bit β_i, given the bits so far."""
+@runtime_checkable
+class Bob(Rounds, Protocol):
+    """Prover 1: the rounds, then a pointer (Lemma 8)."""
 
     def point(self, transcript: tuple[int, ...], gates: np.ndarray) -> int | Dist | None:
         """A gate index in [0, m), or ``ACCEPT``."""
+
+
+PLAYERS: dict[Role, type] = {Role.ALICE: Alice, Role.BOB: Bob}
+"""Each role's player interface (:attr:`~debatekit.protocols.spec.ProtocolSpec.players`)."""
 
 
 def circuit_of(instance: Instance) -> Circuit:
@@ -85,9 +97,13 @@ def original_rounds(count: int, finish: Callable[[tuple[int, ...]], Node]) -> No
         if len(history) == count:
             return finish(history)
         role = speaker(len(history))
+
+        def ask_move(player: Rounds) -> int | Dist:
+            return player.move(history)
+
         return Move(
             role,
-            ask=lambda player: player.move(history),
+            ask=ask_move,
             commit=lambda sent: commit_bit(sent, role, "transcript bit"),
             then=lambda bit: after((*history, bit)),
             options=lambda: (0, 1, 2),  # 2 stands for any malformed bit
@@ -108,18 +124,24 @@ def debate(instance: Instance, reader: Reader) -> Node:
     size = circuit.length
 
     def cross_examination(history: tuple[int, ...]) -> Node:
+        def ask_gates(alice: Alice) -> Sequence[int] | Dist:
+            return alice.gates(history)
+
         return Move(
             Role.ALICE,
-            ask=lambda alice: alice.gates(history),
+            ask=ask_gates,
             commit=lambda sent: commit_bits(sent, size, Role.ALICE),
             then=lambda gates: challenge(history, gates),
             options=lambda: itertools.chain(itertools.product((0, 1), repeat=size), [()]),
         )
 
     def challenge(transcript: tuple[int, ...], gates: np.ndarray) -> Node:
+        def ask_point(bob: Bob) -> int | Dist | None:
+            return bob.point(transcript, gates)
+
         return Move(
             Role.BOB,
-            ask=lambda bob: bob.point(transcript, gates),
+            ask=ask_point,
             commit=lambda sent: index_word(sent, size, "pointer"),
             then=lambda pointer: Judge(lambda: verify(instance, transcript, gates, pointer, reader)),
             options=lambda: [ACCEPT, *range(size), size],  # `size` stands for any malformed word

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -36,14 +36,24 @@ ACCEPT = None
 """Bob's message when he accepts Alice's transcript."""
 
 
+@runtime_checkable
 class Alice(Protocol):
+    """Alice's player: Figure 1's one message."""
+
     def transcript(self) -> Sequence[int] | Dist:
         """w ‖ a: the witness bits, then the T transcript bits."""
 
 
+@runtime_checkable
 class Bob(Protocol):
+    """Bob's player: Figure 1's challenge."""
+
     def challenge(self, message: np.ndarray) -> int | Dist | None:
         """A step index t in [0, T) to check, or ``ACCEPT``."""
+
+
+PLAYERS: dict[Role, type] = {Role.ALICE: Alice, Role.BOB: Bob}
+"""Each role's player interface (:attr:`~debatekit.protocols.spec.ProtocolSpec.players`)."""
 
 
 def debate(instance: Instance, reader: Reader) -> Node:
@@ -51,10 +61,16 @@ def debate(instance: Instance, reader: Reader) -> Node:
     machine = machine_of(instance)
     size, steps = machine.n_witness + machine.length, machine.length
 
+    def ask_transcript(alice: Alice) -> Sequence[int] | Dist:
+        return alice.transcript()
+
     def challenged(message: np.ndarray) -> Node:
+        def ask_challenge(bob: Bob) -> int | Dist | None:
+            return bob.challenge(message)
+
         return Move(
             Role.BOB,
-            ask=lambda bob: bob.challenge(message),
+            ask=ask_challenge,
             commit=lambda sent: index_word(sent, steps, "challenge"),
             then=lambda challenge: Judge(lambda: verify(instance, message, challenge, reader)),
             options=lambda: [ACCEPT, *range(steps), steps],  # `steps` stands for any malformed word
@@ -62,7 +78,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
     return Move(
         Role.ALICE,
-        ask=lambda alice: alice.transcript(),
+        ask=ask_transcript,
         commit=lambda sent: commit_bits(sent, size, Role.ALICE),
         then=challenged,
         options=lambda: itertools.chain(itertools.product((0, 1), repeat=size), [()]),

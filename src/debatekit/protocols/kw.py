@@ -20,7 +20,7 @@ depth + 1 bits. A bit that is not 0 or 1 loses for its sender.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,20 +31,24 @@ from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.circuit_cross_exam import OptimalRounds, original_rounds, read_variable
+from debatekit.protocols.circuit_cross_exam import OptimalRounds, Rounds, original_rounds, read_variable
 from debatekit.reader import Reader
 
 MALFORMED = 2
 """In ``Move.options``: stands for any message that is not a bit."""
 
 
-class Walker(Protocol):
-    def move(self, history: tuple[int, ...]) -> int | Dist | Any:
-        """The next transcript bit (when this player speaks), given the bits so far."""
+@runtime_checkable
+class Walker(Rounds, Protocol):
+    """Either prover (Prover 0 at AND gates, Prover 1 at OR gates): the rounds, then the walk."""
 
     def point(self, transcript: tuple[int, ...], level: int, gate: int) -> int | Dist | Any:
         """At gate ``gate`` of gate level ``level`` (0 reads the literals), after the rounds'
         ``transcript`` (empty without rounds): 0 for its left child, 1 for its right child."""
+
+
+PLAYERS: dict[Role, type] = {Role.ALICE: Walker, Role.BOB: Walker}
+"""Each role's player interface (:attr:`~debatekit.protocols.spec.ProtocolSpec.players`)."""
 
 
 def levelled_of(instance: Instance) -> LevelledCircuit:
@@ -68,6 +72,9 @@ def debate(instance: Instance, reader: Reader) -> Node:
     def at(transcript: tuple[int, ...], level: int, gate: int) -> Node:
         role = Role.ALICE if circuit.is_and(level) else Role.BOB
 
+        def ask_point(player: Walker) -> int | Dist | Any:
+            return player.point(transcript, level, gate)
+
         def then(word: int) -> Node:
             bit = reader.word(word, 1, role)
             child = int((circuit.right if bit else circuit.left)[level][gate])
@@ -77,7 +84,7 @@ def debate(instance: Instance, reader: Reader) -> Node:
 
         return Move(
             role,
-            ask=lambda player: player.point(transcript, level, gate),
+            ask=ask_point,
             commit=lambda sent: bit_word(sent, f"the child at level {level} gate {gate},"),
             then=then,
             options=lambda: (0, 1, MALFORMED),

@@ -2,7 +2,8 @@
 
 Analysis reads this record and never special-cases a protocol by name: the game tree comes from
 ``debate``, the promised completeness and soundness and the per-debate bounds from
-``guarantee``, and the strategies for each role from ``strategies``. A protocol's parameters
+``guarantee``, the strategies for each role from ``strategies``, and the interface each role's
+player keeps from ``players``. A protocol's parameters
 (:mod:`debatekit.params`) are the values in ``params``; ``with_params`` gives the protocol playing
 other values.
 """
@@ -51,6 +52,10 @@ class ProtocolSpec:
     length: Callable[[Instance], int]
     """T, the length of the computation debated."""
     strategies: dict[Role, dict[str, Strategy]]
+    players: dict[Role, type] | None = None
+    """Each role's player interface: the ``typing.Protocol`` whose methods the rules call on that
+    role's player (the protocol module's ``PLAYERS``); the contract tests check every strategy of
+    the role against it. None: not declared yet."""
     simulate: Callable[..., Any] | None = None
     """``simulate(instance, alice, bob, seed, debates, progress, keep) -> Tally``: debates
     ``debates`` (a range of indices) of a run seeded ``seed`` played at once, debate i drawing only

@@ -11,8 +11,10 @@ from typing import Any
 
 from debatekit.analysis import obfuscation
 from debatekit.analysis.recursive import VACUOUS
-from debatekit.demo import DemoResult
-from debatekit.experiments import report as reports
+from debatekit.experiments.demo import DemoResult
+from debatekit.experiments.report.draw import BOUND_STYLE, figure, save
+from debatekit.experiments.report.html import embed, write
+from debatekit.experiments.report.read import from_demo
 from debatekit.protocols.prover_estimator import Rules
 
 GAP_FILE = "reward_gap.png"
@@ -23,8 +25,8 @@ def write_report(result: DemoResult, folder: Path) -> Path:
     data = write_results(result, folder)
     _plot_gap(result, folder / GAP_FILE)
     title = "The reward gap against d (prover-estimator against naive recursion)"
-    gap = reports.embed(folder / GAP_FILE, title, f"Exact expected payoffs (no debates sampled); seed {result.seed}.")
-    reports.write(reports.from_demo(data), folder, [gap])
+    gap = embed(folder / GAP_FILE, title, f"Exact expected payoffs (no debates sampled); seed {result.seed}.")
+    write(from_demo(data), folder, [gap])
     (folder / "report.md").write_text(_markdown(result))
     return folder
 
@@ -56,13 +58,8 @@ def to_json(result: DemoResult) -> dict[str, Any]:
 def _plot_gap(result: DemoResult, path: Path) -> None:
     """Both gaps against d on a log scale, one panel per (q, ε): the regime with no crossing above
     the one with it, the crossings marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     families = sorted({(g.width, g.epsilon) for g in result.gap})
-    fig, axes = plt.subplots(len(families), 1, figsize=(reports.WIDTH_IN, 4.2 * len(families)), squeeze=False)
+    fig, axes = figure(len(families), 1, 4.2 * len(families))
     for ax, (width, epsilon) in zip(axes[:, 0], families, strict=True):
         points = sorted((g for g in result.gap if (g.width, g.epsilon) == (width, epsilon)), key=lambda g: g.depth)
         d = [g.depth for g in points]
@@ -70,7 +67,7 @@ def _plot_gap(result: DemoResult, path: Path) -> None:
         ax.plot(d, [g.pe_gap for g in points], "o-", color="C0", label="prover-estimator (truthful B): r^(d+1)")
         ax.plot(d, [g.naive_gap for g in points], "s-", color="C1", label="naive, bounded honest challenger")
         ax.plot(d, [g.naive_random_gap for g in points], "^--", color="C2", label="naive, random challenger: q^-d")
-        ax.plot(d, [g.pe_gap_bound for g in points], label="bound (1-eps) r^(d+1) (Lemma A.5)", **reports.BOUND_STYLE)
+        ax.plot(d, [g.pe_gap_bound for g in points], label="bound (1-eps) r^(d+1) (Lemma A.5)", **BOUND_STYLE)
         crossings = 0
         for who, color, style in (("bounded", "C1", "-"), ("random", "C2", "--")):
             found = obfuscation.crossing(points, who == "random")
@@ -88,8 +85,7 @@ def _plot_gap(result: DemoResult, path: Path) -> None:
         ax.set_ylabel("reward gap Delta (exact)")
         ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
-    fig.savefig(path, dpi=reports.DPI)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _reward_ratio(epsilon: float) -> float:
