@@ -41,7 +41,7 @@ from debatekit.problems.plan import (
     plan_problem,
     register_plan,
 )
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
 CASES = [(name, truth) for name in BUILTIN for truth in (True, False)]

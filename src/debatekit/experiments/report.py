@@ -25,7 +25,7 @@ from debatekit.analysis.stats import wilson
 from debatekit.experiments.logs import RUN_FILE, SUMMARY_FILE
 from debatekit.experiments.sweep import RESULTS_FILE, flat
 from debatekit.files import FileMistake, read_json, read_jsonl
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 REPORT_FILE = "report.html"
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size

@@ -15,7 +15,14 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import HonestAlice, HonestBob, SampleOnlyError, StepView, conditionals, machine_of
+from debatekit.protocols.stochastic.rules import (
+    HonestAlice,
+    HonestBob,
+    SampleOnlyError,
+    StepView,
+    conditionals,
+    machine_of,
+)
 
 BIAS = 0.1
 """The constant lie of the ``bias`` adversary."""

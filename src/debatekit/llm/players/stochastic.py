@@ -22,8 +22,8 @@ from debatekit.ledger import Role
 from debatekit.llm.players.base import LLM, Judgements, strategy
 from debatekit.oracle import settled
 from debatekit.players.base import Seat, Strategy
-from debatekit.protocols.stochastic import HonestAlice, HonestBob, machine_of
-from debatekit.protocols.stochastic_solo import SoloView
+from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob, machine_of
+from debatekit.protocols.stochastic.solo import SoloView
 
 
 def _believed(judgements: Judgements, seat: Seat, view: SoloView) -> float:

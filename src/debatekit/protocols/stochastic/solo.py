@@ -1,24 +1,22 @@
-"""One stochastic-oracle debate played alone, on Python numbers: the scalar interpreter of the
-rules in :mod:`debatekit.protocols.stochastic`, beside the batch interpreter of
-:mod:`debatekit.protocols.stochastic_play`.
+"""Stochastic-oracle debate's scalar interpreter: one debate on Python numbers, answering
+:func:`debatekit.protocols.stochastic.rules.debate` as :mod:`debatekit.protocols.stochastic.batch`
+answers it for many.
 
-The batch interpreter pays numpy's fixed cost per step, which for one debate is most of the work;
-this one plays the same steps with the same rules (:meth:`~debatekit.protocols.stochastic.Rules.rejects`,
-:func:`~debatekit.protocols.stochastic.coin_bit`, ... are written for numbers and arrays alike),
-draws the same numbers from the debate's :class:`~debatekit.engine.streams.Stream`, and writes
-the same events in the same order, so debate i comes out the same played either way (a test
-plays both). It is the path of slow players (one debate per call), of replay, and of a debate
-resumed from its journal: ``prefix`` holds the events it had journaled; its moves are committed
-again without asking the players and its verifier answers given again without asking the oracle.
+The batch interpreter pays numpy's fixed cost per request, which for one debate is most of the work;
+this one answers the same requests with numbers (the rules' tests, :func:`~.rules.coin_bit`, ... are
+written for numbers and arrays alike), draws the same numbers from the debate's
+:class:`~debatekit.engine.streams.Stream` at the same counters (:func:`~debatekit.engine.streams.counter`),
+and writes the same events, so debate i comes out the same played either way (a test plays both). It
+is the path of slow players (one debate per call), of replay, and of a debate resumed from its
+journal: ``prefix`` holds the events it had journaled; its moves are committed again without asking
+the players and its verifier answers given again without asking the oracle. A debate that ends (a
+forfeit, a verdict) stops asking the rules.
 
-Players see a :class:`SoloView`: :class:`~debatekit.protocols.stochastic.StepView`'s fields for
+Players see a :class:`SoloView`: :class:`~debatekit.protocols.stochastic.rules.StepView`'s fields for
 one live debate. A player declared ``scalar`` (:class:`~debatekit.players.base.Strategy`) gets
 numbers; any other gets arrays of one entry, as a batch of one, so a player written for arrays
 plays alone as it plays in a batch. A message may be a number or a length-1 sequence or array;
 anything else is its sender's forfeit.
-
-Length: the interpreter, its per-party views and the journal's resumed prefix are one loop's
-state; replay is that loop with scripted players, so it lives here too.
 """
 
 from __future__ import annotations
@@ -40,28 +38,35 @@ from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import Oracle, consulted, here, judged, question_json, settled
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import (
-    CLAIM_BITS,
-    Form,
+from debatekit.protocols.stochastic.rules import (
+    NATURE,
+    PLAYER_COINS,
+    PURPOSE,
+    SEAT,
+    WITNESS,
+    Begin,
+    Estimate,
+    Extend,
+    LastBit,
+    Message,
+    Nature,
+    Read,
+    Reading,
     Rules,
     SampleOnlyError,
+    Say,
+    Verdict,
     _bits_matrix,
     _conditional,
-    claims_ok,
-    coin_bit,
-    drawn_bit,
+    debate,
+    drawn,
+    forfeited,
     machine_of,
-    shares_ok,
+    moved,
+    queried,
+    record,
 )
-from debatekit.reader import word_width
 
-NATURE, PLAYER_COINS, SEAT = 0, 8, 255
-"""Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role); a
-player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator of a seat
-(``Seat.rng``) from the first debate of the call. A user's player is always called one debate per
-call, so its ``Seat.rng`` is debate i's alone; only trusted built-ins play in batches, and they draw
-from ``view.random()``, never from the seat's generator."""
-PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
 _ONE_ROW = np.zeros(1, dtype=np.int64)
 _ONE_ROW.flags.writeable = False
 
@@ -148,16 +153,16 @@ class _Party:
             question, rng = debate.question(t), debate.stream.generator(at)
             yes = int(settled(consulted(where, lambda: self.oracle.sample_count(question, count, rng))))
         if debate.listed is not None:
-            event = {"query": self.role.value, "t": t, "question": question_json(debate.question(t)), "n": count,
-                     "answer": yes}  # fmt: skip
-            debate.note(event | judged(self.oracle, where))
+            debate.note(
+                queried(self.role, t, question_json(debate.question(t)), count, yes) | judged(self.oracle, where)
+            )
         return yes / count
 
     def coin(self, t: int) -> float:
         if t != self.t:
             self.t, self.estimates, self.coins_drawn = t, 0, 0
         self.coins_drawn += 1
-        return self.debate.stream.uniform((t << 24) | (self.coins << 16) | (self.coins_drawn - 1))
+        return self.debate.stream.uniform(counter(t, self.coins, self.coins_drawn - 1))
 
 
 class _Debate:
@@ -231,7 +236,7 @@ def play(
     events: list[dict] | None = None,
 ) -> Tally:
     """Debate ``index`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), as
-    :func:`~debatekit.protocols.stochastic_play.simulate` plays it in a batch, keeping its events
+    :func:`~debatekit.protocols.stochastic.batch.simulate` plays it in a batch, keeping its events
     when ``keep``. Moves and verifier answers that ``script`` holds (a record's events) are taken
     from it, not from the players and the oracle. ``events``, when given (a journaled list),
     receives the events as they happen; the events it already holds are those of a stopped
@@ -249,11 +254,11 @@ def play(
     bits = bytearray(offset + steps)
     bits[:n_inputs] = bytes(int(b) for b in instance.x)
     journaled = deque(e for e in resumed if e.get("query") in (None, Role.VERIFIER.value))
-    debate = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
-    note = debate.note
+    shared = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
+    stream, note = shared.stream, shared.note
     shapes = {Role.ALICE: number if alice.scalar else one, Role.BOB: number if bob.scalar else one}
-    parties = {role: _Party(role, debate, consulted[role].oracle, shapes.get(role, number)) for role in Role}
-    alice_party, bob_party, verifier = parties[Role.ALICE], parties[Role.BOB], parties[Role.VERIFIER]
+    parties = {role: _Party(role, shared, consulted[role].oracle, shapes.get(role, number)) for role in Role}
+    verifier = parties[Role.VERIFIER]
     moves = {(e["move"], e["what"], e.get("t")): _message(e) for e in script if "move" in e}
     if script:
         verifier.given = deque(int(e["answer"]) for e in script if e.get("query") == Role.VERIFIER.value)
@@ -265,23 +270,23 @@ def play(
 
     players: dict[Role, Any] = {}
     seated = own_copies(consulted[Role.BOB], {Role.ALICE: alice, Role.BOB: bob})
-    first = debate.stream.generator(counter(0, SEAT))
+    first = stream.generator(counter(0, SEAT))
     for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
         try:
             players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
         except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
             charge(role, err, chosen.trusted)
             players[role] = err
+    methods: dict[tuple[Role, Message], Callable[..., Any]] = {}
 
-    alice_player, bob_player = players[Role.ALICE], players[Role.BOB]
-    witness_of, claims_of, alice_shares = (_bound(alice_player, m) for m in (_witness, _claims, _shares))
-    bob_shares, aborts_of = _bound(bob_player, _shares), _bound(bob_player, _aborts)
-
-    def move(role: Role, what: str, t: int | None, method: Callable[..., Any], *args: Any) -> Any:
-        """The role's message: the script's if it holds this move, else ``method(*args)`` (one of
-        the role's bound methods), or the exception a failing player raised."""
-        if moves and (role.value, what, t) in moves:
-            return moves[(role.value, what, t)]
+    def move(role: Role, message: Message, t: int | None, *args: Any) -> Any:
+        """The role's message: the script's if it holds this move, else the player's (its method looked
+        up once per debate), or the exception a failing player raised."""
+        if moves and (role.value, message.what, t) in moves:
+            return moves[(role.value, message.what, t)]
+        method = methods.get((role, message))
+        if method is None:
+            method = methods[(role, message)] = _bound(players[role], message.method)
         try:
             return method(*args)
         except Exception as err:  # untrusted strategy code: the debate is forfeited
@@ -289,108 +294,105 @@ def play(
             reasons.setdefault(role, describe(err))
             return err
 
-    def commit(role: Role, what: str, t: int | None, message: Any) -> None:
-        note({"move": role.value, "what": what, "t": t, "message": message})
+    verdict, loser = -1, None
+    bits_read = input_bits_read = 0
 
-    verdict, loser, reason = -1, None, ""
-    bits_read, input_bits_read = word_width(steps + 1), 0  # V reads Bob's word: the abort step, or none
-
-    def lose(role: Role, what: str, why: str, t: int | None) -> None:
-        nonlocal verdict, loser, reason
-        verdict, loser, reason = (0 if role is Role.ALICE else 1), role, why
-        reasons.setdefault(role, why)
+    def lose(role: Role, message: Message, t: int | None) -> None:
+        nonlocal verdict, loser
+        verdict, loser = (0 if role is Role.ALICE else 1), role
+        reasons.setdefault(role, message.reason)
         if listed is not None:
-            note({"move": role.value, "what": what, "t": t, "forfeit": why})
+            note(forfeited(role, message, t))
 
-    if machine.n_witness:
-        sent = move(Role.ALICE, "witness", None, witness_of, 1)
-        w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
-                         1, machine.n_witness)[0]  # fmt: skip
-        if (w < 0).any():
-            lose(Role.ALICE, "witness", "the witness is not a matrix of bits", None)
-        else:
-            bits[n_inputs:offset] = bytes(int(b) for b in w)
-            if listed is not None:
-                commit(Role.ALICE, "witness", None, [int(b) for b in w])
-    paper, bob_shape = rules.form is Form.paper, bob_party.shape
     provers_instance = consulted[Role.BOB]
-    view_a = SoloView(0, steps, machine.kind(0), rules, 0.0, alice_party, bits, offset)
-    view_b = SoloView(0, steps, machine.kind(0), rules, 0.0, bob_party, bits, offset)
-    oracle_step = StepKind.ORACLE
-    for t in range(steps if loser is None else 0):
-        kind = machine.kind(t)
-        relevant = machine.relevant(t)
-        seen_bits = tuple(bits[a] for a in relevant)
-        if kind is oracle_step:
-            p = _conditional(machine, t, seen_bits, provers_instance)
-        else:
-            p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
-        width = offset + t
-        view_a.t = view_b.t = t
-        view_a.kind = view_b.kind = kind
-        view_a._p = view_b._p = p
-        view_a._width = view_b._width = width
-        claim = one_number(move(Role.ALICE, "claim", t, claims_of, view_a))
-        if not claims_ok(claim):
-            lose(Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
-            break
-        if listed is not None:
-            commit(Role.ALICE, "claim", t, claim)
-        bit: Any = None
-        if paper:
-            a = one_number(move(Role.ALICE, "share", t, alice_shares, view_a))
-            if not shares_ok(a):
-                lose(Role.ALICE, "share", "a coin share outside [0, 1)", t)
-                break
-            if listed is not None:
-                commit(Role.ALICE, "share", t, a)
-            b = one_number(move(Role.BOB, "share", t, bob_shares, view_b))
-            if not shares_ok(b):
-                lose(Role.BOB, "share", "a coin share outside [0, 1)", t)
-                break
-            if listed is not None:
-                commit(Role.BOB, "share", t, b)
-            bit = int(coin_bit(claim, a, b))
-        flag = one_flag(
-            move(Role.BOB, "abort", t, aborts_of, view_b, bob_shape(claim), None if bit is None else bob_shape(bit))
-        )
-        if flag < 0:
-            lose(Role.BOB, "abort", "an abort decision that is not a bit", t)
-            break
-        if listed is not None:
-            commit(Role.BOB, "abort", t, flag)
-        if flag == 1:
-            p_verifier = _conditional(machine, t, seen_bits, instance) if routed else p
-            verdict = int(rules.accepts(claim, verifier.estimate(t, kind, p_verifier, rules.vera_samples)))
-            prover = sum(a >= n_inputs for a in relevant)
-            bits_read += CLAIM_BITS + prover
-            input_bits_read += len(relevant) - prover
-            break
-        if bit is None:
-            bit = int(drawn_bit(claim, debate.stream.uniform(counter(t, NATURE))))
-            if listed is not None:
-                note({"chance": "bit", "t": t, "outcome": bit})
-        bits[width] = bit
-    else:
-        if loser is None:
-            verdict = bits[-1]
-            bits_read += 1  # a_T
-    forfeited = {Role.ALICE: int(loser is Role.ALICE), Role.BOB: int(loser is Role.BOB)}
+    views = {
+        role: SoloView(0, steps, machine.kind(0), rules, 0.0, parties[role], bits, offset)
+        for role in (Role.ALICE, Role.BOB)
+    }
+    view_a, view_b = views[Role.ALICE], views[Role.BOB]
+    oracle_step, numbers = StepKind.ORACLE, Reading.NUMBERS
+    t, kind, p, seen_bits = -1, StepKind.COMPUTE, 0.0, ()
+    rules_steps = debate(rules, machine)
+    answer: Any = None
+    try:
+        while True:
+            request = rules_steps.send(answer)
+            what = type(request)
+            if what is Say:
+                role, message, seen = request
+                if message is WITNESS:
+                    sent = move(Role.ALICE, WITNESS, None, 1)
+                    w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
+                                     1, machine.n_witness)[0]  # fmt: skip
+                    if not WITNESS.ok(w).all():
+                        lose(Role.ALICE, WITNESS, None)
+                        break
+                    bits[n_inputs:offset] = bytes(int(b) for b in w)
+                    if listed is not None:
+                        note(moved(Role.ALICE, WITNESS, None, [int(b) for b in w]))
+                    answer = w
+                    continue
+                view = views[role]
+                if seen:
+                    shape = view._party.shape
+                    claim, bit = seen
+                    sent = move(role, message, t, view, shape(claim), None if bit is None else shape(int(bit)))
+                else:
+                    sent = move(role, message, t, view)
+                answer = one_number(sent) if message.reading is numbers else one_flag(sent)
+                if not message.ok(answer):
+                    lose(role, message, t)
+                    break
+                if listed is not None:
+                    note(moved(role, message, t, answer))
+            elif what is Begin:
+                if loser is not None or verdict >= 0:
+                    break
+                t = request.t
+                kind = machine.kind(t)
+                seen_bits = tuple(bits[a] for a in machine.relevant(t))
+                if kind is oracle_step:
+                    p = _conditional(machine, t, seen_bits, provers_instance)
+                else:
+                    p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
+                view_a.t = view_b.t = t
+                view_a.kind = view_b.kind = kind
+                view_a._p = view_b._p = p
+                view_a._width = view_b._width = offset + t
+                answer = None
+            elif what is Nature:
+                answer = stream.uniform(counter(t, NATURE))
+            elif what is Extend:
+                bit = int(request.bits)
+                bits[offset + t] = bit
+                if request.chance and listed is not None:
+                    note(drawn(t, bit))
+                answer = None
+            elif what is Estimate:
+                p_verifier = _conditional(machine, t, seen_bits, instance) if routed else p
+                answer = verifier.estimate(t, kind, p_verifier, request.n)
+            elif what is Verdict:
+                verdict, answer = int(request.accepted), None
+            elif what is Read:
+                bits_read += request.bits
+                input_bits_read += request.input_bits
+                answer = None
+            elif what is LastBit:
+                if loser is not None or verdict >= 0:
+                    break
+                answer = bits[-1]
+    except StopIteration:
+        pass
+    finally:
+        rules_steps.close()
+    forfeited_count = {Role.ALICE: int(loser is Role.ALICE), Role.BOB: int(loser is Role.BOB)}
     queries = {role: party.queries for role, party in parties.items()}
     records = None
     if listed is not None:
-        records = [{
-            "events": listed,
-            "verdict": verdict,
-            "forfeit": None if loser is None else loser.value,
-            "reason": reason,
-            "queries": {role.value: queries[role] for role in Role},
-            "bits_read": bits_read,
-            "input_bits_read": input_bits_read,
-        }]  # fmt: skip
+        records = [record(listed, verdict, loser, queries, bits_read, input_bits_read)]
     return Tally(
         np.array([verdict]), {role: np.array([queries[role]]) for role in Role}, np.array([bits_read]),
-        np.array([input_bits_read]), forfeited, reasons, records=records,
+        np.array([input_bits_read]), forfeited_count, reasons, records=records,
     )  # fmt: skip
 
 
