@@ -62,6 +62,7 @@ from debatekit.engine.streams import Streams, binomial_cdf, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.stochastic import batch as stochastic_batch
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import NATURE, PLAYER_COINS

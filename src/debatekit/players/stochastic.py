@@ -1,5 +1,5 @@
 """Strategies for stochastic-oracle debate. Each acts on a batch of debates at once (a
-:class:`~debatekit.protocols.stochastic.StepView`), returning one message per live debate.
+:class:`~debatekit.protocols.stochastic.rules.StepView`), returning one message per live debate.
 
 Adversaries are computationally unbounded: they see the true conditional probabilities
 ``view.p`` for free. Which way a step pushes the output (its *direction*) is estimated once per

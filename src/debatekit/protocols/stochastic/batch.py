@@ -8,10 +8,10 @@ played in a batch of 10^4 or alone by the scalar interpreter, :mod:`debatekit.pr
 which plays a single debate, players that are not batched, and replays (a test plays debates both
 ways and compares records).
 
-The rules' generator asks for each step's messages and draws; this module answers for a whole batch:
-a request's ``where`` is an array over the step's rows, every value the generator sees has one entry
-per row of the step (a row that forfeited within the step keeps a placeholder the rules never use:
-its abort flag is -1). Every message is read once into a private array
+The rules (:func:`~debatekit.protocols.stochastic.rules.debate`) ask for each step's messages and
+draws; this module answers for a whole batch: a ``where`` is an array over the step's rows, every
+value the rules see has one entry per row of the step (a row that forfeited within the step keeps
+a placeholder the rules never use: its abort flag is -1). Every message is read once into a private array
 (:func:`~debatekit.protocols.stochastic.rules.as_numbers`, ``as_flags``) and whatever fails its
 message's test is its sender's forfeit; players see read-only copies.
 
@@ -43,18 +43,10 @@ from debatekit.protocols.stochastic.rules import (
     PURPOSE,
     SEAT,
     WITNESS,
-    Begin,
-    Estimate,
-    Extend,
-    LastBit,
     Message,
-    Nature,
-    Read,
     Reading,
     Rules,
-    Say,
     StepView,
-    Verdict,
     _bits_matrix,
     _conditional,
     _frozen,
@@ -120,8 +112,9 @@ def simulate(
 
 
 class _Batch:
-    """One call's state: the transcript table, the live rows, each debate's ledger, and the answers to
-    the rules' requests."""
+    """One call's state (the transcript table, the live rows, each debate's ledger) and the rules'
+    :class:`~debatekit.protocols.stochastic.rules.Interpreter` for it: a ``where`` is an array over the
+    step's rows."""
 
     def __init__(self, instance: Instance, rules: Rules, alice: Strategy, bob: Strategy, seed: int,
                  debates: range, progress: Callable[[int], None] | None, keep: bool,
@@ -167,36 +160,22 @@ class _Batch:
                 self.players[role] = err
 
     def play(self) -> Tally:
-        steps = debate(self.rules, self.machine)
-        answer: Any = None
-        answers = {Say: self.say, Estimate: self.estimate, Nature: self.nature, Extend: self.extend,
-                   Verdict: self.verdict, Read: self.read}  # fmt: skip
-        try:
-            while True:
-                request = steps.send(answer)
-                kind = type(request)
-                if kind is Begin or kind is LastBit:
-                    if not self.begin(request):
-                        break
-                    answer = self.values[self.rows, -1] if kind is LastBit else None
-                else:
-                    answer = answers[kind](request)
-        except StopIteration:
-            pass
-        finally:
-            steps.close()
+        debate(self.rules, self.machine, self)
         if self.progress:
             self.progress(self.n)
         return self.tally()
 
-    def begin(self, request: Begin | LastBit) -> bool:
-        """List the live debates again when some ended; False when none is live."""
+    def live_rows(self) -> np.ndarray:
+        """List the live debates again when some ended."""
         if self.ended:
             self.ended, self.rows = False, np.flatnonzero(self.alive)
         self.live = None
-        if type(request) is LastBit or self.rows.size == 0:
-            return bool(self.rows.size)
-        t = self.t = request.t
+        return self.rows
+
+    def begin(self, t: int) -> bool:
+        if self.live_rows().size == 0:
+            return False
+        self.t = t
         if self.progress and t:
             self.progress(self.n * t // self.steps)
         p_provers = _probabilities(self.machine, t, self.consulted[Role.BOB], self.values, self.rows)
@@ -205,6 +184,10 @@ class _Batch:
         else:
             self.p = np.stack([p_provers, _probabilities(self.machine, t, self.instance, self.values, self.rows)])
         return True
+
+    def last_bit(self) -> np.ndarray | None:
+        rows = self.live_rows()
+        return self.values[rows, -1] if rows.size else None
 
     def view(self, role: Role, where: np.ndarray | None = None) -> StepView:
         """What ``role`` sees of the step's live rows (or of those where ``where`` holds); players get
@@ -230,14 +213,12 @@ class _Batch:
             self.reasons.setdefault(role, describe(err))
             return err
 
-    def say(self, request: Say) -> np.ndarray:
-        role, message = request.role, request.message
+    def say(self, role: Role, message: Message, *seen: Any) -> np.ndarray:
         if message is WITNESS:
             return self.witness()
         live = self.live
         rows = self.rows if live is None else self.rows[live]
-        seen = tuple(_seen(s, live) for s in request.seen)
-        sent = self.call(role, message, self.view(role, live), *seen)
+        sent = self.call(role, message, self.view(role, live), *(_seen(s, live) for s in seen))
         read = as_numbers(sent, rows.size) if message.reading is Reading.NUMBERS else as_flags(sent, rows.size)
         ok = message.ok(read)
         every = ok.all()
@@ -283,36 +264,35 @@ class _Batch:
             if self.events is not None:
                 self.events.add(rows, [forfeited(role, message, t) for _ in rows])
 
-    def estimate(self, request: Estimate) -> np.ndarray:
-        where = request.where
+    def estimate(self, role: Role, n: int, where: np.ndarray) -> np.ndarray:
         out = np.full(self.rows.size, np.nan)
-        out[where] = self.view(request.role, where).estimate(request.n)
+        out[where] = self.view(role, where).estimate(n)
         return out
 
-    def nature(self, request: Nature) -> np.ndarray:
+    def nature(self) -> np.ndarray:
         return self.streams.uniform(self.rows, counter(self.t, NATURE))
 
-    def extend(self, request: Extend) -> None:
-        where, bits = request.where, request.bits.astype(np.uint8)
+    def extend(self, where: Any, bits: np.ndarray, chance: bool) -> None:
+        bits = bits.astype(np.uint8)
         if where is True or where.all():
             rows = self.rows
         else:
             rows, bits = self.rows[where], bits[where]
         self.values[slice(None) if rows.size == self.n else rows, self.offset + self.t] = bits
-        if request.chance and self.events is not None:
+        if chance and self.events is not None:
             t = self.t
             self.events.add(rows, [drawn(t, b) for b in bits.tolist()])
 
-    def verdict(self, request: Verdict) -> None:
-        rows, accepted = self.where(request.where), request.accepted
-        self.verdicts[rows] = accepted if request.where is True else accepted[request.where]
+    def verdict(self, where: Any, accepted: np.ndarray) -> None:
+        rows = self.where(where)
+        self.verdicts[rows] = accepted if where is True else accepted[where]
         self.alive[rows] = False
         self.ended = True
 
-    def read(self, request: Read) -> None:
-        rows = self.where(request.where)
-        self.bits_read[rows] += request.bits
-        self.input_bits_read[rows] += request.input_bits
+    def read(self, where: Any, bits: int, input_bits: int) -> None:
+        rows = self.where(where)
+        self.bits_read[rows] += bits
+        self.input_bits_read[rows] += input_bits
 
     def where(self, where: Any) -> np.ndarray:
         """The live rows where ``where`` holds (before the first step: every debate)."""

@@ -11,7 +11,7 @@ below take its place. At step t, with p = P[y_t = 1 | y]:
 * honest Alice's claim is X/n_A with X ~ Bin(n_A, p) on an oracle step (p itself otherwise);
   the *best* Alice takes the supremum over every real claim in [0, 1] (:meth:`_Blocks.candidates`;
   a claim outside [0, 1] loses, the departure from Lean's clamping recorded in
-  :mod:`debatekit.protocols.stochastic`) and, with a witness, any witness;
+  :mod:`debatekit.protocols.stochastic.rules`) and, with a witness, any witness;
 * honest Bob aborts with probability P[|c - Z/n_B| >= bob_threshold], Z ~ Bin(n_B, p); the *best*
   Bob takes, for every claim (and in the paper form for every drawn bit), the better of abort and
   continue: every abort policy;

@@ -20,7 +20,7 @@ class Constants(StrEnum):
     """Stochastic debate's constant choices; each value is its spelling on the command line and in records.
 
     ``lean``: :meth:`Params.defaults`; ``paper``: :class:`PaperConstants`; ``planned``: the certified
-    plan of :mod:`debatekit.analysis.planner`."""
+    plan of :mod:`debatekit.protocols.stochastic.planner`."""
 
     planned = "planned"
     lean = "lean"

@@ -21,13 +21,13 @@ clamps it) and a share outside [0, 1) lose for their sender; so does an abort de
 not a bit. Compute and coin steps are estimated exactly (their p is 0/1 or the coin's
 probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
 
-This module states the rules once. :func:`debate` is the protocol itself, step by step: a generator
-that yields what it needs (a message: :class:`Say`; the verifier's estimate; nature's uniform) and
-what happens (a verdict, bits read, a transcript bit), and receives the answers. The messages
+This module states the rules once. :func:`debate` is the protocol itself, step by step: it asks an
+:class:`Interpreter` for what it needs (a message, the verifier's estimate, nature's uniform) and
+tells it what happens (a verdict, bits read, a transcript bit). The messages
 (:data:`WITNESS`, :data:`CLAIM`, :data:`SHARE`, :data:`ABORT`) carry what each must be and the
 forfeit when it is not; the record's events are written by :func:`moved`, :func:`forfeited`,
 :func:`queried`, :func:`drawn` and :func:`record`; what the verifier reads by :func:`bits_read_bound`
-and the requests. Its interpreters answer it: :mod:`.batch` for many debates at once (numpy rows),
+and :func:`debate`. Its interpreters answer it: :mod:`.batch` for many debates at once (numpy rows),
 :mod:`.solo` for one on Python numbers (also replay and resume). :mod:`.exact` sums the same step's
 outcomes in expectation (its docstring says how it follows this order).
 """
@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -228,11 +228,11 @@ class Reading(Enum):
     BITS = "bits"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Message:
     """One kind of message: its name in records, how it is read, what it must be, the forfeit of a
     sender whose message is not that (``ok`` is written for numbers and arrays alike), and the player's
-    method that sends it."""
+    method that sends it. Each is one of the four below, compared and hashed by identity."""
 
     what: str
     reading: Reading
@@ -257,65 +257,40 @@ ABORT = Message(
 """Lean ``bob``; Figure 2 step 3: 1 if Bob aborts (-1 where it is not a bit)."""
 
 
-class Say(NamedTuple):
-    """Ask ``role`` for ``message`` (showing it ``seen``: Bob's abort sees the claim and, in the paper
-    form, the bit). The interpreter reads it (``message.reading``), charges ``message.reason`` to the
-    sender where ``message.ok`` fails, commits the rest (:func:`moved`) and answers the values read."""
+class Interpreter(Protocol):
+    """What :func:`debate` asks of an interpreter: each method answers for the debates still live
+    (one number each in :mod:`.solo`, arrays over a step's rows in :mod:`.batch`); ``where`` narrows
+    that to the debates where it holds (:data:`ALL`: every one)."""
 
-    role: Role
-    message: Message
-    seen: tuple = ()
+    def begin(self, t: int) -> bool:
+        """Step t begins; False when no debate is live (the debate is over)."""
 
+    def say(self, role: Role, message: Message, *seen: Any) -> Any:
+        """``role``'s ``message`` (showing it ``seen``: Bob's abort sees the claim and, in the paper
+        form, the bit), read at the boundary (``message.reading``); where ``message.ok`` fails the
+        sender loses (``message.reason``, :func:`forfeited`), elsewhere it is committed (:func:`moved`).
+        Answers the values read."""
 
-class Begin(NamedTuple):
-    """Step t begins for the debates still live (the interpreter stops when none is)."""
+    def estimate(self, role: Role, n: int, where: Any) -> Any:
+        """``role``'s estimate of p_t with n samples where ``where`` holds (:meth:`StepView.estimate`:
+        n oracle queries on an oracle step, counted and recorded, :func:`queried`)."""
 
-    t: int
+    def nature(self) -> Any:
+        """A uniform in [0, 1) from each debate's own stream, at counter ``(t, NATURE)``."""
 
+    def extend(self, where: Any, bits: Any, chance: bool) -> None:
+        """a_t = ``bits`` where ``where`` holds; ``chance`` when nature drew them (recorded, :func:`drawn`)."""
 
-class Estimate(NamedTuple):
-    """The verifier's estimate of p_t with n samples (:meth:`StepView.estimate`) where ``where`` holds;
-    answered with the estimates (each query counted and recorded, :func:`queried`)."""
+    def verdict(self, where: Any, accepted: Any) -> None:
+        """The debates where ``where`` holds end: the verifier outputs ``accepted``."""
 
-    role: Role
-    n: int
-    where: Any
+    def read(self, where: Any, bits: int, input_bits: int) -> None:
+        """The verifier reads ``bits`` prover bits and ``input_bits`` bits of x where ``where`` holds."""
 
-
-class Nature(NamedTuple):
-    """A uniform in [0, 1) from each debate's own stream (counter ``(t, NATURE)``) where ``where`` holds."""
-
-    where: Any
-
-
-class Extend(NamedTuple):
-    """a_t = ``bits`` where ``where`` holds; ``chance`` when nature drew it (recorded, :func:`drawn`)."""
-
-    where: Any
-    bits: Any
-    chance: bool
+    def last_bit(self) -> Any:
+        """a_T of each debate still live, or None when none is."""
 
 
-class Verdict(NamedTuple):
-    """The debates where ``where`` holds end with the verifier's output ``accepted``."""
-
-    where: Any
-    accepted: Any
-
-
-class Read(NamedTuple):
-    """The verifier reads ``bits`` prover bits and ``input_bits`` bits of x in the debates where ``where`` holds."""
-
-    where: Any
-    bits: int
-    input_bits: int
-
-
-class LastBit(NamedTuple):
-    """Answered with a_T of each debate still live (the interpreter stops when none is)."""
-
-
-Request = Say | Begin | Estimate | Nature | Extend | Verdict | Read | LastBit
 ALL = True
 """``where`` for every debate still live."""
 
@@ -325,9 +300,9 @@ def some(where: Any) -> bool:
     return where if type(where) is bool else bool(where.any())
 
 
-def debate(rules: Rules, machine: TranscriptMachine) -> Generator[Request, Any, None]:
-    """Protocol.lean ``debate`` (Figure 2): the protocol once, for one debate or many (each value a
-    number, or an array with one entry per live debate; ``where`` a bool or such an array).
+def debate(rules: Rules, machine: TranscriptMachine, play: Interpreter) -> None:
+    """Protocol.lean ``debate`` (Figure 2), the protocol once, for one debate or many: ``play`` answers
+    what it asks (each value a number, or an array with one entry per live debate).
 
     Lean's ``step``::
 
@@ -335,33 +310,37 @@ def debate(rules: Rules, machine: TranscriptMachine) -> Generator[Request, Any, 
         if ← bob _ y p then return .ok (y.push (← bernoulli p))  -- accept: the bit joins y
         else return .error (← vera _ y p)                      -- reject: Vera decides
 
-    The paper form draws the bit from both sides' shares before Bob decides (Figure 2 steps 1-3)."""
-    yield Read(ALL, word_width(machine.length + 1), 0)  # V reads Bob's word: the step he aborts at, or none
+    The paper form draws the bit from both sides' shares before Bob decides (Figure 2 steps 1-3).
+    Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the
+    step once, and a call costs the scalar interpreter a fraction of a yield, its request object
+    and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
+    paper = rules.form is Form.paper
+    play.read(ALL, word_width(machine.length + 1), 0)  # V reads Bob's word: the step he aborts at, or none
     if machine.n_witness:
-        yield Say(Role.ALICE, WITNESS)
+        play.say(Role.ALICE, WITNESS)
     for t in range(machine.length):
-        yield Begin(t)
-        claim = yield Say(Role.ALICE, CLAIM)
+        if not play.begin(t):
+            return
+        claim = play.say(Role.ALICE, CLAIM)
         bit = None
-        if rules.form is Form.paper:
-            alice_share = yield Say(Role.ALICE, SHARE)
-            bob_share = yield Say(Role.BOB, SHARE)
-            bit = coin_bit(claim, alice_share, bob_share)
-        abort = yield Say(Role.BOB, ABORT, (claim, bit))
+        if paper:
+            bit = coin_bit(claim, play.say(Role.ALICE, SHARE), play.say(Role.BOB, SHARE))
+        abort = play.say(Role.BOB, ABORT, claim, bit)
         aborted = abort == 1
         if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
-            estimate = yield Estimate(Role.VERIFIER, rules.vera_samples, aborted)
-            yield Verdict(aborted, rules.accepts(claim, estimate))
-            yield Read(aborted, *claim_bits(machine, t))
+            estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)
+            play.verdict(aborted, rules.accepts(claim, estimate))
+            play.read(aborted, *claim_bits(machine, t))
         accepted = abort == 0
         if some(accepted):
             if bit is None:  # Lean: bernoulli p, with the protocol's own randomness
-                yield Extend(accepted, drawn_bit(claim, (yield Nature(accepted))), True)
+                play.extend(accepted, drawn_bit(claim, play.nature()), True)
             else:
-                yield Extend(accepted, bit, False)
-    last = yield LastBit()  # no abort: the verifier outputs a_T
-    yield Verdict(ALL, last)
-    yield Read(ALL, 1, 0)
+                play.extend(accepted, bit, False)
+    last = play.last_bit()  # no abort: the verifier outputs a_T
+    if last is not None:
+        play.verdict(ALL, last)
+        play.read(ALL, 1, 0)
 
 
 def claim_bits(machine: TranscriptMachine, t: int) -> tuple[int, int]:

@@ -21,6 +21,7 @@ anything else is its sender's forfeit.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -44,18 +45,10 @@ from debatekit.protocols.stochastic.rules import (
     PURPOSE,
     SEAT,
     WITNESS,
-    Begin,
-    Estimate,
-    Extend,
-    LastBit,
     Message,
-    Nature,
-    Read,
     Reading,
     Rules,
     SampleOnlyError,
-    Say,
-    Verdict,
     _bits_matrix,
     _conditional,
     debate,
@@ -245,8 +238,6 @@ def play(
     steps, offset, n_inputs = machine.length, machine.offset, machine.n_inputs
     consulted = {Role.VERIFIER: instance}
     consulted[Role.ALICE] = consulted[Role.BOB] = instance if provers is None else replace(instance, oracle=provers)
-    routed = consulted[Role.BOB] is not instance
-    reasons: dict[Role, str] = {}
     resumed = list(events) if events else []
     strict = script is not None and not resumed  # a replay: the verifier's answers all come from the script
     script = resumed or script or []
@@ -255,7 +246,7 @@ def play(
     bits[:n_inputs] = bytes(int(b) for b in instance.x)
     journaled = deque(e for e in resumed if e.get("query") in (None, Role.VERIFIER.value))
     shared = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
-    stream, note = shared.stream, shared.note
+    stream = shared.stream
     shapes = {Role.ALICE: number if alice.scalar else one, Role.BOB: number if bob.scalar else one}
     parties = {role: _Party(role, shared, consulted[role].oracle, shapes.get(role, number)) for role in Role}
     verifier = parties[Role.VERIFIER]
@@ -277,139 +268,150 @@ def play(
         except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
             charge(role, err, chosen.trusted)
             players[role] = err
-    methods: dict[tuple[Role, Message], Callable[..., Any]] = {}
-
-    def move(role: Role, message: Message, t: int | None, *args: Any) -> Any:
-        """The role's message: the script's if it holds this move, else the player's (its method looked
-        up once per debate), or the exception a failing player raised."""
-        if moves and (role.value, message.what, t) in moves:
-            return moves[(role.value, message.what, t)]
-        method = methods.get((role, message))
-        if method is None:
-            method = methods[(role, message)] = _bound(players[role], message.method)
-        try:
-            return method(*args)
-        except Exception as err:  # untrusted strategy code: the debate is forfeited
-            charge(role, err, (alice if role is Role.ALICE else bob).trusted)
-            reasons.setdefault(role, describe(err))
-            return err
-
-    verdict, loser = -1, None
-    bits_read = input_bits_read = 0
-
-    def lose(role: Role, message: Message, t: int | None) -> None:
-        nonlocal verdict, loser
-        verdict, loser = (0 if role is Role.ALICE else 1), role
-        reasons.setdefault(role, message.reason)
-        if listed is not None:
-            note(forfeited(role, message, t))
-
-    provers_instance = consulted[Role.BOB]
-    views = {
-        role: SoloView(0, steps, machine.kind(0), rules, 0.0, parties[role], bits, offset)
-        for role in (Role.ALICE, Role.BOB)
-    }
-    view_a, view_b = views[Role.ALICE], views[Role.BOB]
-    oracle_step, numbers = StepKind.ORACLE, Reading.NUMBERS
-    t, kind, p, seen_bits = -1, StepKind.COMPUTE, 0.0, ()
-    rules_steps = debate(rules, machine)
-    answer: Any = None
-    try:
-        while True:
-            request = rules_steps.send(answer)
-            what = type(request)
-            if what is Say:
-                role, message, seen = request
-                if message is WITNESS:
-                    sent = move(Role.ALICE, WITNESS, None, 1)
-                    w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
-                                     1, machine.n_witness)[0]  # fmt: skip
-                    if not WITNESS.ok(w).all():
-                        lose(Role.ALICE, WITNESS, None)
-                        break
-                    bits[n_inputs:offset] = bytes(int(b) for b in w)
-                    if listed is not None:
-                        note(moved(Role.ALICE, WITNESS, None, [int(b) for b in w]))
-                    answer = w
-                    continue
-                view = views[role]
-                if seen:
-                    shape = view._party.shape
-                    claim, bit = seen
-                    sent = move(role, message, t, view, shape(claim), None if bit is None else shape(int(bit)))
-                else:
-                    sent = move(role, message, t, view)
-                answer = one_number(sent) if message.reading is numbers else one_flag(sent)
-                if not message.ok(answer):
-                    lose(role, message, t)
-                    break
-                if listed is not None:
-                    note(moved(role, message, t, answer))
-            elif what is Begin:
-                if loser is not None or verdict >= 0:
-                    break
-                t = request.t
-                kind = machine.kind(t)
-                seen_bits = tuple(bits[a] for a in machine.relevant(t))
-                if kind is oracle_step:
-                    p = _conditional(machine, t, seen_bits, provers_instance)
-                else:
-                    p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
-                view_a.t = view_b.t = t
-                view_a.kind = view_b.kind = kind
-                view_a._p = view_b._p = p
-                view_a._width = view_b._width = offset + t
-                answer = None
-            elif what is Nature:
-                answer = stream.uniform(counter(t, NATURE))
-            elif what is Extend:
-                bit = int(request.bits)
-                bits[offset + t] = bit
-                if request.chance and listed is not None:
-                    note(drawn(t, bit))
-                answer = None
-            elif what is Estimate:
-                p_verifier = _conditional(machine, t, seen_bits, instance) if routed else p
-                answer = verifier.estimate(t, kind, p_verifier, request.n)
-            elif what is Verdict:
-                verdict, answer = int(request.accepted), None
-            elif what is Read:
-                bits_read += request.bits
-                input_bits_read += request.input_bits
-                answer = None
-            elif what is LastBit:
-                if loser is not None or verdict >= 0:
-                    break
-                answer = bits[-1]
-    except StopIteration:
-        pass
-    finally:
-        rules_steps.close()
+    solo = _Solo(rules, consulted, machine, shared, parties, players, {Role.ALICE: alice, Role.BOB: bob}, moves)
+    with contextlib.suppress(_Over):
+        debate(rules, machine, solo)
+    loser = solo.loser
     forfeited_count = {Role.ALICE: int(loser is Role.ALICE), Role.BOB: int(loser is Role.BOB)}
     queries = {role: party.queries for role, party in parties.items()}
     records = None
     if listed is not None:
-        records = [record(listed, verdict, loser, queries, bits_read, input_bits_read)]
+        records = [record(listed, solo.verdict_, loser, queries, solo.bits_read, solo.input_bits_read)]
     return Tally(
-        np.array([verdict]), {role: np.array([queries[role]]) for role in Role}, np.array([bits_read]),
-        np.array([input_bits_read]), forfeited_count, reasons, records=records,
+        np.array([solo.verdict_]), {role: np.array([queries[role]]) for role in Role}, np.array([solo.bits_read]),
+        np.array([solo.input_bits_read]), forfeited_count, solo.reasons, records=records,
     )  # fmt: skip
 
 
-def _witness(alice: Any) -> Callable[[int], Any]:
-    return alice.witness
+_ALICE, _NUMBERS = Role.ALICE, Reading.NUMBERS
 
 
-def _claims(alice: Any) -> Callable[[SoloView], Any]:
-    return alice.claims
+class _Over(Exception):
+    """The debate ended with a forfeit: the rules are asked nothing more."""
 
 
-def _shares(player: Any) -> Callable[[SoloView], Any]:
-    return player.shares
+class _Solo:
+    """The rules' :class:`~debatekit.protocols.stochastic.rules.Interpreter` for one debate: every value
+    a Python number, every ``where`` a bool."""
 
+    def __init__(self, rules: Rules, consulted: dict[Role, Instance], machine: TranscriptMachine, shared: _Debate,
+                 parties: dict[Role, _Party], players: dict[Role, Any], strategies: dict[Role, Strategy],
+                 moves: dict) -> None:  # fmt: skip
+        self.instance, self.provers = consulted[Role.VERIFIER], consulted[Role.BOB]
+        self.routed = self.provers is not self.instance
+        self.machine, self.moves, self.offset = machine, moves, machine.offset
+        self.bits, self.stream, self.listed, self.note = shared.bits, shared.stream, shared.listed, shared.note
+        self.players, self.strategies, self.verifier = players, strategies, parties[Role.VERIFIER]
+        self.reasons: dict[Role, str] = {}
+        self.methods: dict[Message, Callable[..., Any]] = {}
+        """Alice's bound methods, by message (looked up once per debate)."""
+        self.bob_methods: dict[Message, Callable[..., Any]] = {}
+        self.verdict_, self.loser = -1, None
+        self.bits_read = self.input_bits_read = 0
+        self.t, self.kind, self.p, self.seen_bits = -1, StepKind.COMPUTE, 0.0, ()
+        steps, offset = machine.length, machine.offset
+        self.view_a = SoloView(0, steps, machine.kind(0), rules, 0.0, parties[Role.ALICE], self.bits,
+                               offset)  # fmt: skip
+        self.view_b = SoloView(0, steps, machine.kind(0), rules, 0.0, parties[Role.BOB], self.bits,
+                               offset)  # fmt: skip
 
-def _aborts(bob: Any) -> Callable[[SoloView, Any, Any], Any]:
-    return bob.aborts
+    def move(self, role: Role, message: Message, t: int | None, args: tuple) -> Any:
+        """The role's message: the script's if it holds this move, else the player's, or the exception
+        a failing player raised."""
+        moves = self.moves
+        if moves and (role.value, message.what, t) in moves:
+            return moves[(role.value, message.what, t)]
+        bound = self.methods if role is _ALICE else self.bob_methods
+        method = bound.get(message)
+        if method is None:
+            method = bound[message] = _bound(self.players[role], message.method)
+        try:
+            return method(*args)
+        except Exception as err:  # untrusted strategy code: the debate is forfeited
+            charge(role, err, self.strategies[role].trusted)
+            self.reasons.setdefault(role, describe(err))
+            return err
+
+    def lose(self, role: Role, message: Message, t: int | None) -> None:
+        self.verdict_, self.loser = (0 if role is Role.ALICE else 1), role
+        self.reasons.setdefault(role, message.reason)
+        if self.listed is not None:
+            self.note(forfeited(role, message, t))
+        raise _Over
+
+    def begin(self, t: int) -> bool:
+        if self.verdict_ >= 0:
+            return False
+        machine = self.machine
+        self.t = t
+        kind = self.kind = machine.kind(t)
+        bits = self.bits
+        seen_bits = self.seen_bits = tuple(bits[a] for a in machine.relevant(t))
+        if kind is StepKind.ORACLE:
+            p = self.p = _conditional(machine, t, seen_bits, self.provers)
+        else:
+            p = self.p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
+        view_a, view_b = self.view_a, self.view_b
+        view_a.t = view_b.t = t
+        view_a.kind = view_b.kind = kind
+        view_a._p = view_b._p = p
+        view_a._width = view_b._width = machine.offset + t
+        return True
+
+    def say(self, role: Role, message: Message, *seen: Any) -> Any:
+        if message is WITNESS:
+            return self.witness()
+        t = self.t
+        view = self.view_a if role is _ALICE else self.view_b
+        if seen:
+            shape = view._party.shape
+            claim, bit = seen
+            sent = self.move(role, message, t, (view, shape(claim), None if bit is None else shape(int(bit))))
+        else:
+            sent = self.move(role, message, t, (view,))
+        value = one_number(sent) if message.reading is _NUMBERS else one_flag(sent)
+        if not message.ok(value):
+            self.lose(role, message, t)
+        if self.listed is not None:
+            self.note(moved(role, message, t, value))
+        return value
+
+    def witness(self) -> np.ndarray:
+        machine = self.machine
+        sent = self.move(Role.ALICE, WITNESS, None, (1,))
+        w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
+                         1, machine.n_witness)[0]  # fmt: skip
+        if not WITNESS.ok(w).all():
+            self.lose(Role.ALICE, WITNESS, None)
+        self.bits[machine.n_inputs : machine.offset] = bytes(int(b) for b in w)
+        if self.listed is not None:
+            self.note(moved(Role.ALICE, WITNESS, None, [int(b) for b in w]))
+        return w
+
+    def estimate(self, role: Role, n: int, where: bool) -> float:
+        t, p = self.t, self.p
+        if self.routed:
+            p = _conditional(self.machine, t, self.seen_bits, self.instance)
+        return self.verifier.estimate(t, self.kind, p, n)
+
+    def nature(self) -> float:
+        return self.stream.uniform(counter(self.t, NATURE))
+
+    def extend(self, where: bool, bits: bool, chance: bool) -> None:
+        t, bit = self.t, int(bits)
+        self.bits[self.offset + t] = bit
+        if chance and self.listed is not None:
+            self.note(drawn(t, bit))
+
+    def verdict(self, where: bool, accepted: Any) -> None:
+        self.verdict_ = int(accepted)
+
+    def read(self, where: bool, bits: int, input_bits: int) -> None:
+        self.bits_read += bits
+        self.input_bits_read += input_bits
+
+    def last_bit(self) -> int | None:
+        return None if self.verdict_ >= 0 else self.bits[-1]
 
 
 def _bound(player: Any, method: Callable[[Any], Callable[..., Any]]) -> Callable[..., Any]:
