@@ -102,7 +102,7 @@ class Frontier:
             "K": self.lean.k,
             "T": self.lean.T,
             "frontier": [
-                {"multiplier": self.multiplier(d), "direct": d.to_json(), "lean": r.to_json()}
+                {"multiplier": self.multiplier(d), Proof.direct.value: d.to_json(), Proof.lean.value: r.to_json()}
                 for d, r in zip(self.direct, self.lean_route, strict=True)
             ],
             Constants.lean.value: self.lean.to_json(),

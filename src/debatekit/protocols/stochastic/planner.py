@@ -106,6 +106,7 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["constants"] = self.constants.value
+        out["proof"] = None if self.proof is None else self.proof.value
         out["prover_budget"] = None if self.prover_budget is None else list(self.prover_budget)
         out["alice_queries"] = self.alice_queries
         out["bob_queries"] = self.bob_queries

@@ -304,11 +304,11 @@ def debate(rules: Rules, machine: TranscriptMachine, play: Interpreter) -> None:
     """Protocol.lean ``debate`` (Figure 2), the protocol once, for one debate or many: ``play`` answers
     what it asks (each value a number, or an array with one entry per live debate).
 
-    Lean's ``step``::
+    Lean's ``step``, in outline (SPEC.md 1d; bits newest-first there)::
 
-        let p ← alice _ y
-        if ← bob _ y p then return .ok (y.push (← bernoulli p))  -- accept: the bit joins y
-        else return .error (← vera _ y p)                      -- reject: Vera decides
+        p ← alice y                         -- Alice gives p
+        if bob y p then y.push (bernoulli p)   -- Bob accepts: the protocol draws the bit
+        else vera y p                       -- Bob rejects: Vera's boolean is the output
 
     The paper form draws the bit from both sides' shares before Bob decides (Figure 2 steps 1-3).
     Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the

@@ -301,7 +301,7 @@ class _Solo:
         self.routed = self.provers is not self.instance
         self.machine, self.moves, self.offset = machine, moves, machine.offset
         self.bits, self.stream, self.listed, self.note = shared.bits, shared.stream, shared.listed, shared.note
-        self.players, self.strategies, self.verifier = players, strategies, parties[Role.VERIFIER]
+        self.players, self.strategies, self.parties = players, strategies, parties
         self.reasons: dict[Role, str] = {}
         self.methods: dict[Message, Callable[..., Any]] = {}
         """Alice's bound methods, by message (looked up once per debate)."""
@@ -328,9 +328,13 @@ class _Solo:
         try:
             return method(*args)
         except Exception as err:  # untrusted strategy code: the debate is forfeited
-            charge(role, err, self.strategies[role].trusted)
-            self.reasons.setdefault(role, describe(err))
-            return err
+            return self.failed(role, err)
+
+    def failed(self, role: Role, err: Exception) -> Exception:
+        """A player's move raised: its debate is forfeited (the error is the message)."""
+        charge(role, err, self.strategies[role].trusted)
+        self.reasons.setdefault(role, describe(err))
+        return err
 
     def lose(self, role: Role, message: Message, t: int | None) -> None:
         self.verdict_, self.loser = (0 if role is Role.ALICE else 1), role
@@ -346,7 +350,7 @@ class _Solo:
         self.t = t
         kind = self.kind = machine.kind(t)
         bits = self.bits
-        seen_bits = self.seen_bits = tuple(bits[a] for a in machine.relevant(t))
+        seen_bits = self.seen_bits = tuple(map(bits.__getitem__, machine.relevant(t)))
         if kind is StepKind.ORACLE:
             p = self.p = _conditional(machine, t, seen_bits, self.provers)
         else:
@@ -362,13 +366,21 @@ class _Solo:
         if message is WITNESS:
             return self.witness()
         t = self.t
-        view = self.view_a if role is _ALICE else self.view_b
+        view, bound = (self.view_a, self.methods) if role is _ALICE else (self.view_b, self.bob_methods)
         if seen:
             shape = view._party.shape
             claim, bit = seen
-            sent = self.move(role, message, t, (view, shape(claim), None if bit is None else shape(int(bit))))
+            args: tuple = (view, shape(claim), None if bit is None else shape(int(bit)))
         else:
-            sent = self.move(role, message, t, (view,))
+            args = (view,)
+        method = bound.get(message)
+        if method is None or self.moves:  # the first call, or a script: looked up there
+            sent = self.move(role, message, t, args)
+        else:
+            try:
+                sent = method(*args)
+            except Exception as err:  # untrusted strategy code: the debate is forfeited
+                sent = self.failed(role, err)
         value = one_number(sent) if message.reading is _NUMBERS else one_flag(sent)
         if not message.ok(value):
             self.lose(role, message, t)
@@ -390,9 +402,9 @@ class _Solo:
 
     def estimate(self, role: Role, n: int, where: bool) -> float:
         t, p = self.t, self.p
-        if self.routed:
+        if self.routed and role is Role.VERIFIER:  # the verifier asks its own oracle
             p = _conditional(self.machine, t, self.seen_bits, self.instance)
-        return self.verifier.estimate(t, self.kind, p, n)
+        return self.parties[role].estimate(t, self.kind, p, n)
 
     def nature(self) -> float:
         return self.stream.uniform(counter(self.t, NATURE))
