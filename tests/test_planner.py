@@ -280,7 +280,7 @@ def test_block_bounds_bound_every_breakpoint() -> None:
 def test_budgeted_tail_stays_an_upper_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     n, e = 1_000_000, 0.0023
     full = tails.tail_sweep(n, e)[0]
-    monkeypatch.setattr(planner, "SWEEP_BUDGET", 5_000)
+    monkeypatch.setattr(tails, "SWEEP_BUDGET", 5_000)
     tails.tail.cache_clear()
     try:
         budgeted = tails.tail(n, e)
