@@ -1,6 +1,6 @@
 """Stochastic-oracle debate (Theorem 6.2) on the engine: its cost against references that do the same work.
 
-The engine is ``protocols.stochastic_play.simulate``: it plays debates ``range(i, j)`` of a run as numpy
+The engine is ``protocols.stochastic.batch.simulate``: it plays debates ``range(i, j)`` of a run as numpy
 arrays, one row per live debate, every draw from the debate's own counter-based stream
 (``engine.streams``). The instance is ``noisy-majority`` of size T (default 10^4): T - 6 bookkeeping
 compute steps, 5 oracle judgements (p = 0.8) and a majority step. Honest Alice plays honest Bob with the
@@ -15,7 +15,7 @@ each against a reference written in this script that makes the same draws:
      test; in the Lean form nature's bit. No players, views, message checks or ledger objects: the
      protocol's arithmetic alone. Floor: (a) within 1.5x of (a').
 (b)  one debate through the engine (``simulate`` on ``range(i, i + 1)``, which plays it on Python numbers
-     through ``protocols.stochastic_solo``: the same rules, draws and events), the median over
+     through ``protocols.stochastic.solo``: the same rules, draws and events), the median over
      ``--match`` debates, against
 (c)  a plain scalar Python loop for one debate: the same steps on Python ints and floats, its uniforms
      from SplitMix64 in Python integers and its binomials by ``bisect`` on the engine's cached CDF.
@@ -62,8 +62,10 @@ from debatekit.engine.streams import Streams, binomial_cdf, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
-from debatekit.protocols import stochastic, stochastic_play
-from debatekit.protocols.stochastic_solo import NATURE, PLAYER_COINS
+from debatekit.protocols.stochastic import batch as stochastic_batch
+from debatekit.protocols.stochastic import rules as stochastic
+from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.rules import NATURE, PLAYER_COINS
 from timing import median_time, print_table
 
 BERNOULLI_P = 0.8
@@ -73,7 +75,7 @@ ALICE, BOB, VERIFIER = (1 + i for i in range(len(Role)))
 """The purposes of the parties' estimates: 1 + the role's index in Role (Alice, Bob, verifier)."""
 assert list(Role) == [Role.ALICE, Role.BOB, Role.VERIFIER]
 ALICE_COINS, BOB_COINS = PLAYER_COINS + ALICE, PLAYER_COINS + BOB
-"""The purposes of the coin shares (``stochastic_play.coins_for``: PLAYER_COINS + 1 + the index)."""
+"""The purposes of the coin shares (``stochastic.batch``'s coins: PLAYER_COINS + 1 + the index)."""
 
 
 @dataclass(frozen=True)
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--T", type=int, default=10_000, help="steps of the noisy-majority instance (default 10^4)")
     parser.add_argument("--trials", type=int, default=10_000, help="debates in the batch (a), (a') (default 10^4)")
-    parser.add_argument("--constants", choices=("lean", "paper", "planned"), default="lean")
+    parser.add_argument("--constants", choices=[c.value for c in Constants], default="lean")
     parser.add_argument("--seed", type=int, default=0, help="the run's seed (instance and debates)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of (a) and (a'), interleaved (default 3)")
     parser.add_argument("--match", type=int, default=5, help="single debates timed in (b), (c) (default 5)")
@@ -272,8 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     instance = make_instance(problem, args.T, True, args.seed)
     machine = stochastic.machine_of(instance)
     T = machine.length
-    spec = PROTOCOLS["stochastic"].variant(args.constants)  # type: ignore[misc]
-    rules = stochastic.rules_for(args.constants, float(instance.lipschitz), T)  # type: ignore[arg-type]
+    constants = Constants(args.constants)
+    spec = PROTOCOLS["stochastic"].variant(constants)  # type: ignore[misc]
+    rules = stochastic.rules_for(constants, float(instance.lipschitz), T)
     described = spec.describe(instance)["parameters"]  # type: ignore[misc]
     for name in ("alice_samples", "bob_samples", "vera_samples", "bob_threshold", "vera_threshold"):
         assert described[name] == getattr(rules, name), f"catalog and rules_for disagree on {name}"
@@ -281,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     oracle_steps = sum(machine.kind(t) is StepKind.ORACLE for t in range(T))
 
     def engine(debates: range) -> Tally:
-        return stochastic_play.simulate(instance, rules, alice, bob, args.seed, debates)
+        return stochastic_batch.simulate(instance, rules, alice, bob, args.seed, debates)
 
     # warm-up: the binomial CDFs (cached by the engine) and the plain loop's list copies
     engine(range(0, 1))
@@ -345,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
         ),
         (
-            f"rules ({rules.constants} constants, {rules.form} form)",
+            f"rules ({constants} constants, {rules.form} form)",
             f"samples A/B/V = {rules.alice_samples:,}/{rules.bob_samples:,}/{rules.vera_samples:,}, "
             f"thresholds B/V = {rules.bob_threshold:.4g}/{rules.vera_threshold:.4g}",
             "",
@@ -387,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         ("accept rate of (a)", f"{accepts / args.trials:.4f} ({accepts:,} of {args.trials:,})", "", ""),
     ]
     print(
-        f"stochastic-oracle debate, honest Alice vs honest Bob, {rules.constants} constants; seed {args.seed}, "
+        f"stochastic-oracle debate, honest Alice vs honest Bob, {constants} constants; seed {args.seed}, "
         f"{args.clock} time, median of {args.repeat} run(s) of (a) and (a')"
     )
     print_table(rows)

@@ -22,7 +22,7 @@ from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import app, main
 from debatekit.cli.options import PROBLEM_NAMES, PROTOCOL_NAMES
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 EXECUTABLE = str(Path(sys.executable).with_name("debatekit"))
 

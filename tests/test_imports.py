@@ -15,7 +15,7 @@ PACKAGE = Path(debatekit.__file__).parent
 MODULES = sorted(
     "debatekit." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
     for folder in ("protocols", "players", "problems", "machine", "engine")
-    for path in (PACKAGE / folder).glob("*.py")
+    for path in (PACKAGE / folder).rglob("*.py")
     if path.name != "__init__.py"
 )
 

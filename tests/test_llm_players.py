@@ -36,8 +36,8 @@ from debatekit.problems import PROBLEMS
 from debatekit.problems.plan import Ask
 from debatekit.problems.plan_file import PLANS, load
 from debatekit.protocols.prover_estimator import Rules
-from debatekit.protocols.stochastic import rules_for
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.rules import rules_for
 from llm_server import Reply, Server, chat, serving
 
 FLOOR = -40.0

@@ -32,7 +32,7 @@ from debatekit.oracle import KnownOracle, Question
 from debatekit.problems import PROBLEMS, InstanceError
 from debatekit.problems.plan import Ask, ClaimTree, Plan
 from debatekit.problems.plan_file import BUILTIN, PLANS, PlanError, load, plan_problem, register_plan
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
 CASES = [(name, truth) for name in BUILTIN for truth in (True, False)]

@@ -22,11 +22,11 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from debatekit.analysis import planner
-from debatekit.analysis.planner import Plan
 from debatekit.cli import main as cli_main
 from debatekit.cli import plan_cmd
-from debatekit.protocols.stochastic_params import PaperConstants, Params, samples
+from debatekit.protocols.stochastic import planner, tails
+from debatekit.protocols.stochastic.params import PaperConstants, Params, Proof, samples
+from debatekit.protocols.stochastic.planner import Plan
 
 K, T = 1, 1000
 LEAN_ALICE, LEAN_BOB = 61031, 27125  # samples(c, q) and samples((b-s)/2, q) of Params.defaults(1, 1000)
@@ -195,7 +195,7 @@ def ten_times(frontier: list[Plan]) -> Plan:
 
 @pytest.fixture(scope="module")
 def lean_frontier() -> list[Plan]:
-    return planner.frontier(K, T, proof="lean")
+    return planner.frontier(K, T, proof=Proof.lean)
 
 
 @pytest.fixture(scope="module")
@@ -203,7 +203,7 @@ def other_setting() -> dict[str, Plan]:
     """K = 2, T = 50, targets 0.55 and 0.62, 200,000 queries per step for each prover, both proofs."""
     return {
         proof: planner.plan(2, 50, completeness=0.55, soundness=0.62, prover_budget=200_000, proof=proof)
-        for proof in planner.PROOFS
+        for proof in list(Proof)
     }
 
 
@@ -227,12 +227,12 @@ def test_lean_counts_are_the_default_budget() -> None:
 @given(n=st.integers(1, 60), e=st.floats(1e-4, 1.0, allow_nan=False))
 def test_tail_is_the_exact_supremum_for_small_n(n: int, e: float) -> None:
     exact = brute_tail(n, e)
-    certified = planner.tail(n, e)
+    certified = tails.tail(n, e)
     assert Fraction(certified) >= exact  # never below the truth
     # and tight: breakpoints are evaluated up to 2^-49 below their value (d cdf / dp <= n), times 1 + 1e-9
     slack = n * 2.0**-48
     assert certified <= float(exact) * (1 + 1e-8) + slack + 1e-288
-    sweep = planner.tail_sweep(n, e)[0]
+    sweep = tails.tail_sweep(n, e)[0]
     assert float(exact) * (1 - 1e-13) <= sweep <= float(exact) * (1 + 1e-13) + slack
 
 
@@ -257,17 +257,17 @@ def test_breakpoints_reach_the_supremum_and_the_upper_tail_is_symmetric(n: int, 
 @pytest.mark.parametrize(("n", "e"), [(25_000, 0.02), (61031, 0.01), (200_000, 0.004), (300_000, 0.3), (100_000, 3e-4)])
 def test_certified_tail_equals_the_full_sweep(n: int, e: float) -> None:
     """The pruned sweep skips only breakpoints it can prove are lower: same maximum as every breakpoint."""
-    full = max(planner.tail_sweep(n, e)[0], 1e-289)
-    assert planner.tail(n, e) == pytest.approx(full * (1 + planner.CDF_MARGIN), rel=1e-13)
+    full = max(tails.tail_sweep(n, e)[0], 1e-289)
+    assert tails.tail(n, e) == pytest.approx(full * (1 + tails.CDF_MARGIN), rel=1e-13)
 
 
 def test_block_bounds_bound_every_breakpoint() -> None:
     """The Chernoff-Stirling lemma, checked on every breakpoint of a real case."""
     n, e = 200_000, 0.004
-    kmax = planner._kmax(n, e)
+    kmax = tails._kmax(n, e)
     k = np.arange(kmax + 1)
-    values = stats.binom.cdf(k, n, np.minimum((k / n + e) * planner._DOWN, 1.0))
-    lo, hi, bound = planner._block_bounds(n, e, kmax)
+    values = stats.binom.cdf(k, n, np.minimum((k / n + e) * tails._DOWN, 1.0))
+    lo, hi, bound = tails._block_bounds(n, e, kmax)
     assert lo.min() == 0 and hi.max() == kmax
     covered = np.zeros(kmax + 1, dtype=int)
     for a, b, u in zip(lo, hi, bound, strict=True):
@@ -279,20 +279,20 @@ def test_block_bounds_bound_every_breakpoint() -> None:
 
 def test_budgeted_tail_stays_an_upper_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     n, e = 1_000_000, 0.0023
-    full = planner.tail_sweep(n, e)[0]
-    monkeypatch.setattr(planner, "SWEEP_BUDGET", 5_000)
-    planner.tail.cache_clear()
+    full = tails.tail_sweep(n, e)[0]
+    monkeypatch.setattr(tails, "SWEEP_BUDGET", 5_000)
+    tails.tail.cache_clear()
     try:
-        budgeted = planner.tail(n, e)
+        budgeted = tails.tail(n, e)
     finally:
-        planner.tail.cache_clear()
+        tails.tail.cache_clear()
     assert full <= budgeted <= full * 1.2
 
 
 def test_tail_is_nonincreasing_in_e() -> None:
     n = 5_000
     es = np.linspace(0.001, 0.1, 60)
-    values = [planner.tail(n, float(e)) for e in es]
+    values = [tails.tail(n, float(e)) for e in es]
     assert all(a >= b for a, b in itertools.pairwise(values))
 
 
@@ -301,8 +301,8 @@ def test_binom_cdf_agrees_with_50_digit_arithmetic(default_plan: Plan) -> None:
     p = params_of(default_plan)
     cases = [(p.alice_samples, p.c), (p.bob_samples, (p.b - p.s) / 2), (p.vera_samples, (p.s - p.c) / 2)]
     for n, e in cases:
-        _, k = planner.tail_sweep(n, e)
-        point = float(np.minimum((k / n + e) * planner._DOWN, 1.0))
+        _, k = tails.tail_sweep(n, e)
+        point = float(np.minimum((k / n + e) * tails._DOWN, 1.0))
         reference = decimal_cdf(k, n, point)
         ours = Decimal(float(stats.binom.cdf(k, n, point)))
         assert abs(ours / reference - 1) < Decimal("1e-11")
@@ -353,16 +353,16 @@ def test_certified_failures_are_within_q_and_v(frontier: list[Plan], index: int)
     assert plan.vera_sound_failure is not None and plan.vera_sound_failure <= p.v
     # Each certified value is at least its own exact ingredient (no pruning): 2 tails for Alice, one
     # tail at (s-c)/2 for Vera accepting, and the delta = c pair for Vera rejecting.
-    assert plan.alice_failure >= 2 * planner.tail_sweep(p.alice_samples, p.c)[0]
+    assert plan.alice_failure >= 2 * tails.tail_sweep(p.alice_samples, p.c)[0]
     e_v = (p.s - p.c) / 2
-    assert plan.vera_sound_failure >= planner.tail_sweep(p.vera_samples, e_v)[0] * (1 - 1e-12)
-    pair = planner.tail_sweep(p.vera_samples, e_v)[0] + planner.tail_sweep(p.vera_samples, (3 * p.c + p.s) / 2)[0]
+    assert plan.vera_sound_failure >= tails.tail_sweep(p.vera_samples, e_v)[0] * (1 - 1e-12)
+    pair = tails.tail_sweep(p.vera_samples, e_v)[0] + tails.tail_sweep(p.vera_samples, (3 * p.c + p.s) / 2)[0]
     assert plan.vera_complete_failure >= pair * (1 - 1e-12)
 
 
 def _true_probabilities(n: int, e: float) -> list[float]:
     """A grid over [0, 1], plus the worst breakpoint of the lower and of the upper tail, nudged."""
-    _, k = planner.tail_sweep(n, e)
+    _, k = tails.tail_sweep(n, e)
     worst = k / n + e
     nudged = [worst + 1e-9, worst - 1e-9, 1 - worst + 1e-9, 1 - worst - 1e-9]
     return [float(x) for x in np.linspace(0, 1, 201)] + [x for x in nudged if 0 <= x <= 1]
@@ -403,7 +403,7 @@ def test_monte_carlo_at_the_worst_case(default_plan: Plan) -> None:
     p = params_of(default_plan)
     n, c, s = p.vera_samples, p.c, p.s
     r = (c + s) / 2
-    _, k = planner.tail_sweep(n, (s - c) / 2)
+    _, k = tails.tail_sweep(n, (s - c) / 2)
     worst = k / n + (s - c) / 2
     rng = np.random.default_rng(20240601)
     trials = 200_000
@@ -456,7 +456,7 @@ def test_lean_and_paper_constants() -> None:
     assert (paper.completeness, paper.soundness) == (3 / 5, 3 / 5)
 
 
-@pytest.mark.parametrize("proof", planner.PROOFS)
+@pytest.mark.parametrize("proof", list(Proof))
 def test_other_targets_and_single_budget(other_setting: dict[str, Plan], proof: str) -> None:
     p = other_setting[proof]
     assert p.proof == proof and planner.certifies(p)
@@ -514,7 +514,7 @@ def test_two_sided_checker_brackets_the_exact_supremum(n: int, e: float) -> None
     lower, upper = two_sided_sup(n, e)
     assert float(exact) <= upper * (1 + 1e-12) + 1e-300
     assert lower <= float(exact) + n * 1e-11  # limits are reached within 1e-12 of the jump
-    assert upper <= 2 * planner.tail(n, e)  # each tail at most its supremum
+    assert upper <= 2 * tails.tail(n, e)  # each tail at most its supremum
 
 
 @pytest.mark.parametrize("index", range(5))
@@ -530,7 +530,7 @@ def test_lean_route_checker_accepts_every_lean_plan(lean_frontier: list[Plan], i
         assert lower <= upper <= certified[name] * (1 + 1e-12)  # the planner's 2 tail is above the truth
     # Vera's count is the least the two-sided certificate accepts
     p = params_of(plan)
-    assert planner.bob_estimate_failure(p.vera_samples - 1, p.c, p.s) > p.v
+    assert tails.bob_estimate_failure(p.vera_samples - 1, p.c, p.s) > p.v
 
 
 @pytest.mark.parametrize("index", range(5))
@@ -539,7 +539,7 @@ def test_lean_route_checker_rejects_every_direct_plan(frontier: list[Plan], inde
     and Vera's estimates: the true two-sided miss exceeds q and v (Alice's is the same in both proofs)."""
     plan = frontier[index]
     assert plan.proof == "direct" and planner.certifies(plan)
-    assert not planner.certifies(plan, "lean")
+    assert not planner.certifies(plan, Proof.lean)
     assert lean_route_verdict(plan) == (False, {"Bob", "Vera"})
 
 

@@ -12,7 +12,7 @@ from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 
 def hidden(instance) -> Oracles:

@@ -10,19 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from debatekit.analysis import stochastic_exact
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.analysis.stochastic_exact import Play
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
-from debatekit.protocols import stochastic
-from debatekit.protocols.stochastic_params import Constants, Params, ParamsError, samples
+from debatekit.protocols.stochastic import exact as stochastic_exact
+from debatekit.protocols.stochastic import rules as stochastic
+from debatekit.protocols.stochastic.exact import Play
+from debatekit.protocols.stochastic.params import Constants, Params, ParamsError, samples
 
 CONSTANTS = (Constants.lean, Constants.paper, Constants.planned)
 TRIALS = 500

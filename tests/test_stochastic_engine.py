@@ -20,8 +20,8 @@ from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.stochastic import HonestAlice, HonestBob
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob
 
 SEED = 7
 

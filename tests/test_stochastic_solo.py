@@ -17,7 +17,7 @@ from debatekit.machine.transcript import StepKind
 from debatekit.oracle import Oracle
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.stochastic import HonestAlice, HonestBob
+from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob
 
 SEED = 5
 

@@ -12,18 +12,18 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from debatekit.analysis import stochastic_exact
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.analysis.stochastic_exact import Play
 from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
 from debatekit.problems import PROBLEMS, Instance
-from debatekit.protocols import stochastic
-from debatekit.protocols.stochastic import Form
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic import exact as stochastic_exact
+from debatekit.protocols.stochastic import rules as stochastic
+from debatekit.protocols.stochastic.exact import Play
+from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.rules import Form
 
 
 def tiny_rules(form: Form, bob: tuple[int, float], vera: tuple[int, float]) -> stochastic.Rules:

@@ -19,7 +19,8 @@ from debatekit.engine.trust import InternalError
 from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.protocols import cross_exam, prover_estimator, stochastic, stochastic_play, stochastic_solo
+from debatekit.protocols import cross_exam, prover_estimator
+from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.reader import Reader
 from test_contract import CONTRACT_INSTANCES
 
@@ -47,9 +48,8 @@ def instrument_verifier(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]
             monkeypatch.setattr(Reader, method, raising)
     elif name == "stochastic":
         monkeypatch.setattr(stochastic.Rules, "accepts", raising)
-        for module in (stochastic_play, stochastic_solo):
-            monkeypatch.setattr(module, "drawn_bit", raising)
-            monkeypatch.setattr(module, "coin_bit", raising)
+        monkeypatch.setattr(stochastic, "drawn_bit", raising)  # the step (rules.debate) is the one caller
+        monkeypatch.setattr(stochastic, "coin_bit", raising)
     else:
         monkeypatch.setattr(prover_estimator.Sampled, "coin", raising)
         monkeypatch.setattr(prover_estimator.Sampled, "judge", raising)

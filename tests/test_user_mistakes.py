@@ -13,7 +13,7 @@ import pytest
 
 from debatekit.cli.main import main
 from debatekit.engine.play import debug_players
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 HERE = Path(__file__).parent
 
@@ -285,7 +285,7 @@ def test_safe_repr_and_describe_never_let_an_objects_methods_end_the_process() -
 def test_a_bare_huge_int_claim_or_share_is_its_senders_forfeit(
     capsys: pytest.CaptureFixture[str], alice: str, constants: str, reason: str
 ) -> None:
-    """A user's strategy plays one debate per call (stochastic_solo): ``10**400`` ended the run
+    """A user's strategy plays one debate per call (stochastic/solo): ``10**400`` ended the run
     with OverflowError (exit 1)."""
     code, out, err = cli(capsys, "run", "stochastic", "--problem", "noisy-majority", "--size", "8", "--constants",
                          constants, "--alice", f"user_strategies:{alice}", "--trials", "2", "--json")  # fmt: skip
@@ -297,7 +297,7 @@ def test_a_bare_huge_int_claim_or_share_is_its_senders_forfeit(
 @pytest.mark.parametrize("bad", [10**400, float("inf"), float("nan")], ids=["10**400", "inf", "nan"])
 @pytest.mark.parametrize("what", ["claim", "share"])
 def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(what: str, bad: object) -> None:
-    """The batch interpreter (stochastic_play) reads a message for many debates at once; one
+    """The batch interpreter (stochastic/batch) reads a message for many debates at once; one
     unreadable entry made every debate of the batch unreadable (all four forfeited)."""
     from debatekit.analysis.montecarlo import make_instance
     from debatekit.catalog import PROTOCOLS

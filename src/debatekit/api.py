@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from debatekit.cli.options import Truth, UserError
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants, Proof
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
-    from debatekit.analysis.planner import Plan
     from debatekit.cli.plan_cmd import Frontier
     from debatekit.cli.run_cmd import Player
     from debatekit.cli.solve_cmd import EveryInput, Solved
     from debatekit.experiments.sweep import SweepResult
+    from debatekit.protocols.stochastic.planner import Plan
 
 
 class UsageError(ValueError):
@@ -144,18 +144,18 @@ def plan(
     soundness: float | None = None,
     prover_budget: int | None = None,
     constants: str | None = None,
-    proof: str | None = None,
+    proof: Proof | str | None = None,
     frontier: bool = False,
 ) -> Plan | Frontier:
     """``debatekit plan``: the certified plan for stochastic debate (``constants`` "lean" or "paper":
     those constants; ``frontier``: plans against the prover budget); ``to_json()`` is what
     ``plan --json`` prints."""
-    from debatekit.cli.plan_cmd import FixedConstants, ProofChoice, planned
+    from debatekit.cli.plan_cmd import FixedConstants, planned
 
     with _usage():
         try:
             chosen = None if constants is None else FixedConstants(constants)
-            route = None if proof is None else ProofChoice(proof)
+            route = None if proof is None else Proof(proof)
         except ValueError as err:
             raise UserError(f"constants is lean or paper, proof direct or lean: {err}") from None
         return planned(K, T, completeness, soundness, prover_budget, chosen, route, frontier)

@@ -21,12 +21,12 @@ from debatekit.protocols import (
     cross_exam,
     kw,
     prover_estimator,
-    stochastic,
-    stochastic_play,
-    stochastic_solo,
 )
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic import batch as stochastic_batch
+from debatekit.protocols.stochastic import rules as stochastic
+from debatekit.protocols.stochastic import solo as stochastic_solo
+from debatekit.protocols.stochastic.params import Constants
 from debatekit.reader import word_width
 
 
@@ -100,9 +100,9 @@ def _rules(constants: Constants, k: float, steps: int) -> stochastic.Rules:
 
 def _stochastic_solve(constants: Constants, instance: Instance):
     """Exact backward induction; imported on use, as scipy.stats is slow to import."""
-    from debatekit.analysis import stochastic_exact
+    from debatekit.protocols.stochastic import exact
 
-    return stochastic_exact.solve(instance, _stochastic_rules(constants, instance))
+    return exact.solve(instance, _stochastic_rules(constants, instance))
 
 
 def _stochastic_spec(constants: Constants) -> ProtocolSpec:
@@ -110,8 +110,7 @@ def _stochastic_spec(constants: Constants) -> ProtocolSpec:
 
     def guarantee(instance: Instance) -> Guarantee:
         rules = _stochastic_rules(constants, instance)
-        machine = stochastic.machine_of(instance)
-        bits = word_width(machine.length + 1) + stochastic.CLAIM_BITS + machine.max_relevant + 1
+        bits = stochastic.bits_read_bound(stochastic.machine_of(instance))
         return Guarantee(
             rules.completeness,
             1 - rules.soundness,
@@ -123,7 +122,7 @@ def _stochastic_spec(constants: Constants) -> ProtocolSpec:
 
     def simulate(instance: Instance, alice, bob, seed, debates, progress=None, keep=False, provers=None, events=None):
         rules = _stochastic_rules(constants, instance)
-        return stochastic_play.simulate(
+        return stochastic_batch.simulate(
             instance, rules, alice, bob, seed, debates, progress, keep, provers=provers, events=events
         )
 
@@ -150,7 +149,7 @@ def _stochastic_spec(constants: Constants) -> ProtocolSpec:
         "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
-        simulate=simulate, batch=stochastic_play.BATCH, replay=replay, constants=constants,
+        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, constants=constants,
         variant=_stochastic_spec, describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance),
     )  # fmt: skip

@@ -31,7 +31,7 @@ from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.spec import ProtocolSpec
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 
 class UserError(Exception):

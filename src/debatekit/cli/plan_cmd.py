@@ -11,10 +11,10 @@ import typer
 
 from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import JsonOption, UserError
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants, Proof
 
 if TYPE_CHECKING:
-    from debatekit.analysis.planner import Plan
+    from debatekit.protocols.stochastic.planner import Plan
 
 
 class FixedConstants(StrEnum):
@@ -22,11 +22,6 @@ class FixedConstants(StrEnum):
 
     lean = Constants.lean.value
     paper = Constants.paper.value
-
-
-class ProofChoice(StrEnum):
-    direct = "direct"
-    lean = "lean"
 
 
 def plan(
@@ -47,7 +42,7 @@ def plan(
         typer.Option("--constants", help="Report Lean's or the paper's constants instead of planning."),
     ] = None,
     proof: Annotated[
-        ProofChoice | None,
+        Proof | None,
         typer.Option(
             "--proof",
             help="direct (default): one-sided tails prove bob_complete/bob_sound's conclusions (docs/planner.md); "
@@ -107,7 +102,7 @@ class Frontier:
             "K": self.lean.k,
             "T": self.lean.T,
             "frontier": [
-                {"multiplier": self.multiplier(d), "direct": d.to_json(), "lean": r.to_json()}
+                {"multiplier": self.multiplier(d), Proof.direct.value: d.to_json(), Proof.lean.value: r.to_json()}
                 for d, r in zip(self.direct, self.lean_route, strict=True)
             ],
             Constants.lean.value: self.lean.to_json(),
@@ -122,12 +117,12 @@ def planned(
     soundness: float | None = None,
     prover_budget: int | None = None,
     constants: FixedConstants | None = None,
-    proof: ProofChoice | None = None,
+    proof: Proof | None = None,
     show_frontier: bool = False,
 ) -> Plan | Frontier:
     """What ``plan`` computes from its options (``UserError`` for a mistake)."""
-    from debatekit.analysis import planner
     from debatekit.cli.common import progress
+    from debatekit.protocols.stochastic import planner
 
     _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
     c = 3 / 5 if completeness is None else completeness
@@ -137,14 +132,14 @@ def planned(
             steps = len(planner.FRONTIER_MULTIPLIERS)
             with progress(2 * steps, "planning the frontier, both proofs") as advance:
                 direct = planner.frontier(K, T, c, s, advance=advance)
-                lean = planner.frontier(K, T, c, s, advance=lambda i: advance(steps + i), proof="lean")
+                lean = planner.frontier(K, T, c, s, advance=lambda i: advance(steps + i), proof=Proof.lean)
             return Frontier(direct, lean, planner.lean_plan(K, T), planner.paper_plan(K, T))
         if constants is FixedConstants.lean:
             return planner.lean_plan(K, T)
         if constants is FixedConstants.paper:
             return planner.paper_plan(K, T)
         with progress(2, "searching, then certifying") as advance:
-            return planner.plan(K, T, c, s, prover_budget, advance=advance, proof=(proof or ProofChoice.direct).value)
+            return planner.plan(K, T, c, s, prover_budget, advance=advance, proof=proof or Proof.direct)
     except planner.PlanError as err:
         raise UserError(str(err)) from err
 
@@ -156,7 +151,7 @@ def _check(
     soundness: float | None,
     prover_budget: int | None,
     constants: FixedConstants | None,
-    proof: ProofChoice | None,
+    proof: Proof | None,
     show_frontier: bool,
 ) -> None:
     if not (math.isfinite(K) and K > 0):
@@ -222,7 +217,7 @@ def _print_plan(p: Plan) -> None:
             ("parameters", f"v={q.v:.6g} c={q.c:.6g} s={q.s:.6g} b={q.b:.6g} q={q.q:.6g} w=2/3"),
             ("alice failure bound", f"{p.alice_failure:.4g} <= q (estimate off by >= c)"),
         ]
-        if p.proof == "lean":
+        if p.proof is Proof.lean:
             rows += [
                 ("bob estimate failure bound", f"{p.bob_estimate_failure:.4g} <= q (off by >= (b-s)/2)"),
                 ("vera estimate failure bound", f"{p.vera_estimate_failure:.4g} <= v (off by >= (s-c)/2)"),
@@ -238,17 +233,18 @@ def _print_plan(p: Plan) -> None:
                     f"{p.vera_complete_failure:.4g} (reject, off <= c), {p.vera_sound_failure:.4g} <= v",
                 ),
             ]
-        rows.append(("proof", _PROOF_NOTE["defaults" if p.constants is Constants.lean else str(p.proof)]))
+        note = _LEAN_DEFAULTS_NOTE if p.constants is Constants.lean or p.proof is None else _PROOF_NOTE[p.proof]
+        rows.append(("proof", note))
     print(f"{p.constants} constants for K = {p.k:g}, T = {p.T}")
     for name, value in rows:
         print(f"{name:<{width}}{value}")
 
 
 _PROOF_NOTE = {
-    "direct": "direct: one-sided exact tails prove bob_complete/bob_sound's conclusions (docs/planner.md)",
-    "lean": "lean: two-sided exact tails prove alice_pr_le's conclusion per party; Lean's lemmas do the rest",
-    "defaults": "Lean's theorems as stated (Hoeffding's samples); the exact tails above are for comparison",
+    Proof.direct: "direct: one-sided exact tails prove bob_complete/bob_sound's conclusions (docs/planner.md)",
+    Proof.lean: "lean: two-sided exact tails prove alice_pr_le's conclusion per party; Lean's lemmas do the rest",
 }
+_LEAN_DEFAULTS_NOTE = "Lean's theorems as stated (Hoeffding's samples); the exact tails above are for comparison"
 
 
 def _print_frontier(f: Frontier) -> None:
@@ -257,7 +253,7 @@ def _print_frontier(f: Frontier) -> None:
 
     from debatekit.cli.common import stdout
 
-    for proof, plans in (("direct", f.direct), ("lean", f.lean_route)):
+    for proof, plans in ((Proof.direct, f.direct), (Proof.lean, f.lean_route)):
         table = Table(title=f"verifier queries against prover budget, {proof} proof (K = {f.lean.k:g}, T = {f.lean.T})")
         for name in ("prover budget", "verifier", "alice/step", "bob/step"):
             table.add_column(name, justify="right")

@@ -86,7 +86,7 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
     from debatekit.cli.common import configure, instance, problem_for, protocol
     from debatekit.oracle import SampleOnly
     from debatekit.problems.registry import PROBLEMS
-    from debatekit.protocols.stochastic_params import Constants
+    from debatekit.protocols.stochastic.params import Constants
 
     try:
         played = protocol(header["protocol"])

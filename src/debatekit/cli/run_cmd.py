@@ -25,7 +25,7 @@ from debatekit.cli.options import (
     UserError,
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -243,7 +243,7 @@ def play(
     from debatekit.engine.record import Mismatch, ReplayError
     from debatekit.engine.trust import Unaffordable
     from debatekit.files import FileMistake
-    from debatekit.protocols.stochastic import Unplannable
+    from debatekit.protocols.stochastic.rules import Unplannable
 
     if ready.models:
         from debatekit.llm.players import usage_json

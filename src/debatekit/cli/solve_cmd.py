@@ -20,7 +20,7 @@ from debatekit.cli.options import (
     TruthOption,
     UserError,
 )
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 if TYPE_CHECKING:
     from debatekit.analysis.exact import Solution

@@ -19,8 +19,8 @@ from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.problems.stochastic import JUDGE_YES
 from debatekit.protocols.spec import ProtocolSpec, honest_role
-from debatekit.protocols.stochastic import rules_for
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.rules import rules_for
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from typing import Any
 
 from debatekit.cli.options import UserError
 from debatekit.files import FileMistake, read_toml
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
 DEFAULTS: dict[str, list[Any]] = {"truth": ["yes"], "alice": ["honest"], "bob": ["honest"], "seed": [0]}

@@ -65,7 +65,7 @@ def play_cell(cell: Cell) -> CellResult:
     """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and records."""
     from debatekit.cli.options import Truth, UserError
     from debatekit.cli.run_cmd import play, prepare
-    from debatekit.protocols.stochastic_params import Constants
+    from debatekit.protocols.stochastic.params import Constants
 
     started = time.perf_counter()
     try:

@@ -1,5 +1,5 @@
 """Strategies for stochastic-oracle debate. Each acts on a batch of debates at once (a
-:class:`~debatekit.protocols.stochastic.StepView`), returning one message per live debate.
+:class:`~debatekit.protocols.stochastic.rules.StepView`), returning one message per live debate.
 
 Adversaries are computationally unbounded: they see the true conditional probabilities
 ``view.p`` for free. Which way a step pushes the output (its *direction*) is estimated once per
@@ -15,7 +15,14 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import HonestAlice, HonestBob, SampleOnlyError, StepView, conditionals, machine_of
+from debatekit.protocols.stochastic.rules import (
+    HonestAlice,
+    HonestBob,
+    SampleOnlyError,
+    StepView,
+    conditionals,
+    machine_of,
+)
 
 BIAS = 0.1
 """The constant lie of the ``bias`` adversary."""

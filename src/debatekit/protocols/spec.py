@@ -20,7 +20,7 @@ from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 from debatekit.reader import Reader
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Run
 from debatekit.experiments.report.series import Rate
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
 TRUTH_COLOURS = {"yes": "tab:blue", "no": "tab:red"}

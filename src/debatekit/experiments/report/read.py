@@ -10,7 +10,7 @@ from debatekit.experiments.logs import RUN_FILE, SUMMARY_FILE
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, FrontierPoint, Report, Run
 from debatekit.experiments.sweep import RESULTS_FILE, flat
 from debatekit.files import FileMistake, read_json, read_jsonl
-from debatekit.protocols.stochastic_params import Constants
+from debatekit.protocols.stochastic.params import Constants
 
 
 class ReportError(ValueError):

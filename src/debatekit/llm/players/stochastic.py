@@ -1,11 +1,11 @@
 """LLM players of stochastic-oracle debate: Figure 2 and Theorem 6.2 of the doubly-efficient
-debate paper, in the form the constants choose (:mod:`debatekit.protocols.stochastic`).
+debate paper, in the form the constants choose (:mod:`debatekit.protocols.stochastic.rules`).
 
 Alice claims p̂_t = P[y_t = 1 | a_{I(t)}] as she believes it: her LLM's P[yes] on the question of
 a judged step (from the first token's log-probabilities), the exact value of a compute step (0 or
 1) or a coin step. Bob aborts at step t when his own estimate, his LLM's P[yes] (exact on compute
 and coin steps), is at least his threshold from her claim: the honest Bob's test
-(:meth:`Rules.rejects <debatekit.protocols.stochastic.Rules.rejects>`) with his model's estimate
+(:meth:`Rules.rejects <debatekit.protocols.stochastic.rules.Rules.rejects>`) with his model's estimate
 in place of the mean of his samples. In the paper form each supplies its coin share z^A_t or z^B_t
 from its debate's own stream (``view.random()``), as the honest players do; a witness, where the
 machine takes one, is the instance's. Both play one debate at a time on numbers (``scalar``).
@@ -22,8 +22,8 @@ from debatekit.ledger import Role
 from debatekit.llm.players.base import LLM, Judgements, strategy
 from debatekit.oracle import settled
 from debatekit.players.base import Seat, Strategy
-from debatekit.protocols.stochastic import HonestAlice, HonestBob, machine_of
-from debatekit.protocols.stochastic_solo import SoloView
+from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob, machine_of
+from debatekit.protocols.stochastic.solo import SoloView
 
 
 def _believed(judgements: Judgements, seat: Seat, view: SoloView) -> float:

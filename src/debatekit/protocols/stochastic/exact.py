@@ -1,11 +1,17 @@
-"""Exact analysis of stochastic-oracle debate by backward induction over transcript prefixes.
+"""Stochastic-oracle debate solved exactly: backward induction over transcript prefixes.
 
-V(t, y) = P[V outputs 1 | the debate reached step t with bits y]. At step t, with p = P[y_t = 1 | y]:
+V(t, y) = P[V outputs 1 | the debate reached step t with bits y]. Each step is
+:func:`debatekit.protocols.stochastic.rules.debate`'s step in expectation, in its order (claim; in the
+paper form the bit; Bob's abort; then the verifier's test or the bit joining y), with its messages'
+tests (:data:`~debatekit.protocols.stochastic.rules.CLAIM`, ``ABORT``: a failing message loses for its
+sender). The generator is not driven here: a step's value needs every outcome of the verifier's and
+nature's draws at once, which a generator (one path at a time, not forkable) cannot give, so the sums
+below take its place. At step t, with p = P[y_t = 1 | y]:
 
 * honest Alice's claim is X/n_A with X ~ Bin(n_A, p) on an oracle step (p itself otherwise);
   the *best* Alice takes the supremum over every real claim in [0, 1] (:meth:`_Blocks.candidates`;
   a claim outside [0, 1] loses, the departure from Lean's clamping recorded in
-  :mod:`debatekit.protocols.stochastic`) and, with a witness, any witness;
+  :mod:`debatekit.protocols.stochastic.rules`) and, with a witness, any witness;
 * honest Bob aborts with probability P[|c - Z/n_B| >= bob_threshold], Z ~ Bin(n_B, p); the *best*
   Bob takes, for every claim (and in the paper form for every drawn bit), the better of abort and
   continue: every abort policy;
@@ -41,7 +47,7 @@ from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import Form, Rules, StepView, as_flags, as_numbers, claims_ok, machine_of
+from debatekit.protocols.stochastic.rules import ABORT, CLAIM, Form, Rules, StepView, as_flags, as_numbers, machine_of
 
 MAX_STEPS = 16
 MAX_WITNESS_BITS = 10
@@ -345,7 +351,7 @@ def accept_probability(
         history = np.array(state, dtype=np.uint8)
         if given_alice is not None:
             claims, weights = _given_claims(given_alice, t, steps, kind, p, history, rules)
-            ok = claims_ok(claims)
+            ok = CLAIM.ok(claims)
             claims = np.where(ok, claims, 0.0)
             vera, abort = tests(claims, p, kind is oracle_kind)
         else:
@@ -362,11 +368,11 @@ def accept_probability(
                 for b in (1, 0)
             )
             inner = claims * np.where(flags1 == 1, vera, one) + (1 - claims) * np.where(flags0 == 1, vera, zero)
-            inner = np.where((flags1 < 0) | (flags0 < 0), 1.0, inner)
+            inner = np.where(ABORT.ok(flags1) & ABORT.ok(flags0), inner, 1.0)  # Bob's malformed decision loses
         else:
             flags = _given_aborts(given_bob, t, steps, kind, p, history, rules, claims, None)
             go_on = claims * one + (1 - claims) * zero
-            inner = np.where(flags < 0, 1.0, np.where(flags == 1, vera, go_on))
+            inner = np.where(ABORT.ok(flags), np.where(flags == 1, vera, go_on), 1.0)
         inner = np.where(ok, inner, 0.0)  # a claim that is not a probability loses for Alice
         return float(inner @ weights)
 

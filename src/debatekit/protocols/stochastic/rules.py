@@ -10,22 +10,26 @@ Without an abort the verifier outputs a_T. The two forms (:class:`Form`) differ 
 * ``paper`` (Figure 2): the bit is a_t = 1 iff z_t <= p̂_t, z_t = z^A_t + z^B_t mod 1, one share
   from each side (neither sees the other's); Bob decides after seeing the bit.
 
-Constants (:class:`~debatekit.protocols.stochastic_params.Constants`): ``lean`` uses
+Constants (:class:`~debatekit.protocols.stochastic.params.Constants`): ``lean`` uses
 :meth:`Params.defaults`, ``paper`` Figure 2's d, r, R, and ``planned`` the certified plan of
-:mod:`debatekit.analysis.planner`; the form follows the constants (paper constants play the paper
-form, the others the Lean form). Every honest test has the shape of Lean's ``bob'``: estimate with
-n samples and compare |claim - estimate| with a threshold.
+:mod:`debatekit.protocols.stochastic.planner`; the form follows the constants (paper constants play
+the paper form, the others the Lean form). Every honest test has the shape of Lean's ``bob'``:
+estimate with n samples and compare |claim - estimate| with a threshold.
 
 Departures, all at the security boundary: a claim that is not a finite number in [0, 1] (Lean
 clamps it) and a share outside [0, 1) lose for their sender; so does an abort decision that is
 not a bit. Compute and coin steps are estimated exactly (their p is 0/1 or the coin's
 probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
 
-This module states the rules once: the tests (:meth:`Rules.rejects`, :meth:`Rules.accepts`), the
-bit (:func:`coin_bit`, :func:`drawn_bit`), what a message must be (:func:`claims_ok`,
-:func:`shares_ok`, :func:`as_numbers`, :func:`as_flags`) and what a party sees (:class:`StepView`).
-Its interpreters read them: :mod:`debatekit.protocols.stochastic_play` plays and replays debates
-(one or many at once), :mod:`debatekit.analysis.stochastic_exact` solves them exactly.
+This module states the rules once. :func:`debate` is the protocol itself, step by step: it asks an
+:class:`Interpreter` for what it needs (a message, the verifier's estimate, nature's uniform) and
+tells it what happens (a verdict, bits read, a transcript bit). The messages
+(:data:`WITNESS`, :data:`CLAIM`, :data:`SHARE`, :data:`ABORT`) carry what each must be and the
+forfeit when it is not; the record's events are written by :func:`moved`, :func:`forfeited`,
+:func:`queried`, :func:`drawn` and :func:`record`; what the verifier reads by :func:`bits_read_bound`
+and :func:`debate`. Its interpreters answer it: :mod:`.batch` for many debates at once (numpy rows),
+:mod:`.solo` for one on Python numbers (also replay and resume). :mod:`.exact` sums the same step's
+outcomes in expectation (its docstring says how it follows this order).
 """
 
 from __future__ import annotations
@@ -34,17 +38,18 @@ import contextlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any, Protocol
 
 import numpy as np
 
 from debatekit.engine.boundary import as_bit, plain_int
-from debatekit.ledger import Concession
+from debatekit.ledger import Concession, Role
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic_params import Constants, PaperConstants, Params
+from debatekit.protocols.stochastic.params import Constants, PaperConstants, Params
+from debatekit.reader import word_width
 
 Numbers = np.ndarray | float
 """One value per live debate: an array in a batch, a number when one debate is played alone. The
@@ -134,7 +139,7 @@ def rules_for(constants: Constants, k: float, steps: int) -> Rules:
     if constants is Constants.paper:
         return Rules.from_paper(PaperConstants(k, steps))
     if constants is Constants.planned:
-        from debatekit.analysis.planner import PlanError, plan
+        from debatekit.protocols.stochastic.planner import PlanError, plan
 
         try:
             return Rules.from_params(plan(k, steps).params)
@@ -208,6 +213,192 @@ def _number(value: Any) -> float:
         return float("nan") if number is None else float(number)
     except OverflowError:
         return float("nan")
+
+
+# ---------------------------------------------------------------------------------------------
+# The protocol, step by step (Protocol.lean ``step`` and ``debate``; Figure 2 steps 1-3)
+# ---------------------------------------------------------------------------------------------
+
+
+class Reading(Enum):
+    """How a message is read at the boundary (each interpreter has one reader per kind)."""
+
+    NUMBERS = "numbers"
+    FLAGS = "flags"
+    BITS = "bits"
+
+
+@dataclass(frozen=True, eq=False)
+class Message:
+    """One kind of message: its name in records, how it is read, what it must be, the forfeit of a
+    sender whose message is not that (``ok`` is written for numbers and arrays alike), and the player's
+    method that sends it. Each is one of the four below, compared and hashed by identity."""
+
+    what: str
+    reading: Reading
+    ok: Callable[[Any], Any]
+    reason: str
+    method: Callable[[Any], Callable[..., Any]]
+
+
+WITNESS = Message(
+    "witness", Reading.BITS, lambda w: w >= 0, "the witness is not a matrix of bits", lambda alice: alice.witness
+)
+"""Theorem 7.2: Alice's witness w, sent once before the first step (``ok`` per bit; -1 where unreadable)."""
+CLAIM = Message(
+    "claim", Reading.NUMBERS, claims_ok, "a claim that is not a probability in [0, 1]", lambda alice: alice.claims
+)
+"""Lean ``alice``; Figure 2 step 1: Alice's p̂_t."""
+SHARE = Message("share", Reading.NUMBERS, shares_ok, "a coin share outside [0, 1)", lambda player: player.shares)
+"""Figure 2 step 2: a share z^A_t or z^B_t of the coin."""
+ABORT = Message(
+    "abort", Reading.FLAGS, lambda flags: flags >= 0, "an abort decision that is not a bit", lambda bob: bob.aborts
+)
+"""Lean ``bob``; Figure 2 step 3: 1 if Bob aborts (-1 where it is not a bit)."""
+
+
+class Interpreter(Protocol):
+    """What :func:`debate` asks of an interpreter: each method answers for the debates still live
+    (one number each in :mod:`.solo`, arrays over a step's rows in :mod:`.batch`); ``where`` narrows
+    that to the debates where it holds (:data:`ALL`: every one)."""
+
+    def begin(self, t: int) -> bool:
+        """Step t begins; False when no debate is live (the debate is over)."""
+
+    def say(self, role: Role, message: Message, *seen: Any) -> Any:
+        """``role``'s ``message`` (showing it ``seen``: Bob's abort sees the claim and, in the paper
+        form, the bit), read at the boundary (``message.reading``); where ``message.ok`` fails the
+        sender loses (``message.reason``, :func:`forfeited`), elsewhere it is committed (:func:`moved`).
+        Answers the values read."""
+
+    def estimate(self, role: Role, n: int, where: Any) -> Any:
+        """``role``'s estimate of p_t with n samples where ``where`` holds (:meth:`StepView.estimate`:
+        n oracle queries on an oracle step, counted and recorded, :func:`queried`)."""
+
+    def nature(self) -> Any:
+        """A uniform in [0, 1) from each debate's own stream, at counter ``(t, NATURE)``."""
+
+    def extend(self, where: Any, bits: Any, chance: bool) -> None:
+        """a_t = ``bits`` where ``where`` holds; ``chance`` when nature drew them (recorded, :func:`drawn`)."""
+
+    def verdict(self, where: Any, accepted: Any) -> None:
+        """The debates where ``where`` holds end: the verifier outputs ``accepted``."""
+
+    def read(self, where: Any, bits: int, input_bits: int) -> None:
+        """The verifier reads ``bits`` prover bits and ``input_bits`` bits of x where ``where`` holds."""
+
+    def last_bit(self) -> Any:
+        """a_T of each debate still live, or None when none is."""
+
+
+ALL = True
+"""``where`` for every debate still live."""
+
+
+def some(where: Any) -> bool:
+    """Whether ``where`` (one debate's bool, or an array of them) holds anywhere."""
+    return where if type(where) is bool else bool(where.any())
+
+
+def debate(rules: Rules, machine: TranscriptMachine, play: Interpreter) -> None:
+    """Protocol.lean ``debate`` (Figure 2), the protocol once, for one debate or many: ``play`` answers
+    what it asks (each value a number, or an array with one entry per live debate).
+
+    Lean's ``step``, in outline (SPEC.md 1d; bits newest-first there)::
+
+        p ← alice y                         -- Alice gives p
+        if bob y p then y.push (bernoulli p)   -- Bob accepts: the protocol draws the bit
+        else vera y p                       -- Bob rejects: Vera's boolean is the output
+
+    The paper form draws the bit from both sides' shares before Bob decides (Figure 2 steps 1-3).
+    Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the
+    step once, and a call costs the scalar interpreter a fraction of a yield, its request object
+    and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
+    paper = rules.form is Form.paper
+    play.read(ALL, word_width(machine.length + 1), 0)  # V reads Bob's word: the step he aborts at, or none
+    if machine.n_witness:
+        play.say(Role.ALICE, WITNESS)
+    for t in range(machine.length):
+        if not play.begin(t):
+            return
+        claim = play.say(Role.ALICE, CLAIM)
+        bit = None
+        if paper:
+            bit = coin_bit(claim, play.say(Role.ALICE, SHARE), play.say(Role.BOB, SHARE))
+        abort = play.say(Role.BOB, ABORT, claim, bit)
+        aborted = abort == 1
+        if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
+            estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)
+            play.verdict(aborted, rules.accepts(claim, estimate))
+            play.read(aborted, *claim_bits(machine, t))
+        accepted = abort == 0
+        if some(accepted):
+            if bit is None:  # Lean: bernoulli p, with the protocol's own randomness
+                play.extend(accepted, drawn_bit(claim, play.nature()), True)
+            else:
+                play.extend(accepted, bit, False)
+    last = play.last_bit()  # no abort: the verifier outputs a_T
+    if last is not None:
+        play.verdict(ALL, last)
+        play.read(ALL, 1, 0)
+
+
+def claim_bits(machine: TranscriptMachine, t: int) -> tuple[int, int]:
+    """What the verifier reads after an abort at step t: Alice's claim and a_{I(t)} (prover bits: the
+    claim and the relevant witness and transcript bits; input bits: the relevant bits of x)."""
+    relevant = machine.relevant(t)
+    prover = sum(a >= machine.n_inputs for a in relevant)
+    return CLAIM_BITS + prover, len(relevant) - prover
+
+
+def bits_read_bound(machine: TranscriptMachine) -> int:
+    """The most bits :func:`debate` has the verifier read: Bob's word, an abort's claim and relevant
+    bits, and a_T."""
+    return word_width(machine.length + 1) + CLAIM_BITS + machine.max_relevant + 1
+
+
+NATURE, PLAYER_COINS, SEAT = 0, 8, 255
+"""Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role,
+:data:`PURPOSE`); a player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator
+of a seat (``Seat.rng``) from the first debate of the call. A user's player is always called one
+debate per call, so its ``Seat.rng`` is debate i's alone; only trusted built-ins play in batches, and
+they draw from ``view.random()``, never from the seat's generator."""
+PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
+
+
+def moved(role: Role, message: Message, t: int | None, value: Any) -> dict:
+    """The record's event of a committed message."""
+    return {"move": role.value, "what": message.what, "t": t, "message": value}
+
+
+def forfeited(role: Role, message: Message, t: int | None) -> dict:
+    """The record's event of a message that loses for its sender."""
+    return {"move": role.value, "what": message.what, "t": t, "forfeit": message.reason}
+
+
+def queried(role: Role, t: int, question: Any, n: int, answer: int) -> dict:
+    """The record's event of n oracle queries at step t (``question`` as JSON), ``answer`` of them yes."""
+    return {"query": role.value, "t": t, "question": question, "n": n, "answer": answer}
+
+
+def drawn(t: int, outcome: int) -> dict:
+    """The record's event of nature's bit (the Lean form)."""
+    return {"chance": "bit", "t": t, "outcome": outcome}
+
+
+def record(events: list[dict], verdict: int, loser: Role | None, queries: dict[Role, int], bits: int,
+           input_bits: int) -> dict:  # fmt: skip
+    """One debate's record: its events, verdict, forfeit (the first forfeit event's reason), queries by
+    role and bits read."""
+    return {
+        "events": events,
+        "verdict": verdict,
+        "forfeit": None if loser is None else loser.value,
+        "reason": next((e["forfeit"] for e in events if "forfeit" in e), ""),
+        "queries": {role.value: queries[role] for role in Role},
+        "bits_read": bits,
+        "input_bits_read": input_bits,
+    }
 
 
 class SampleOnlyError(Concession, ValueError):

@@ -3,8 +3,10 @@
 :class:`Params` is ``Params w d k t`` of Debate/Details.lean with every inequality a named check,
 plus the sample counts each honest party uses (Lean's Hoeffding ``samples`` unless a certified
 plan supplies smaller ones). Lean debates t+1 steps; here ``T`` is that number of steps, so Lean's
-``q * (t+1)`` reads ``q * T``. :class:`PaperConstants` are Figure 2's d, r and R. :class:`Constants`
-names the choices; this module imports nothing heavy, so the command line's options read it.
+``q * (t+1)`` reads ``q * T``. :class:`PaperConstants` are Figure 2's d, r and R. :func:`counts` is
+the one map from either to what the debate uses (sample counts, thresholds, promised bounds).
+:class:`Constants` names the choices and :class:`Proof` the planner's two certificates; this module
+imports nothing heavy, so the command line's options read it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,21 @@ class Constants(StrEnum):
     """Stochastic debate's constant choices; each value is its spelling on the command line and in records.
 
     ``lean``: :meth:`Params.defaults`; ``paper``: :class:`PaperConstants`; ``planned``: the certified
-    plan of :mod:`debatekit.analysis.planner`."""
+    plan of :mod:`debatekit.protocols.stochastic.planner`."""
 
     planned = "planned"
     lean = "lean"
     paper = "paper"
+
+
+class Proof(StrEnum):
+    """How a plan's sample counts are certified (docs/planner.md, "Two proofs"); each value is its
+    spelling on the command line and in plans."""
+
+    direct = "direct"
+    """Proves the conclusions of Lean's ``bob_complete`` and ``bob_sound`` from one-sided tails."""
+    lean = "lean"
+    """Proves only ``alice_pr_le``'s conclusion (two-sided) for every party's own estimate; Lean does the rest."""
 
 
 class ParamsError(ValueError):
@@ -160,3 +172,38 @@ class PaperConstants:
     @property
     def verifier_threshold(self) -> float:
         return 1 / (4 * self.d)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a constant choice fixes for the debate: each honest party's samples per step, the two
+    tests' thresholds, how far off a claim honest Bob still accepts with high probability, and the
+    promised completeness and soundness."""
+
+    alice_samples: int
+    bob_samples: int
+    vera_samples: int
+    bob_threshold: float
+    vera_threshold: float
+    bob_margin: float
+    completeness: float
+    soundness: float
+
+
+def counts(constants: Params | PaperConstants) -> Counts:
+    """The one map from constants to sample counts and thresholds (read by the rules and the planner).
+
+    Lean's :class:`Params`: its ``samples`` (or a plan's), ``bob' s b`` and ``bob' c s``, margin s, its
+    two bounds. Figure 2's :class:`PaperConstants`: R samples for each prover, r for the verifier,
+    thresholds 1/(2d) and 1/(4d); honest Bob's R samples estimate within 1/(4d) except with probability
+    1/(50T) (Hoeffding), so claims within 1/(4d) pass him with high probability; Theorem 6.2 promises
+    3/5 both ways."""
+    if isinstance(constants, Params):
+        return Counts(
+            constants.alice_samples, constants.bob_samples, constants.vera_samples, constants.bob_threshold,
+            constants.vera_threshold, constants.s, constants.completeness_bound, constants.soundness_bound,
+        )  # fmt: skip
+    return Counts(
+        constants.prover_samples, constants.prover_samples, constants.verifier_samples, constants.abort_threshold,
+        constants.verifier_threshold, constants.verifier_threshold, 3 / 5, 3 / 5,
+    )  # fmt: skip

@@ -1,25 +1,20 @@
 """Certified planner: the fewest verifier (human) queries for stochastic-oracle debate.
 
-The Lean proof (Debate/Details.lean) uses the honest parties' sampling only through three lemmas:
-``alice_pr_le`` (honest Alice's estimate is off by >= c with probability <= q) and ``bob_complete``
-/ ``bob_sound`` for ``bob' c s q`` (accept iff |p - estimate| < (c+s)/2). Honest Bob is
-``bob' s b q`` and Vera is ``bob' c s v``. Keeping those tests but choosing the sample counts so
-that the three conclusions hold for every true probability, with exact binomial tails instead of
-Hoeffding, keeps ``completeness_p`` and ``soundness_p`` true for the same :class:`Params`.
-Two certificates (:data:`Proof`): ``direct`` proves the three conclusions itself; ``lean`` proves only
-``alice_pr_le``'s, for every party's own estimate, and Lean proves ``bob_complete``/``bob_sound`` from it.
-docs/planner.md gives the argument (section 1a: what each leaves to Lean); this module computes it:
+Honest Bob is Lean's ``bob' s b q`` and Vera is ``bob' c s v``. Keeping those tests but choosing the
+sample counts so that ``alice_pr_le``, ``bob_complete`` and ``bob_sound`` hold for every true
+probability, with the exact binomial tails of :mod:`debatekit.protocols.stochastic.tails` instead of
+Hoeffding, keeps ``completeness_p`` and ``soundness_p`` true for the same :class:`Params`. Two
+certificates (:class:`~debatekit.protocols.stochastic.params.Proof`): ``direct`` proves the three
+conclusions itself; ``lean`` proves only ``alice_pr_le``'s, for every party's own estimate, and Lean
+proves ``bob_complete``/``bob_sound`` from it. docs/planner.md gives the argument (section 1a: what
+each leaves to Lean); this module searches it:
 
-* :func:`tail` is a certified upper bound on sup_p P_p[Bin(n, p) <= n(p - e)] (= the upper tail);
-* :func:`alice_failure`, :func:`bob_failures` bound the three lemmas' failure probabilities, and
-  :func:`bob_estimate_failure` the two-sided miss of ``bob'``'s estimate (Lean's route);
 * :func:`plan` picks (v, c, s, b, q) and the sample counts to minimise Vera's queries under a cap
   on each honest prover's queries per step; :func:`lean_plan`, :func:`paper_plan` and
-  :func:`frontier` report the alternatives.
-
-Length: the exact tail sweep, its certified margins, two proof routes, the search over (v, c, s, b, q)
-and the frontier are one argument (docs/planner.md) checked in one place; the tail sweep is the
-part to split out first.
+  :func:`frontier` report the alternatives, each plan's counts read through
+  :func:`~debatekit.protocols.stochastic.params.counts`, as the rules read them;
+* :func:`certifies` checks a plan under either proof, :func:`exact_inequalities` Lean's inequalities
+  in exact rationals.
 """
 
 from __future__ import annotations
@@ -28,286 +23,33 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from debatekit.protocols.stochastic_params import Constants, PaperConstants, Params, ParamsError
+from debatekit.protocols.stochastic.params import Constants, PaperConstants, Params, ParamsError, Proof, counts
+from debatekit.protocols.stochastic.tails import (
+    TailFn,
+    alice_failure,
+    bob_estimate_failure,
+    bob_failures,
+    bob_prime_failure,
+    float_down,
+    small_term,
+    tail,
+    tail_fast,
+)
 
 W = 2 / 3
 """Lean's w: P[M(x) = 1] >= 2/3 (completeness) or P[M(x) = 0] >= 2/3 (soundness)."""
 
-CDF_MARGIN = 1e-9
-"""Relative margin added to every computed binomial cdf value (floating-point error of binom.cdf)."""
-
-PRUNE_MARGIN = 1e-4
-"""Relative margin on the Chernoff-Stirling block bounds that let the sweep skip breakpoints."""
-
-SWEEP_BUDGET = 2**22
-"""Breakpoints the certified tail evaluates exactly before it settles for the block bounds."""
-
 FRONTIER_MULTIPLIERS = (1, 3, 10, 30, 100)
 MAX_BUDGET = 10**9
-
-_DOWN = 1 - 2.0**-50  # (k/n + e) * _DOWN, rounded, never exceeds the exact k/n + e
-Proof = Literal["direct", "lean"]
-"""How a plan's sample counts are certified (docs/planner.md, "Two proofs"): ``direct`` proves the
-conclusions of Lean's ``bob_complete`` and ``bob_sound`` from one-sided tails; ``lean`` proves only
-``alice_pr_le``'s conclusion (two-sided) for every party's own estimate, and Lean does the rest."""
-PROOFS: tuple[Proof, ...] = ("direct", "lean")
 
 
 class PlanError(ValueError):
     """The request cannot be planned: bad arguments or no parameters meet the targets."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Certified binomial tails
-# ---------------------------------------------------------------------------------------------
-
-
-def _float_down(x: Fraction) -> float:
-    """The largest float <= x (x >= 0)."""
-    f = float(x)
-    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
-
-
-def _kmax(n: int, e: float) -> int:
-    """Last k that may satisfy k/n + e <= 1 (one extra k is harmless: its p is clipped to 1, cdf 0)."""
-    return min(n - 1, math.floor(n * (1 - e)) + 1)
-
-
-def _breakpoints(k: np.ndarray, n: int, e: float) -> np.ndarray:
-    """k/n + e rounded down (so binom.cdf is evaluated at or below the exact point), clipped to 1."""
-    return np.minimum((k / n + e) * _DOWN, 1.0)
-
-
-def _cdf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
-    return np.asarray(stats.binom.cdf(k, n, p), dtype=float)
-
-
-def tail_sweep(n: int, e: float) -> tuple[float, int]:
-    """Every breakpoint: (max_k binom.cdf(k, n, k/n + e), argmax k), no margin; (0, -1) if none.
-
-    sup_{p in [0,1]} P_p[X <= n(p - e)] is this maximum (docs/planner.md, "The tail").
-    """
-    _check_tail_args(n, e)
-    if e <= 0:
-        return 1.0, n
-    kmax = _kmax(n, e)
-    if kmax < 0:
-        return 0.0, -1
-    return _max_over(n, e, [(0, kmax + 1)])
-
-
-def _max_over(n: int, e: float, ranges: list[tuple[int, int]], chunk: int = 2**21) -> tuple[float, int]:
-    """(max, argmax) of binom.cdf(k, n, k/n + e) over k in the half-open ranges, in chunks."""
-    best, arg = -1.0, -1
-    for start, stop in ranges:
-        for a in range(start, stop, chunk):
-            k = np.arange(a, min(stop, a + chunk))
-            values = _cdf(k, n, _breakpoints(k, n, e))
-            i = int(np.argmax(values))
-            if values[i] > best:
-                best, arg = float(values[i]), int(k[i])
-    return max(best, 0.0), arg
-
-
-def _check_tail_args(n: int, e: float) -> None:
-    if not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not math.isfinite(e):
-        raise ValueError(f"e must be finite, got {e!r}")
-
-
-def _kl(a: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """D(a || p) = a ln(a/p) + (1-a) ln((1-a)/(1-p)) for 0 < a < p < 1, without cancellation."""
-    gap = p - a
-    return -a * np.log1p(gap / a) - (1 - a) * np.log1p(-gap / (1 - a))
-
-
-def _block_bounds(n: int, e: float, kmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Blocks [lo, hi] covering k = 0..kmax, each with an upper bound on binom.cdf(k, n, p) at its
-    breakpoints (inf where no bound is claimed: k = 0, k = kmax and the blocks around D's minimum).
-
-    For 1 <= k <= n-1 and p >= k/n + e_lo (every rounded breakpoint is, with e_lo = e - 2^-48):
-    binom.cdf(k, n, p) <= pmf(k) / (1 - rho) with rho = k(1-p)/((n-k+1)p), the largest ratio
-    pmf(j-1)/pmf(j) for j <= k, and pmf(k) <= sqrt(n/(2 pi k(n-k))) exp(-n D(k/n || p)) (Robbins).
-    On a block: sqrt(...) is largest at an end, rho at most hi(1-a_lo-e_lo)/((n-hi+1)(a_lo+e_lo)),
-    and D(a || a+e_lo), convex in a, smallest at an end unless the block holds D's minimum.
-    """
-    e_lo = e - 2.0**-48
-    inner = min(kmax - 1, n - 1)
-    if e_lo <= 0 or inner < 1:
-        return np.array([0]), np.array([kmax]), np.array([np.inf])
-    blocks = min(inner, 2**20, max(512, math.ceil(32 / e)))  # blocks of about n e / 32 keep rho < 1
-    ends = np.unique(np.linspace(1, inner + 1, num=blocks + 1).astype(np.int64))
-    lo, hi = ends[:-1], ends[1:] - 1
-    a_lo, a_hi = lo / n, hi / n
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        d_lo, d_hi = _kl(a_lo, a_lo + e_lo), _kl(a_hi, a_hi + e_lo)
-        d_min = np.minimum(d_lo, d_hi)
-        sq = np.sqrt(n / (2 * np.pi * np.minimum(lo * (n - lo), hi * (n - hi)).astype(float)))
-        rho = hi * (1 - a_lo - e_lo) / ((n - hi + 1) * (a_lo + e_lo))
-        bound = sq * np.exp(-n * d_min) / (1 - rho)
-    bound = np.where((rho < 1) & (a_hi + e_lo < 1) & np.isfinite(bound), bound, np.inf)
-    j = int(np.nanargmin(d_min))
-    bound[max(0, j - 2) : j + 3] = np.inf  # the blocks around D's minimum
-    edges = np.array([0, inner + 1]), np.array([0, kmax])
-    return np.concatenate([edges[0], lo]), np.concatenate([edges[1], hi]), np.concatenate([[np.inf, np.inf], bound])
-
-
-def _tail_certified(n: int, e: float) -> float:
-    """An upper bound on max_k binom.cdf(k, n, k/n + e), equal to it unless the sweep budget runs out.
-
-    Blocks of k are swept in decreasing order of their :func:`_block_bounds`, starting from a value
-    some k attains (:func:`_tail_fast`), until the next block's bound is below the best value found
-    (then the result is exact) or SWEEP_BUDGET breakpoints have been evaluated (then the result is the
-    larger of the best value and the next bound). A value below 1e-290 is reported as 1e-289.
-    """
-    kmax = _kmax(n, e)
-    if kmax < 0:
-        return 0.0
-    if hoeffding(n, e) < 1e-290:
-        return 1e-289
-    if kmax < 20_000:
-        best = tail_sweep(n, e)[0]
-    else:
-        best = _tail_fast(n, e)  # attained by some k, so a valid start for the maximum
-        lo, hi, bound = _block_bounds(n, e, kmax)
-        bound = bound * (1 + PRUNE_MARGIN)
-        order = np.argsort(-bound, kind="stable")
-        order = order[bound[order] >= best]
-        swept = 0
-        for start in range(0, order.size, 256):
-            batch = order[start : start + 256]
-            if bound[batch[0]] < best:
-                break
-            if swept >= SWEEP_BUDGET and np.isfinite(bound[batch[0]]):
-                best = max(best, float(bound[batch[0]]))  # every block left is below this bound
-                break
-            batch = batch[bound[batch] >= best]
-            sizes = hi[batch] - lo[batch] + 1
-            k = np.repeat(lo[batch] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-            best = max(best, float(_cdf(k, n, _breakpoints(k, n, e)).max()))
-            swept += k.size
-    return max(best, 1e-289) if best < 1e-290 else best
-
-
-@lru_cache(maxsize=65536)
-def _tail_fast(n: int, e: float) -> float:
-    """About tail_sweep(n, e)[0], and a value some breakpoint reaches: a grid of 129 breakpoints over all
-    k, then grids zooming in on the best one. For the optimiser's search, not for certificates."""
-    if e <= 0:
-        return 1.0
-    kmax = _kmax(n, e)
-    if kmax < 0:
-        return 0.0
-    if kmax < 512:
-        return tail_sweep(n, e)[0]
-    lo, hi, best = 0, kmax, 0.0
-    while hi - lo >= 2:
-        k = np.unique(np.linspace(lo, hi, num=129).astype(np.int64))
-        values = _cdf(k, n, _breakpoints(k, n, e))
-        i = int(np.argmax(values))
-        best = max(best, float(values[i]))
-        lo, hi = int(k[max(i - 1, 0)]), int(k[min(i + 1, k.size - 1)])
-        if k.size == hi - lo + 1:
-            break
-    return best
-
-
-@lru_cache(maxsize=4096)
-def tail(n: int, e: float) -> float:
-    """Certified upper bound on sup_{p in [0,1]} P_p[Bin(n, p) <= n(p - e)], which by symmetry
-    (X -> n - X, p -> 1 - p) also bounds sup_p P_p[Bin(n, p) >= n(p + e)]. Nonincreasing in e.
-
-    The maximum over every breakpoint of :func:`tail_sweep` (skipping only k that a rigorous
-    Chernoff-Stirling bound keeps below it), times 1 + CDF_MARGIN for binom.cdf's rounding.
-    """
-    _check_tail_args(n, e)
-    if e <= 0:
-        return 1.0
-    return min(1.0, _tail_certified(int(n), float(e)) * (1 + CDF_MARGIN))
-
-
-def hoeffding(n: int, e: float) -> float:
-    """exp(-2 n e^2) (with a 1e-9 margin for rounding), Hoeffding's bound on the same sup: used for terms
-    far below the one that matters."""
-    return 1.0 if e <= 0 else min(1.0, math.exp(-2 * n * e * e) * (1 + 1e-9))
-
-
-TailFn = Callable[[int, float], float]
-
-
-def _small(tail_fn: TailFn, n: int, e: float, main: float) -> float:
-    """tail_fn(n, e), or Hoeffding's bound when that is already below 1e-9 of the main term."""
-    h = hoeffding(n, e)
-    return h if h <= 1e-9 * main else tail_fn(n, e)
-
-
-def alice_failure(n: int, c: float, tail_fn: TailFn = tail) -> float:
-    """Bound on P[|X/n - p| >= c] for every p (Lean ``alice_pr_le``): lower tail + upper tail."""
-    return min(1.0, 2 * tail_fn(n, c))
-
-
-def bob_sound_failure(n: int, c: float, s: float, tail_fn: TailFn = tail) -> float:
-    """``bob' c s`` with n samples accepts a claim off by >= s with probability <= this (``bob_sound``).
-
-    Accepting means |p - X/n| < (c+s)/2, so X/n is beyond p_true by more than (s-c)/2 on the claim's side.
-    """
-    return tail_fn(n, _float_down((Fraction(s) - Fraction(c)) / 2))
-
-
-def bob_complete_failure(n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int = 16) -> float:
-    """``bob' c s`` with n samples rejects a claim off by <= c with probability <= this (``bob_complete``).
-
-    With delta = p - p_true in [-c, c] and r = (c+s)/2, rejecting means X/n >= p_true + (r + delta) or
-    X/n <= p_true - (r - delta), so the failure is <= tail(r + delta) + tail(r - delta), symmetric in delta.
-    On [d_i, d_j] that is <= tail(r + d_i) + tail(r - d_j) (tail is nonincreasing); the interval holding
-    the largest bound is halved up to ``splits`` times.
-    """
-    cf, sf = Fraction(c), Fraction(s)
-    r = (cf + sf) / 2
-    main = tail_fn(n, _float_down(r - cf))  # tail(r - c) = tail((s-c)/2): the largest term anywhere
-    floor = main + _small(tail_fn, n, _float_down(r + cf), main)  # delta = c's bound; no interval beats it
-
-    def bound(a: Fraction, b: Fraction) -> float:
-        low = tail_fn(n, _float_down(r - b))
-        return low + _small(tail_fn, n, _float_down(r + a), main)
-
-    points = [Fraction(0), cf]
-    bounds = [bound(points[0], points[1])]
-    for _ in range(splits):
-        i = max(range(len(bounds)), key=bounds.__getitem__)
-        if bounds[i] <= floor * (1 + 1e-4):
-            break
-        middle = (points[i] + points[i + 1]) / 2
-        points.insert(i + 1, middle)
-        bounds[i : i + 1] = [bound(points[i], middle), bound(middle, points[i + 2])]
-    return min(1.0, max(bounds))
-
-
-def bob_failures(n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int = 16) -> tuple[float, float]:
-    """(``bob_complete`` failure, ``bob_sound`` failure) bounds for ``bob' c s`` with n samples."""
-    return bob_complete_failure(n, c, s, tail_fn, splits), bob_sound_failure(n, c, s, tail_fn)
-
-
-def bob_estimate_failure(n: int, c: float, s: float, tail_fn: TailFn = tail) -> float:
-    """``bob' c s``'s own estimate (``alice' ((s-c)/2)``, here with n samples) misses by >= (s-c)/2 with
-    probability <= this, for every p: ``alice_pr_le``'s conclusion at e = (s-c)/2, from which Lean
-    proves both ``bob_complete`` and ``bob_sound``."""
-    return alice_failure(n, _float_down((Fraction(s) - Fraction(c)) / 2), tail_fn)
-
-
-def bob_prime_failure(proof: Proof, n: int, c: float, s: float, tail_fn: TailFn = tail, splits: int = 16) -> float:
-    """The failure of ``bob' c s`` with n samples that ``proof`` certifies against its allowance: the
-    larger of the two direct bounds, or the two-sided miss of its estimate (Lean's route)."""
-    if proof == "lean":
-        return bob_estimate_failure(n, c, s, tail_fn)
-    return max(bob_failures(n, c, s, tail_fn, splits))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,6 +106,7 @@ class Plan:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["constants"] = self.constants.value
+        out["proof"] = None if self.proof is None else self.proof.value
         out["prover_budget"] = None if self.prover_budget is None else list(self.prover_budget)
         out["alice_queries"] = self.alice_queries
         out["bob_queries"] = self.bob_queries
@@ -378,43 +121,32 @@ def lean_budget(k: float, T: int) -> tuple[int, int]:
 
 def lean_plan(k: float, T: int) -> Plan:
     """Lean's ``Params.defaults`` with Hoeffding's ``samples``, which Lean's theorems cover as stated
-    (``proof="lean"``, no substitution); its failures bounded by exact tails too (left None when a count
+    (``Proof.lean``, no substitution); its failures bounded by exact tails too (left None when a count
     exceeds MAX_BUDGET)."""
     _check_kT(k, T)
     params = Params.defaults(k, T)
     if max(params.alice_samples, params.bob_samples, params.vera_samples) <= MAX_BUDGET:
-        return _certified(Constants.lean, params, None, "lean")
-    return Plan(
-        constants=Constants.lean,
-        proof="lean",
-        k=k,
-        T=T,
-        params=params,
-        verifier_queries=params.vera_samples,
-        alice_queries_per_step=params.alice_samples,
-        bob_queries_per_step=params.bob_samples,
-        completeness=params.completeness_bound,
-        soundness=params.soundness_bound,
-    )
+        return _certified(Constants.lean, params, None, Proof.lean)
+    return _plan(Constants.lean, Proof.lean, params, k, T)
 
 
 def paper_plan(K: float, T: int) -> Plan:
     """Figure 2's constants: r verifier samples, R per prover per round; Theorem 6.2 promises
     completeness 3/5 and soundness 3/5 (P[V = 1] <= 2/5). Not a Lean ``Params``, so no params."""
     _check_kT(K, T)
-    paper = PaperConstants(K, T)
+    return _plan(Constants.paper, None, PaperConstants(K, T), K, T)
+
+
+def _plan(constants: Constants, proof: Proof | None, chosen: Params | PaperConstants, k: float, T: int,
+          **failures: Any) -> Plan:  # fmt: skip
+    """A plan of ``chosen``'s counts (:func:`~debatekit.protocols.stochastic.params.counts`, as the rules
+    read them), with the failures given."""
+    c = counts(chosen)
     return Plan(
-        constants=Constants.paper,
-        proof=None,
-        k=K,
-        T=T,
-        params=None,
-        verifier_queries=paper.verifier_samples,
-        alice_queries_per_step=paper.prover_samples,
-        bob_queries_per_step=paper.prover_samples,
-        completeness=3 / 5,
-        soundness=3 / 5,
-    )
+        constants=constants, proof=proof, k=k, T=T, params=chosen if isinstance(chosen, Params) else None,
+        verifier_queries=c.vera_samples, alice_queries_per_step=c.alice_samples,
+        bob_queries_per_step=c.bob_samples, completeness=c.completeness, soundness=c.soundness, **failures,
+    )  # fmt: skip
 
 
 def _check_kT(k: float, T: int) -> None:
@@ -428,17 +160,8 @@ def _certified(constants: Constants, params: Params, budget: tuple[int, int] | N
     """Bound every failure of both proofs for ``params``' sample counts and package the plan."""
     bob_c, bob_s = bob_failures(params.bob_samples, params.s, params.b)
     vera_c, vera_s = bob_failures(params.vera_samples, params.c, params.s)
-    return Plan(
-        constants=constants,
-        proof=proof,
-        k=params.k,
-        T=params.T,
-        params=params,
-        verifier_queries=params.vera_samples,
-        alice_queries_per_step=params.alice_samples,
-        bob_queries_per_step=params.bob_samples,
-        completeness=params.completeness_bound,
-        soundness=params.soundness_bound,
+    return _plan(
+        constants, proof, params, params.k, params.T,
         alice_failure=alice_failure(params.alice_samples, params.c),
         bob_complete_failure=bob_c,
         bob_sound_failure=bob_s,
@@ -447,7 +170,7 @@ def _certified(constants: Constants, params: Params, budget: tuple[int, int] | N
         bob_estimate_failure=bob_estimate_failure(params.bob_samples, params.s, params.b),
         vera_estimate_failure=bob_estimate_failure(params.vera_samples, params.c, params.s),
         prover_budget=budget,
-    )
+    )  # fmt: skip
 
 
 def failures_within(plan: Plan, proof: Proof | None = None) -> dict[str, bool]:
@@ -461,7 +184,7 @@ def failures_within(plan: Plan, proof: Proof | None = None) -> dict[str, bool]:
     def within(value: float | None, allowance: float) -> bool:
         return value is not None and value <= allowance
 
-    if (proof or plan.proof) == "lean":
+    if (proof or plan.proof) is Proof.lean:
         return {
             "alice_pr_le (Alice)": within(plan.alice_failure, p.q),
             "alice_pr_le (Bob's estimate)": within(plan.bob_estimate_failure, p.q),
@@ -531,7 +254,7 @@ class _Problem:
     @property
     def share(self) -> float:
         """The part of an allowance one tail may use: all (direct's dominant term) or half (two-sided)."""
-        return 0.5 if self.proof == "lean" else 1.0
+        return 0.5 if self.proof is Proof.lean else 1.0
 
     def b_max(self, v: float, q: float) -> float:
         """Largest b with d_s <= (1-v)(1-qT)(w - k b), less a relative slack."""
@@ -623,14 +346,14 @@ class _Search:
         if q not in self._alice:
             n, target = self.pb.n_a, q * (1 - _SEARCH_MARGIN)
             guess = float(_approx_e(n, q / 2))
-            self._alice[q] = _least_e(lambda e: alice_failure(n, e, _tail_fast), target, guess)
+            self._alice[q] = _least_e(lambda e: alice_failure(n, e, tail_fast), target, guess)
         return self._alice[q]
 
     def bob_half_width(self, q: float) -> float:
         if q not in self._bob:
             # direct leaves room for bob_complete's second term; lean needs both tails within q
             n, target = self.pb.n_b, q * self.pb.share * (1 - 1e-3)
-            self._bob[q] = _least_e(lambda e: _tail_fast(n, e), target, float(_approx_e(n, q * self.pb.share)))
+            self._bob[q] = _least_e(lambda e: tail_fast(n, e), target, float(_approx_e(n, q * self.pb.share)))
         return self._bob[q]
 
     def design(self, v: float, q: float, gamma: float = 1.0) -> _Design | None:
@@ -649,7 +372,7 @@ class _Search:
         s = b - 2 * half
         if not (math.isfinite(half) and c < s < b):
             return None
-        if bob_prime_failure(pb.proof, pb.n_b, s, b, _tail_fast, splits=2) > q * (1 - _SEARCH_MARGIN):
+        if bob_prime_failure(pb.proof, pb.n_b, s, b, tail_fast, splits=2) > q * (1 - _SEARCH_MARGIN):
             return None
         target = v * (1 - _SEARCH_MARGIN)
         e_v = (s - c) / 2
@@ -663,11 +386,11 @@ def _vera_search_failure(proof: Proof, n: int, c: float, s: float) -> float:
     """Vera's failure in the search, fast tails. Lean's route: 2 tail((s-c)/2). Direct: bob_complete's
     bound at delta = c, tail((s-c)/2) + tail((3c+s)/2), which the certified interval bound approaches
     (and bob_sound's tail((s-c)/2) is below it)."""
-    if proof == "lean":
-        return bob_estimate_failure(n, c, s, _tail_fast)
+    if proof is Proof.lean:
+        return bob_estimate_failure(n, c, s, tail_fast)
     cf, sf = Fraction(c), Fraction(s)
-    main = _tail_fast(n, _float_down((sf - cf) / 2))
-    return main + _small(_tail_fast, n, _float_down((3 * cf + sf) / 2), main)
+    main = tail_fast(n, float_down((sf - cf) / 2))
+    return main + small_term(tail_fast, n, float_down((3 * cf + sf) / 2), main)
 
 
 def _approx_candidates(pb: _Problem, size: int = 200) -> list[tuple[float, float]]:
@@ -735,7 +458,7 @@ def _fewest(failure: Callable[[int, TailFn], float], target: float, cap: int | N
     n = 0
     for _ in range(8):
         n = _least_n(
-            lambda m, r=ratio: failure(m, _tail_fast) * r <= target * (1 - _SEARCH_MARGIN), n or guess or cap or 1
+            lambda m, r=ratio: failure(m, tail_fast) * r <= target * (1 - _SEARCH_MARGIN), n or guess or cap or 1
         )
         n = n if cap is None else min(n, cap)
         value = failure(n, tail)
@@ -743,7 +466,7 @@ def _fewest(failure: Callable[[int, TailFn], float], target: float, cap: int | N
             return n
         if cap is not None and n >= cap:
             break
-        ratio = max(ratio * 1.0001, value / max(failure(n, _tail_fast), 1e-300))
+        ratio = max(ratio * 1.0001, value / max(failure(n, tail_fast), 1e-300))
     raise PlanError("internal error: could not certify a party's sample count")
 
 
@@ -752,10 +475,10 @@ def _certify_design(pb: _Problem, d: _Design) -> Plan:
     (parts per million, or a few per cent above SWEEP_BUDGET breakpoints), then Vera's samples up to
     the least count the certified bounds accept."""
     n_a, n_b, b = pb.n_a, pb.n_b, d.b
-    c = _settle(lambda e: alice_failure(n_a, e), lambda e: alice_failure(n_a, e, _tail_fast), d.q, d.c)
+    c = _settle(lambda e: alice_failure(n_a, e), lambda e: alice_failure(n_a, e, tail_fast), d.q, d.c)
     half = _settle(
         lambda h: bob_prime_failure(pb.proof, n_b, b - 2 * h, b),
-        lambda h: bob_prime_failure(pb.proof, n_b, b - 2 * h, b, _tail_fast, splits=2),
+        lambda h: bob_prime_failure(pb.proof, n_b, b - 2 * h, b, tail_fast, splits=2),
         d.q,
         (b - d.s) / 2,
     )
@@ -817,19 +540,19 @@ def plan(
     soundness: float = 3 / 5,
     prover_budget: int | tuple[int, int] | None = None,
     advance: Callable[[int], None] | None = None,
-    proof: Proof = "direct",
+    proof: Proof = Proof.direct,
 ) -> Plan:
     """The certified plan with the fewest verifier queries (:attr:`Constants.planned`).
 
     Subject to Lean's ``Params`` inequalities (w = 2/3, d = the targets) and to honest Alice and Bob
     making at most ``prover_budget`` queries per step (an int caps both; a pair is (Alice, Bob); by
     default Lean's own counts for ``Params.defaults k t``). The parties keep Lean's tests; only the
-    sample counts change, certified by exact binomial tails under ``proof`` (:data:`Proof`;
+    sample counts change, certified by exact binomial tails under ``proof`` (:class:`Proof`;
     docs/planner.md). ``advance(i)`` is called after the search (i = 1) and the certificate (i = 2).
     """
     _check_kT(k, T)
-    if proof not in PROOFS:
-        raise PlanError(f"proof must be one of {', '.join(PROOFS)}, got {proof!r}")
+    if not isinstance(proof, Proof):
+        raise PlanError(f"proof must be a Proof ({', '.join(Proof)}), got {proof!r}")
     d_c, d_s = _check_target(completeness, "completeness"), _check_target(soundness, "soundness")
     n_a, n_b = _budget(k, T, prover_budget)
     pb = _Problem(float(k), T, d_c, d_s, n_a, n_b, proof)
@@ -849,7 +572,7 @@ def frontier(
     soundness: float = 3 / 5,
     multipliers: Sequence[int] = FRONTIER_MULTIPLIERS,
     advance: Callable[[int], None] | None = None,
-    proof: Proof = "direct",
+    proof: Proof = Proof.direct,
 ) -> list[Plan]:
     """Planned plans under ``proof`` when both provers may spend m times Lean's per-step counts, for each m."""
     _check_kT(k, T)

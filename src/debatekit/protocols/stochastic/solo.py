@@ -1,28 +1,27 @@
-"""One stochastic-oracle debate played alone, on Python numbers: the scalar interpreter of the
-rules in :mod:`debatekit.protocols.stochastic`, beside the batch interpreter of
-:mod:`debatekit.protocols.stochastic_play`.
+"""Stochastic-oracle debate's scalar interpreter: one debate on Python numbers, answering
+:func:`debatekit.protocols.stochastic.rules.debate` as :mod:`debatekit.protocols.stochastic.batch`
+answers it for many.
 
-The batch interpreter pays numpy's fixed cost per step, which for one debate is most of the work;
-this one plays the same steps with the same rules (:meth:`~debatekit.protocols.stochastic.Rules.rejects`,
-:func:`~debatekit.protocols.stochastic.coin_bit`, ... are written for numbers and arrays alike),
-draws the same numbers from the debate's :class:`~debatekit.engine.streams.Stream`, and writes
-the same events in the same order, so debate i comes out the same played either way (a test
-plays both). It is the path of slow players (one debate per call), of replay, and of a debate
-resumed from its journal: ``prefix`` holds the events it had journaled; its moves are committed
-again without asking the players and its verifier answers given again without asking the oracle.
+The batch interpreter pays numpy's fixed cost per request, which for one debate is most of the work;
+this one answers the same requests with numbers (the rules' tests, :func:`~.rules.coin_bit`, ... are
+written for numbers and arrays alike), draws the same numbers from the debate's
+:class:`~debatekit.engine.streams.Stream` at the same counters (:func:`~debatekit.engine.streams.counter`),
+and writes the same events, so debate i comes out the same played either way (a test plays both). It
+is the path of slow players (one debate per call), of replay, and of a debate resumed from its
+journal: ``prefix`` holds the events it had journaled; its moves are committed again without asking
+the players and its verifier answers given again without asking the oracle. A debate that ends (a
+forfeit, a verdict) stops asking the rules.
 
-Players see a :class:`SoloView`: :class:`~debatekit.protocols.stochastic.StepView`'s fields for
+Players see a :class:`SoloView`: :class:`~debatekit.protocols.stochastic.rules.StepView`'s fields for
 one live debate. A player declared ``scalar`` (:class:`~debatekit.players.base.Strategy`) gets
 numbers; any other gets arrays of one entry, as a batch of one, so a player written for arrays
 plays alone as it plays in a batch. A message may be a number or a length-1 sequence or array;
 anything else is its sender's forfeit.
-
-Length: the interpreter, its per-party views and the journal's resumed prefix are one loop's
-state; replay is that loop with scripted players, so it lives here too.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -40,28 +39,27 @@ from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import Oracle, consulted, here, judged, question_json, settled
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic import (
-    CLAIM_BITS,
-    Form,
+from debatekit.protocols.stochastic.rules import (
+    NATURE,
+    PLAYER_COINS,
+    PURPOSE,
+    SEAT,
+    WITNESS,
+    Message,
+    Reading,
     Rules,
     SampleOnlyError,
     _bits_matrix,
     _conditional,
-    claims_ok,
-    coin_bit,
-    drawn_bit,
+    debate,
+    drawn,
+    forfeited,
     machine_of,
-    shares_ok,
+    moved,
+    queried,
+    record,
 )
-from debatekit.reader import word_width
 
-NATURE, PLAYER_COINS, SEAT = 0, 8, 255
-"""Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role); a
-player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator of a seat
-(``Seat.rng``) from the first debate of the call. A user's player is always called one debate per
-call, so its ``Seat.rng`` is debate i's alone; only trusted built-ins play in batches, and they draw
-from ``view.random()``, never from the seat's generator."""
-PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
 _ONE_ROW = np.zeros(1, dtype=np.int64)
 _ONE_ROW.flags.writeable = False
 
@@ -148,16 +146,16 @@ class _Party:
             question, rng = debate.question(t), debate.stream.generator(at)
             yes = int(settled(consulted(where, lambda: self.oracle.sample_count(question, count, rng))))
         if debate.listed is not None:
-            event = {"query": self.role.value, "t": t, "question": question_json(debate.question(t)), "n": count,
-                     "answer": yes}  # fmt: skip
-            debate.note(event | judged(self.oracle, where))
+            debate.note(
+                queried(self.role, t, question_json(debate.question(t)), count, yes) | judged(self.oracle, where)
+            )
         return yes / count
 
     def coin(self, t: int) -> float:
         if t != self.t:
             self.t, self.estimates, self.coins_drawn = t, 0, 0
         self.coins_drawn += 1
-        return self.debate.stream.uniform((t << 24) | (self.coins << 16) | (self.coins_drawn - 1))
+        return self.debate.stream.uniform(counter(t, self.coins, self.coins_drawn - 1))
 
 
 class _Debate:
@@ -231,7 +229,7 @@ def play(
     events: list[dict] | None = None,
 ) -> Tally:
     """Debate ``index`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), as
-    :func:`~debatekit.protocols.stochastic_play.simulate` plays it in a batch, keeping its events
+    :func:`~debatekit.protocols.stochastic.batch.simulate` plays it in a batch, keeping its events
     when ``keep``. Moves and verifier answers that ``script`` holds (a record's events) are taken
     from it, not from the players and the oracle. ``events``, when given (a journaled list),
     receives the events as they happen; the events it already holds are those of a stopped
@@ -240,8 +238,6 @@ def play(
     steps, offset, n_inputs = machine.length, machine.offset, machine.n_inputs
     consulted = {Role.VERIFIER: instance}
     consulted[Role.ALICE] = consulted[Role.BOB] = instance if provers is None else replace(instance, oracle=provers)
-    routed = consulted[Role.BOB] is not instance
-    reasons: dict[Role, str] = {}
     resumed = list(events) if events else []
     strict = script is not None and not resumed  # a replay: the verifier's answers all come from the script
     script = resumed or script or []
@@ -249,11 +245,11 @@ def play(
     bits = bytearray(offset + steps)
     bits[:n_inputs] = bytes(int(b) for b in instance.x)
     journaled = deque(e for e in resumed if e.get("query") in (None, Role.VERIFIER.value))
-    debate = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
-    note = debate.note
+    shared = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
+    stream = shared.stream
     shapes = {Role.ALICE: number if alice.scalar else one, Role.BOB: number if bob.scalar else one}
-    parties = {role: _Party(role, debate, consulted[role].oracle, shapes.get(role, number)) for role in Role}
-    alice_party, bob_party, verifier = parties[Role.ALICE], parties[Role.BOB], parties[Role.VERIFIER]
+    parties = {role: _Party(role, shared, consulted[role].oracle, shapes.get(role, number)) for role in Role}
+    verifier = parties[Role.VERIFIER]
     moves = {(e["move"], e["what"], e.get("t")): _message(e) for e in script if "move" in e}
     if script:
         verifier.given = deque(int(e["answer"]) for e in script if e.get("query") == Role.VERIFIER.value)
@@ -265,149 +261,169 @@ def play(
 
     players: dict[Role, Any] = {}
     seated = own_copies(consulted[Role.BOB], {Role.ALICE: alice, Role.BOB: bob})
-    first = debate.stream.generator(counter(0, SEAT))
+    first = stream.generator(counter(0, SEAT))
     for role, chosen in ((Role.ALICE, alice), (Role.BOB, bob)):
         try:
             players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
         except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
             charge(role, err, chosen.trusted)
             players[role] = err
-
-    alice_player, bob_player = players[Role.ALICE], players[Role.BOB]
-    witness_of, claims_of, alice_shares = (_bound(alice_player, m) for m in (_witness, _claims, _shares))
-    bob_shares, aborts_of = _bound(bob_player, _shares), _bound(bob_player, _aborts)
-
-    def move(role: Role, what: str, t: int | None, method: Callable[..., Any], *args: Any) -> Any:
-        """The role's message: the script's if it holds this move, else ``method(*args)`` (one of
-        the role's bound methods), or the exception a failing player raised."""
-        if moves and (role.value, what, t) in moves:
-            return moves[(role.value, what, t)]
-        try:
-            return method(*args)
-        except Exception as err:  # untrusted strategy code: the debate is forfeited
-            charge(role, err, (alice if role is Role.ALICE else bob).trusted)
-            reasons.setdefault(role, describe(err))
-            return err
-
-    def commit(role: Role, what: str, t: int | None, message: Any) -> None:
-        note({"move": role.value, "what": what, "t": t, "message": message})
-
-    verdict, loser, reason = -1, None, ""
-    bits_read, input_bits_read = word_width(steps + 1), 0  # V reads Bob's word: the abort step, or none
-
-    def lose(role: Role, what: str, why: str, t: int | None) -> None:
-        nonlocal verdict, loser, reason
-        verdict, loser, reason = (0 if role is Role.ALICE else 1), role, why
-        reasons.setdefault(role, why)
-        if listed is not None:
-            note({"move": role.value, "what": what, "t": t, "forfeit": why})
-
-    if machine.n_witness:
-        sent = move(Role.ALICE, "witness", None, witness_of, 1)
-        w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
-                         1, machine.n_witness)[0]  # fmt: skip
-        if (w < 0).any():
-            lose(Role.ALICE, "witness", "the witness is not a matrix of bits", None)
-        else:
-            bits[n_inputs:offset] = bytes(int(b) for b in w)
-            if listed is not None:
-                commit(Role.ALICE, "witness", None, [int(b) for b in w])
-    paper, bob_shape = rules.form is Form.paper, bob_party.shape
-    provers_instance = consulted[Role.BOB]
-    view_a = SoloView(0, steps, machine.kind(0), rules, 0.0, alice_party, bits, offset)
-    view_b = SoloView(0, steps, machine.kind(0), rules, 0.0, bob_party, bits, offset)
-    oracle_step = StepKind.ORACLE
-    for t in range(steps if loser is None else 0):
-        kind = machine.kind(t)
-        relevant = machine.relevant(t)
-        seen_bits = tuple(bits[a] for a in relevant)
-        if kind is oracle_step:
-            p = _conditional(machine, t, seen_bits, provers_instance)
-        else:
-            p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
-        width = offset + t
-        view_a.t = view_b.t = t
-        view_a.kind = view_b.kind = kind
-        view_a._p = view_b._p = p
-        view_a._width = view_b._width = width
-        claim = one_number(move(Role.ALICE, "claim", t, claims_of, view_a))
-        if not claims_ok(claim):
-            lose(Role.ALICE, "claim", "a claim that is not a probability in [0, 1]", t)
-            break
-        if listed is not None:
-            commit(Role.ALICE, "claim", t, claim)
-        bit: Any = None
-        if paper:
-            a = one_number(move(Role.ALICE, "share", t, alice_shares, view_a))
-            if not shares_ok(a):
-                lose(Role.ALICE, "share", "a coin share outside [0, 1)", t)
-                break
-            if listed is not None:
-                commit(Role.ALICE, "share", t, a)
-            b = one_number(move(Role.BOB, "share", t, bob_shares, view_b))
-            if not shares_ok(b):
-                lose(Role.BOB, "share", "a coin share outside [0, 1)", t)
-                break
-            if listed is not None:
-                commit(Role.BOB, "share", t, b)
-            bit = int(coin_bit(claim, a, b))
-        flag = one_flag(
-            move(Role.BOB, "abort", t, aborts_of, view_b, bob_shape(claim), None if bit is None else bob_shape(bit))
-        )
-        if flag < 0:
-            lose(Role.BOB, "abort", "an abort decision that is not a bit", t)
-            break
-        if listed is not None:
-            commit(Role.BOB, "abort", t, flag)
-        if flag == 1:
-            p_verifier = _conditional(machine, t, seen_bits, instance) if routed else p
-            verdict = int(rules.accepts(claim, verifier.estimate(t, kind, p_verifier, rules.vera_samples)))
-            prover = sum(a >= n_inputs for a in relevant)
-            bits_read += CLAIM_BITS + prover
-            input_bits_read += len(relevant) - prover
-            break
-        if bit is None:
-            bit = int(drawn_bit(claim, debate.stream.uniform(counter(t, NATURE))))
-            if listed is not None:
-                note({"chance": "bit", "t": t, "outcome": bit})
-        bits[width] = bit
-    else:
-        if loser is None:
-            verdict = bits[-1]
-            bits_read += 1  # a_T
-    forfeited = {Role.ALICE: int(loser is Role.ALICE), Role.BOB: int(loser is Role.BOB)}
+    solo = _Solo(rules, consulted, machine, shared, parties, players, {Role.ALICE: alice, Role.BOB: bob}, moves)
+    with contextlib.suppress(_Over):
+        debate(rules, machine, solo)
+    loser = solo.loser
+    forfeited_count = {Role.ALICE: int(loser is Role.ALICE), Role.BOB: int(loser is Role.BOB)}
     queries = {role: party.queries for role, party in parties.items()}
     records = None
     if listed is not None:
-        records = [{
-            "events": listed,
-            "verdict": verdict,
-            "forfeit": None if loser is None else loser.value,
-            "reason": reason,
-            "queries": {role.value: queries[role] for role in Role},
-            "bits_read": bits_read,
-            "input_bits_read": input_bits_read,
-        }]  # fmt: skip
+        records = [record(listed, solo.verdict_, loser, queries, solo.bits_read, solo.input_bits_read)]
     return Tally(
-        np.array([verdict]), {role: np.array([queries[role]]) for role in Role}, np.array([bits_read]),
-        np.array([input_bits_read]), forfeited, reasons, records=records,
+        np.array([solo.verdict_]), {role: np.array([queries[role]]) for role in Role}, np.array([solo.bits_read]),
+        np.array([solo.input_bits_read]), forfeited_count, solo.reasons, records=records,
     )  # fmt: skip
 
 
-def _witness(alice: Any) -> Callable[[int], Any]:
-    return alice.witness
+_ALICE, _NUMBERS = Role.ALICE, Reading.NUMBERS
 
 
-def _claims(alice: Any) -> Callable[[SoloView], Any]:
-    return alice.claims
+class _Over(Exception):
+    """The debate ended with a forfeit: the rules are asked nothing more."""
 
 
-def _shares(player: Any) -> Callable[[SoloView], Any]:
-    return player.shares
+class _Solo:
+    """The rules' :class:`~debatekit.protocols.stochastic.rules.Interpreter` for one debate: every value
+    a Python number, every ``where`` a bool."""
 
+    def __init__(self, rules: Rules, consulted: dict[Role, Instance], machine: TranscriptMachine, shared: _Debate,
+                 parties: dict[Role, _Party], players: dict[Role, Any], strategies: dict[Role, Strategy],
+                 moves: dict) -> None:  # fmt: skip
+        self.instance, self.provers = consulted[Role.VERIFIER], consulted[Role.BOB]
+        self.routed = self.provers is not self.instance
+        self.machine, self.moves, self.offset = machine, moves, machine.offset
+        self.bits, self.stream, self.listed, self.note = shared.bits, shared.stream, shared.listed, shared.note
+        self.players, self.strategies, self.parties = players, strategies, parties
+        self.reasons: dict[Role, str] = {}
+        self.methods: dict[Message, Callable[..., Any]] = {}
+        """Alice's bound methods, by message (looked up once per debate)."""
+        self.bob_methods: dict[Message, Callable[..., Any]] = {}
+        self.verdict_, self.loser = -1, None
+        self.bits_read = self.input_bits_read = 0
+        self.t, self.kind, self.p, self.seen_bits = -1, StepKind.COMPUTE, 0.0, ()
+        steps, offset = machine.length, machine.offset
+        self.view_a = SoloView(0, steps, machine.kind(0), rules, 0.0, parties[Role.ALICE], self.bits,
+                               offset)  # fmt: skip
+        self.view_b = SoloView(0, steps, machine.kind(0), rules, 0.0, parties[Role.BOB], self.bits,
+                               offset)  # fmt: skip
 
-def _aborts(bob: Any) -> Callable[[SoloView, Any, Any], Any]:
-    return bob.aborts
+    def move(self, role: Role, message: Message, t: int | None, args: tuple) -> Any:
+        """The role's message: the script's if it holds this move, else the player's, or the exception
+        a failing player raised."""
+        moves = self.moves
+        if moves and (role.value, message.what, t) in moves:
+            return moves[(role.value, message.what, t)]
+        bound = self.methods if role is _ALICE else self.bob_methods
+        method = bound.get(message)
+        if method is None:
+            method = bound[message] = _bound(self.players[role], message.method)
+        try:
+            return method(*args)
+        except Exception as err:  # untrusted strategy code: the debate is forfeited
+            return self.failed(role, err)
+
+    def failed(self, role: Role, err: Exception) -> Exception:
+        """A player's move raised: its debate is forfeited (the error is the message)."""
+        charge(role, err, self.strategies[role].trusted)
+        self.reasons.setdefault(role, describe(err))
+        return err
+
+    def lose(self, role: Role, message: Message, t: int | None) -> None:
+        self.verdict_, self.loser = (0 if role is Role.ALICE else 1), role
+        self.reasons.setdefault(role, message.reason)
+        if self.listed is not None:
+            self.note(forfeited(role, message, t))
+        raise _Over
+
+    def begin(self, t: int) -> bool:
+        if self.verdict_ >= 0:
+            return False
+        machine = self.machine
+        self.t = t
+        kind = self.kind = machine.kind(t)
+        bits = self.bits
+        seen_bits = self.seen_bits = tuple(map(bits.__getitem__, machine.relevant(t)))
+        if kind is StepKind.ORACLE:
+            p = self.p = _conditional(machine, t, seen_bits, self.provers)
+        else:
+            p = self.p = float(machine.rule(t, seen_bits))  # type: ignore[arg-type]
+        view_a, view_b = self.view_a, self.view_b
+        view_a.t = view_b.t = t
+        view_a.kind = view_b.kind = kind
+        view_a._p = view_b._p = p
+        view_a._width = view_b._width = machine.offset + t
+        return True
+
+    def say(self, role: Role, message: Message, *seen: Any) -> Any:
+        if message is WITNESS:
+            return self.witness()
+        t = self.t
+        view, bound = (self.view_a, self.methods) if role is _ALICE else (self.view_b, self.bob_methods)
+        if seen:
+            shape = view._party.shape
+            claim, bit = seen
+            args: tuple = (view, shape(claim), None if bit is None else shape(int(bit)))
+        else:
+            args = (view,)
+        method = bound.get(message)
+        if method is None or self.moves:  # the first call, or a script: looked up there
+            sent = self.move(role, message, t, args)
+        else:
+            try:
+                sent = method(*args)
+            except Exception as err:  # untrusted strategy code: the debate is forfeited
+                sent = self.failed(role, err)
+        value = one_number(sent) if message.reading is _NUMBERS else one_flag(sent)
+        if not message.ok(value):
+            self.lose(role, message, t)
+        if self.listed is not None:
+            self.note(moved(role, message, t, value))
+        return value
+
+    def witness(self) -> np.ndarray:
+        machine = self.machine
+        sent = self.move(Role.ALICE, WITNESS, None, (1,))
+        w = _bits_matrix(np.full((1, machine.n_witness), -1) if isinstance(sent, Exception) else sent,
+                         1, machine.n_witness)[0]  # fmt: skip
+        if not WITNESS.ok(w).all():
+            self.lose(Role.ALICE, WITNESS, None)
+        self.bits[machine.n_inputs : machine.offset] = bytes(int(b) for b in w)
+        if self.listed is not None:
+            self.note(moved(Role.ALICE, WITNESS, None, [int(b) for b in w]))
+        return w
+
+    def estimate(self, role: Role, n: int, where: bool) -> float:
+        t, p = self.t, self.p
+        if self.routed and role is Role.VERIFIER:  # the verifier asks its own oracle
+            p = _conditional(self.machine, t, self.seen_bits, self.instance)
+        return self.parties[role].estimate(t, self.kind, p, n)
+
+    def nature(self) -> float:
+        return self.stream.uniform(counter(self.t, NATURE))
+
+    def extend(self, where: bool, bits: bool, chance: bool) -> None:
+        t, bit = self.t, int(bits)
+        self.bits[self.offset + t] = bit
+        if chance and self.listed is not None:
+            self.note(drawn(t, bit))
+
+    def verdict(self, where: bool, accepted: Any) -> None:
+        self.verdict_ = int(accepted)
+
+    def read(self, where: bool, bits: int, input_bits: int) -> None:
+        self.bits_read += bits
+        self.input_bits_read += input_bits
+
+    def last_bit(self) -> int | None:
+        return None if self.verdict_ >= 0 else self.bits[-1]
 
 
 def _bound(player: Any, method: Callable[[Any], Callable[..., Any]]) -> Callable[..., Any]:

@@ -1,0 +1,371 @@
+"""Stochastic-oracle debate's batch interpreter: many debates of a run at once, one numpy row per
+live debate, answering :func:`debatekit.protocols.stochastic.rules.debate`.
+
+:func:`simulate` plays debates ``debates`` (a range of indices of a run). Every draw comes from the
+debate's own counter-based stream (:mod:`debatekit.engine.streams`): nature's bit in the Lean form,
+each party's estimates, and the players' own coins (``view.random()``). So debate i comes out the same
+played in a batch of 10^4 or alone by the scalar interpreter, :mod:`debatekit.protocols.stochastic.solo`,
+which plays a single debate, players that are not batched, and replays (a test plays debates both
+ways and compares records).
+
+The rules (:func:`~debatekit.protocols.stochastic.rules.debate`) ask for each step's messages and
+draws; this module answers for a whole batch: a ``where`` is an array over the step's rows, every
+value the rules see has one entry per row of the step (a row that forfeited within the step keeps
+a placeholder the rules never use: its abort flag is -1). Every message is read once into a private array
+(:func:`~debatekit.protocols.stochastic.rules.as_numbers`, ``as_flags``) and whatever fails its
+message's test is its sender's forfeit; players see read-only copies.
+
+With ``keep`` each debate's record lists its events in order (the rules' event functions): each
+committed message, nature's bits, and every oracle query with its role, question, count and answer
+(a count of yes among n samples).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from debatekit.engine.play import describe
+from debatekit.engine.streams import Streams, counter
+from debatekit.engine.trust import charge
+from debatekit.ledger import Role, Tally
+from debatekit.machine.transcript import StepKind
+from debatekit.oracle import Oracle, question_json
+from debatekit.players.base import Seat, Strategy, own_copies
+from debatekit.problems.registry import Instance
+from debatekit.protocols.stochastic import solo
+from debatekit.protocols.stochastic.rules import (
+    NATURE,
+    PLAYER_COINS,
+    PURPOSE,
+    SEAT,
+    WITNESS,
+    Message,
+    Reading,
+    Rules,
+    StepView,
+    _bits_matrix,
+    _conditional,
+    _frozen,
+    as_flags,
+    as_numbers,
+    conditionals,
+    debate,
+    drawn,
+    forfeited,
+    machine_of,
+    moved,
+    queried,
+    record,
+)
+
+BATCH = 4096
+"""Debates per call in a run: memory stays at BATCH rows of the transcript whatever the trials."""
+
+
+@dataclass
+class _Events:
+    """Per-debate events of a batch, kept as columns and laid out per debate at the end."""
+
+    size: int
+    columns: list[tuple[list[int], list[dict]]] = field(default_factory=list)
+
+    def add(self, rows: np.ndarray, listed: list[dict]) -> None:
+        """The k-th event of ``listed`` appended to the debate of the k-th of ``rows``."""
+        if rows.size:
+            self.columns.append((rows.tolist(), listed))
+
+    def per_debate(self) -> list[list[dict]]:
+        out: list[list[dict]] = [[] for _ in range(self.size)]
+        for rows, listed in self.columns:
+            for row, event in zip(rows, listed, strict=True):
+                out[row].append(event)
+        return out
+
+
+def simulate(
+    instance: Instance,
+    rules: Rules,
+    alice: Strategy,
+    bob: Strategy,
+    seed: int,
+    debates: range,
+    progress: Callable[[int], None] | None = None,
+    keep: bool = False,
+    *,
+    provers: Oracle | None = None,
+    events: list[dict] | None = None,
+) -> Tally:
+    """Debates ``debates`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), played
+    at once. The verifier asks ``instance.oracle``; Alice and Bob ask ``provers`` (a model of the
+    judge, say; default the same oracle): each party's view shows, and samples, its own. One
+    debate, or a player that is not batched, is played by :func:`~debatekit.protocols.stochastic.solo.play`
+    (``events``: its journaled list, from which it resumes)."""
+    if len(debates) == 1 or not (alice.batched and bob.batched):
+        tallies = [solo.play(instance, rules, alice, bob, seed, i, keep, provers=provers, events=events)
+                   for i in debates]  # fmt: skip
+        return tallies[0] if len(tallies) == 1 else Tally.concatenate(tallies)
+    return _Batch(instance, rules, alice, bob, seed, debates, progress, keep, provers).play()
+
+
+class _Batch:
+    """One call's state (the transcript table, the live rows, each debate's ledger) and the rules'
+    :class:`~debatekit.protocols.stochastic.rules.Interpreter` for it: a ``where`` is an array over the
+    step's rows."""
+
+    def __init__(self, instance: Instance, rules: Rules, alice: Strategy, bob: Strategy, seed: int,
+                 debates: range, progress: Callable[[int], None] | None, keep: bool,
+                 provers: Oracle | None) -> None:  # fmt: skip
+        machine = machine_of(instance)
+        self.instance, self.rules, self.machine, self.progress = instance, rules, machine, progress
+        self.strategies = {Role.ALICE: alice, Role.BOB: bob}
+        self.steps, self.offset, n = machine.length, machine.offset, len(debates)
+        self.n = n
+        consulted = {Role.VERIFIER: instance}
+        consulted[Role.ALICE] = consulted[Role.BOB] = instance if provers is None else replace(instance, oracle=provers)
+        self.consulted = consulted
+        self.streams = Streams(seed, np.arange(debates.start, debates.stop))
+        self.events = _Events(n) if keep else None
+        self.queries = {role: np.zeros(n, dtype=np.int64) for role in Role}
+        self.verdicts = np.full(n, -1)
+        self.forfeits = np.zeros(n, dtype=np.int8)
+        self.reasons: dict[Role, str] = {}
+        self.values = np.zeros((n, self.offset + self.steps), dtype=np.uint8, order="F")  # one column per step
+        self.values[:, : machine.n_inputs] = instance.x
+        self.history = np.asarray(memoryview(self.values).toreadonly())  # players' view: cannot be made writable
+        self.alive = np.ones(n, dtype=bool)
+        self.ended = False  # some debate ended since the live rows were last listed
+        self.bits_read = np.zeros(n, dtype=np.int64)
+        self.input_bits_read = np.zeros(n, dtype=np.int64)
+        self.calls: dict[tuple[int, int], int] = {}
+        self.samplers = {role: self._sampler(role) for role in Role}
+        self.coins = {role: self._coins(role) for role in (Role.ALICE, Role.BOB)}
+        self.t = -1
+        self.rows = np.arange(n)
+        """The live debates at this step's start."""
+        self.live: np.ndarray | None = None
+        """Which of ``rows`` are still live within the step (None: all of them)."""
+        self.p = np.zeros((2, n))
+        first = self.streams.generator(0, counter(0, SEAT))  # a seat's own generator: its batch's first debate's
+        seated = own_copies(consulted[Role.BOB], self.strategies)
+        self.players: dict[Role, Any] = {}
+        for role, chosen in self.strategies.items():
+            try:
+                self.players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
+            except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
+                charge(role, err, chosen.trusted)
+                self.players[role] = err
+
+    def play(self) -> Tally:
+        debate(self.rules, self.machine, self)
+        if self.progress:
+            self.progress(self.n)
+        return self.tally()
+
+    def live_rows(self) -> np.ndarray:
+        """List the live debates again when some ended."""
+        if self.ended:
+            self.ended, self.rows = False, np.flatnonzero(self.alive)
+        self.live = None
+        return self.rows
+
+    def begin(self, t: int) -> bool:
+        if self.live_rows().size == 0:
+            return False
+        self.t = t
+        if self.progress and t:
+            self.progress(self.n * t // self.steps)
+        p_provers = _probabilities(self.machine, t, self.consulted[Role.BOB], self.values, self.rows)
+        if self.consulted[Role.BOB] is self.instance:
+            self.p = np.broadcast_to(p_provers, (2, self.rows.size))
+        else:
+            self.p = np.stack([p_provers, _probabilities(self.machine, t, self.instance, self.values, self.rows)])
+        return True
+
+    def last_bit(self) -> np.ndarray | None:
+        rows = self.live_rows()
+        return self.values[rows, -1] if rows.size else None
+
+    def view(self, role: Role, where: np.ndarray | None = None) -> StepView:
+        """What ``role`` sees of the step's live rows (or of those where ``where`` holds); players get
+        read-only copies: nothing they do can change what the verifier uses."""
+        rows, p = self.rows, self.p[1 if role is Role.VERIFIER else 0]
+        if where is not None:
+            rows, p = rows[where], p[where]
+        t = self.t
+        return StepView(t, self.steps, self.machine.kind(t), _frozen(rows), _frozen(p), self.rules,
+                        self.samplers[role], self.history, self.offset + t, self.coins.get(role))  # fmt: skip
+
+    def call(self, role: Role, message: Message, *args: Any) -> Any:
+        """The player's ``message`` (its method called with ``args``), or the exception a failing player
+        raised (its debates forfeit)."""
+        player = self.players[role]
+        if isinstance(player, Exception):
+            self.reasons.setdefault(role, describe(player))
+            return player
+        try:
+            return message.method(player)(*args)
+        except Exception as err:  # untrusted strategy code: its debates are forfeited
+            charge(role, err, self.strategies[role].trusted)
+            self.reasons.setdefault(role, describe(err))
+            return err
+
+    def say(self, role: Role, message: Message, *seen: Any) -> np.ndarray:
+        if message is WITNESS:
+            return self.witness()
+        live = self.live
+        rows = self.rows if live is None else self.rows[live]
+        sent = self.call(role, message, self.view(role, live), *(_seen(s, live) for s in seen))
+        read = as_numbers(sent, rows.size) if message.reading is Reading.NUMBERS else as_flags(sent, rows.size)
+        ok = message.ok(read)
+        every = ok.all()
+        if not every:
+            self.forfeit(rows[~ok], role, message, self.t)
+        if self.events is not None:
+            kept, plain = (rows, read) if every else (rows[ok], read[ok])
+            t = self.t
+            self.events.add(kept, [moved(role, message, t, m) for m in plain.tolist()])
+        if live is None and every:
+            return read
+        if live is None:
+            self.live = ok
+            return read
+        full = np.full(self.rows.size, -1 if message.reading is Reading.FLAGS else np.nan)
+        full[live] = read
+        self.live = live.copy()
+        self.live[live] = ok
+        return full
+
+    def witness(self) -> np.ndarray:
+        n, machine = self.n, self.machine
+        w = self.call(Role.ALICE, WITNESS, n)
+        w = np.full((n, machine.n_witness), -1) if isinstance(w, Exception) else _bits_matrix(w, n, machine.n_witness)
+        bad = ~WITNESS.ok(w).all(axis=1)
+        self.forfeit(np.flatnonzero(bad), Role.ALICE, WITNESS, None)
+        self.values[:, machine.n_inputs : self.offset] = np.where(w < 0, 0, w)
+        good = np.flatnonzero(~bad)
+        if self.events is not None:
+            witness = self.values[good, machine.n_inputs : self.offset].tolist()
+            self.events.add(good, [moved(Role.ALICE, WITNESS, None, w) for w in witness])
+        if bad.any():
+            self.ended = True
+        return w
+
+    def forfeit(self, rows: np.ndarray, role: Role, message: Message, t: int | None) -> None:
+        if rows.size:
+            self.ended = True
+            self.verdicts[rows] = 0 if role is Role.ALICE else 1
+            self.forfeits[rows] = 1 if role is Role.ALICE else 2
+            self.alive[rows] = False
+            self.reasons.setdefault(role, message.reason)
+            if self.events is not None:
+                self.events.add(rows, [forfeited(role, message, t) for _ in rows])
+
+    def estimate(self, role: Role, n: int, where: np.ndarray) -> np.ndarray:
+        out = np.full(self.rows.size, np.nan)
+        out[where] = self.view(role, where).estimate(n)
+        return out
+
+    def nature(self) -> np.ndarray:
+        return self.streams.uniform(self.rows, counter(self.t, NATURE))
+
+    def extend(self, where: Any, bits: np.ndarray, chance: bool) -> None:
+        bits = bits.astype(np.uint8)
+        if where is True or where.all():
+            rows = self.rows
+        else:
+            rows, bits = self.rows[where], bits[where]
+        self.values[slice(None) if rows.size == self.n else rows, self.offset + self.t] = bits
+        if chance and self.events is not None:
+            t = self.t
+            self.events.add(rows, [drawn(t, b) for b in bits.tolist()])
+
+    def verdict(self, where: Any, accepted: np.ndarray) -> None:
+        rows = self.where(where)
+        self.verdicts[rows] = accepted if where is True else accepted[where]
+        self.alive[rows] = False
+        self.ended = True
+
+    def read(self, where: Any, bits: int, input_bits: int) -> None:
+        rows = self.where(where)
+        self.bits_read[rows] += bits
+        self.input_bits_read[rows] += input_bits
+
+    def where(self, where: Any) -> np.ndarray:
+        """The live rows where ``where`` holds (before the first step: every debate)."""
+        if where is True:
+            return self.rows if self.live is None else self.rows[self.live]
+        return self.rows[where]
+
+    def _next_count(self, t: int, purpose: int) -> int:
+        k = self.calls.get((t, purpose), 0)
+        self.calls[(t, purpose)] = k + 1
+        return counter(t, purpose, k)
+
+    def _questions(self, view: StepView) -> list:
+        machine = self.machine
+        relevant = self.values[np.ix_(view.rows, machine.relevant(view.t))]
+        return [machine.rule(view.t, tuple(int(b) for b in row)) for row in relevant]
+
+    def _sampler(self, role: Role) -> Callable[[StepView, int], np.ndarray]:
+        def sample(view: StepView, count: int) -> np.ndarray:
+            if view.kind is not StepKind.ORACLE:
+                return np.array(view.probabilities, dtype=float)
+            at = self._next_count(view.t, PURPOSE[role])
+            self.queries[role][view.rows] += count
+            if not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
+                yes = self.streams.binomial(view.rows, at, count, view.probabilities)
+            else:  # sample-only: ask each debate's question
+                asked = zip(view.rows.tolist(), self._questions(view), strict=True)
+                oracle = self.consulted[role].oracle
+                yes = np.array([oracle.sample_count(q, count, self.streams.generator(r, at)) for r, q in asked])
+            if self.events is not None:
+                said = zip((question_json(q) for q in self._questions(view)), yes.tolist(), strict=True)
+                self.events.add(view.rows, [queried(role, view.t, q, count, int(a)) for q, a in said])
+            return yes / count
+
+        return sample
+
+    def _coins(self, role: Role) -> Callable[[StepView], np.ndarray]:
+        return lambda view: self.streams.uniform(view.rows, self._next_count(view.t, PLAYER_COINS + PURPOSE[role]))
+
+    def tally(self) -> Tally:
+        forfeits = self.forfeits
+        forfeited_count = {Role.ALICE: int((forfeits == 1).sum()), Role.BOB: int((forfeits == 2).sum())}
+        records = None
+        if self.events is not None:
+            losers = {0: None, 1: Role.ALICE, 2: Role.BOB}
+            records = [
+                record(
+                    listed,
+                    int(self.verdicts[k]),
+                    losers[int(forfeits[k])],
+                    {role: int(self.queries[role][k]) for role in Role},
+                    int(self.bits_read[k]),
+                    int(self.input_bits_read[k]),
+                )
+                for k, listed in enumerate(self.events.per_debate())
+            ]
+        return Tally(self.verdicts, self.queries, self.bits_read, self.input_bits_read, forfeited_count,
+                     self.reasons, records=records)  # fmt: skip
+
+
+def _seen(value: np.ndarray | None, live: np.ndarray | None) -> np.ndarray | None:
+    """A value shown to a player (its live rows; a bit as 0/1), as a read-only copy."""
+    if value is None:
+        return None
+    if live is not None:
+        value = value[live]
+    return _frozen(value.astype(np.uint8) if value.dtype == np.bool_ else value)
+
+
+def _probabilities(machine: Any, t: int, instance: Instance, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """P[y_t = 1 | a_{I(t)}] under ``instance``'s oracle for each debate in ``rows`` (NaN where a
+    sample-only oracle does not give it)."""
+    relevant = machine.relevant(t)
+    if all(a < machine.n_inputs for a in relevant):  # reads only x: the same in every debate
+        return np.full(rows.size, _conditional(machine, t, tuple(int(instance.x[a]) for a in relevant), instance))
+    return conditionals(machine, t, values[np.ix_(rows, relevant)], instance)
