@@ -44,8 +44,22 @@ import numpy as np
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.boundary import from_json, safe_repr, safe_str, to_json, type_name
 from debatekit.engine.interrupts import stop_if_asked
-from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
-from debatekit.engine.record import ReplayError
+from debatekit.engine.nodes import (
+    NOTHING,
+    Chance,
+    End,
+    Judge,
+    Move,
+    Node,
+    Paid,
+    Payoff,
+    advance,
+    checking,
+    drawn,
+    drawn_from,
+    lost,
+)
+from debatekit.engine.record import Forged, ReplayError
 from debatekit.engine.trust import InternalError
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, Unanswered
@@ -163,9 +177,9 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
     try:
         return await asyncio.wait_for(attempt(), timeout)
     except TimeoutError:
-        return NOTHING, forfeit(node.role, f"no move within {timeout:g} s", alice_argues)
+        return NOTHING, lost(node, node.role, f"no move within {timeout:g} s", alice_argues)
     except Exception as err:  # untrusted code failed to answer
-        return NOTHING, forfeit(node.role, describe(err), alice_argues)
+        return NOTHING, lost(node, node.role, describe(err), alice_argues)
     except Unanswered as err:  # the player's model or oracle could not be consulted: undecided
         return NOTHING, undecided(node, err)
 
@@ -183,26 +197,35 @@ async def play(
     alice_argues: int = 1,
     timeout: float | None = DEFAULT_MOVE_TIMEOUT,
     prefix: list[dict] | None = None,
-) -> End:
+    rng: np.random.Generator | None = None,
+) -> End | Payoff:
     """Play the nodes to the end; ``answer`` answers the verifier's oracle queries (counted and
-    recorded by it). Each committed message is recorded in ``ledger`` when it keeps events.
+    recorded by it), ``rng`` (the verifier's generator) draws nature's :class:`Chance` outcomes,
+    and what the debate was :class:`Paid` on the way is added to its :class:`Payoff`. Each
+    committed message and each draw is recorded in ``ledger`` when it keeps events.
 
     ``prefix`` holds the events a stopped debate had journaled (already in ``ledger``'s events):
-    its moves are committed again without asking the players, its verifier answers are given
-    again without asking the oracle, and play goes on live from where they end."""
-    moves = iter([e for e in prefix or () if "move" in e])
-    answers = iter([e for e in prefix or () if e.get("query") == Role.VERIFIER.value])
-    for event in prefix or ():
-        if "query" in event and event["query"] != Role.VERIFIER.value:
-            ledger.count_queries(Role(event["query"]), event["n"])
-    while isinstance(node, Move):
+    its moves are committed again without asking the players, its draws and verifier answers are
+    given again without drawing or asking the oracle, and play goes on live from where they end."""
+    given = Given(prefix or (), ledger)
+    paid: list[float] | None = None
+    while not isinstance(node, Judge | End | Payoff):
+        if isinstance(node, Paid):
+            paid, node = added(paid, node.rewards), node.then
+            continue
+        if isinstance(node, Chance):
+            outcome = given.draw(node)
+            if outcome is NOTHING:
+                outcome = drawn_from(node, rng)
+                if ledger.events is not None:
+                    ledger.note(node.event(to_json(outcome)))
+            node = drawn(node, outcome, alice_argues)
+            continue
         role = node.role
-        event = next(moves, None)
+        event = given.move(node)
         if event is not None:
-            if event["move"] != role.value:
-                raise ReplayError(f"the journal has a {event['move']} move where {role.value} moves")
             if "forfeit" in event:
-                node = forfeit(role, event["forfeit"], alice_argues)
+                node = lost(node, role, event["forfeit"], alice_argues)
             else:
                 _, node = advance(node, from_json(event["message"]), alice_argues)
             continue
@@ -210,26 +233,84 @@ async def play(
         if ledger.events is None:
             continue
         if committed is NOTHING:
-            assert isinstance(node, End)
-            if node.verdict is not None:  # an undecided move is no event
-                ledger.note({"move": role.value, "forfeit": node.reason})
+            if not (isinstance(node, End) and node.verdict is None):  # an undecided move is no event
+                ledger.note({"move": role.value, "forfeit": ended(node).reason})
         else:
             ledger.note({"move": role.value, "message": to_json(committed)})
-    if isinstance(node, End):
-        return node
-    steps = checking(node, alice_argues)
-    try:
-        query = next(steps)
-        while True:
-            given = next(answers, None)
-            if given is not None:
-                ledger.count_queries(Role.VERIFIER, given["n"])
-                reply: Any = int(given["answer"])
-            else:
-                reply = answer(query.question)
-            query = steps.send(await reply if inspect.isawaitable(reply) else reply)
-    except StopIteration as stop:
-        return stop.value
+    if isinstance(node, Judge):
+        steps = checking(node, alice_argues)
+        try:
+            query = next(steps)
+            while True:
+                reply = given.answer()
+                if reply is None:
+                    reply = answer(query.question)
+                query = steps.send(await reply if inspect.isawaitable(reply) else reply)
+        except StopIteration as stop:
+            node = stop.value
+    return settled(node, paid)
+
+
+def added(paid: list[float] | None, rewards: tuple[float, ...]) -> list[float]:
+    """What a debate was paid so far, ``rewards`` added."""
+    return list(rewards) if paid is None else [a + b for a, b in zip(paid, rewards, strict=True)]
+
+
+def settled(end: Node, paid: list[float] | None) -> End | Payoff:
+    """The debate's end with what it was paid on the way added to its payoff."""
+    if isinstance(end, Payoff) and paid is not None:
+        return replace(end, rewards=tuple(added(paid, end.rewards)))
+    if isinstance(end, End) and paid is not None and end.verdict is not None:
+        raise InternalError.of(TypeError("the rules paid rewards and ended with a verdict"))
+    assert isinstance(end, End | Payoff)
+    return end
+
+
+def ended(node: Node) -> End | Payoff:
+    """A forfeit's end (the rules may pay on the way to it)."""
+    while isinstance(node, Paid):
+        node = node.then
+    assert isinstance(node, End | Payoff), f"a forfeit must end the debate, not continue at {node}"
+    return node
+
+
+class Given:
+    """A stopped debate's journaled events (or a record's), handed back in order: its moves, nature's
+    draws and the verifier's answers (the provers' queries counted again in ``ledger``)."""
+
+    def __init__(self, events: Sequence[dict], ledger: Ledger):
+        self.moves = iter([e for e in events if "move" in e])
+        self.draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
+        self.answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
+        self.ledger = ledger
+        for event in events:
+            if "query" in event and event["query"] != Role.VERIFIER.value:
+                ledger.count_queries(Role(event["query"]), event["n"])
+
+    def move(self, node: Move) -> dict | None:
+        event = next(self.moves, None)
+        if event is not None and event["move"] != node.role.value:
+            raise ReplayError(f"the journal has a {event['move']} move where {node.role.value} moves")
+        return event
+
+    def draw(self, node: Chance) -> Any:
+        """The journaled outcome of ``node``, or NOTHING when the journal holds no more draws."""
+        event = next(self.draws, None)
+        if event is None:
+            return NOTHING
+        if event.get("chance") != node.what or "outcome" not in event:
+            raise ReplayError(f"the journal has {event} where the verifier draws {node.what}")
+        outcome = from_json(event["outcome"])
+        if not node.possible(outcome):
+            raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
+        return outcome
+
+    def answer(self) -> int | None:
+        event = next(self.answers, None)
+        if event is None:
+            return None
+        self.ledger.count_queries(Role.VERIFIER, event["n"])
+        return int(event["answer"])
 
 
 def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB)) -> dict[Role, Any]:

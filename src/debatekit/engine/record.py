@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from debatekit.engine.boundary import from_json
-from debatekit.engine.nodes import End, Move, Node, advance, forfeit, judge
+from debatekit.engine.nodes import Chance, End, Judge, Move, Node, Paid, Payoff, advance, drawn, judge, lost
 from debatekit.files import MAX_LINE, FileMistake, parse_json
 from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
@@ -306,23 +306,47 @@ def answer_mistake(oracle: Oracle, question: Hashable, n: Any, answer: Any) -> s
 
 
 def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> Node:
-    """``spec``'s nodes on ``instance`` walked with ``events``' moves and verifier answers, each
-    answer checked against the instance's oracle (a :class:`Forged` if it never gives it): the
-    :class:`End` reached; with ``partial`` (a journal's prefix, an undecided debate's events) the
+    """``spec``'s nodes on ``instance`` walked with ``events``' moves, nature's draws and verifier
+    answers, each draw and answer checked against the rules and the instance's oracle (a
+    :class:`Forged` if they never give it): the end reached (what the debate was paid on the way
+    added to its payoff); with ``partial`` (a journal's prefix, an undecided debate's events) the
     node where the events end, else a :class:`ReplayError`."""
+    return walked(events, spec.debate(instance, Reader(ledger)), instance.oracle, ledger, partial, spec.alice_argues)  # type: ignore[misc]
+
+
+def walked(
+    events: list[dict], node: Node, oracle: Oracle, ledger: Ledger, partial: bool, alice_argues: int = 1
+) -> Node:
+    """:func:`_walk` from the root ``node``, the verifier's answers checked against ``oracle``."""
     moves = iter([e for e in events if "move" in e])
+    draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
     answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
-    node = spec.debate(instance, Reader(ledger))  # type: ignore[misc]
-    while isinstance(node, Move):
+    paid: list[float] | None = None
+    while isinstance(node, Move | Chance | Paid):
+        if isinstance(node, Paid):
+            paid = list(node.rewards) if paid is None else [a + b for a, b in zip(paid, node.rewards, strict=True)]
+            node = node.then
+            continue
+        if isinstance(node, Chance):
+            draw = next(draws, None)
+            if draw is None and partial:
+                return node
+            if draw is None or draw.get("chance") != node.what or "outcome" not in draw:
+                raise ReplayError(f"the record has no draw of {node.what} here")
+            outcome = from_json(draw["outcome"])
+            if not node.possible(outcome):
+                raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
+            node = drawn(node, outcome, alice_argues)
+            continue
         event = next(moves, None)
         if event is None and partial:
             return node
         if event is None or event["move"] != node.role.value:
             raise ReplayError(f"the record has no {node.role.value} move here")
         if "forfeit" in event:
-            node = forfeit(node.role, event["forfeit"], spec.alice_argues)
+            node = lost(node, node.role, event["forfeit"], alice_argues)
         else:
-            _, node = advance(node, from_json(event["message"]), spec.alice_argues)
+            _, node = advance(node, from_json(event["message"]), alice_argues)
 
     class _Ended(Exception):
         pass
@@ -333,16 +357,19 @@ def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Le
             if partial:
                 raise _Ended
             raise ReplayError("the record has fewer verifier queries than the verifier makes")
-        why = answer_mistake(instance.oracle, question, event.get("n"), event.get("answer"))
+        why = answer_mistake(oracle, question, event.get("n"), event.get("answer"))
         if why is not None:
             raise Forged(f"verifier query {ledger.queries[Role.VERIFIER] + 1}: {why}")
         ledger.count_queries(Role.VERIFIER, event["n"])
         return event["answer"]
 
     try:
-        return node if isinstance(node, End) else judge(node, answer, spec.alice_argues)
+        end = judge(node, answer, alice_argues) if isinstance(node, Judge) else node
     except _Ended:
         return node
+    if isinstance(end, Payoff) and paid is not None:
+        return Payoff(tuple(a + b for a, b in zip(paid, end.rewards, strict=True)), end.forfeit, end.reason)
+    return end
 
 
 def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:
@@ -354,9 +381,10 @@ def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> 
 
 
 def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Replayed:
-    """Walk ``spec``'s nodes on ``instance`` again with the record's committed messages and the
-    verifier's recorded oracle answers, each checked against the instance's oracle; compare the
-    verdict, the forfeit and the verifier's counts."""
+    """Walk ``spec``'s nodes on ``instance`` again with the record's committed messages, nature's
+    recorded draws and the verifier's recorded oracle answers, each checked against the rules and
+    the instance's oracle; compare the verdict (a payoff game's reward vector), the forfeit and the
+    verifier's counts."""
     events = record["events"]
     if events is None:
         raise ReplayError("the record keeps no events")
@@ -373,16 +401,17 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         end = _walk(events, spec, instance, ledger, partial=False)
     except Forged as err:
         return Replayed(record["debate"], False, (str(err),))
-    assert isinstance(end, End)
+    assert isinstance(end, End | Payoff)
+    outcome = ("verdict", end.verdict) if isinstance(end, End) else ("rewards", list(end.rewards))
     found = {
-        "verdict": end.verdict,
+        outcome[0]: outcome[1],
         "forfeit": end.forfeit.value if end.forfeit else None,
         "verifier queries": ledger.queries[Role.VERIFIER],
         "bits read": ledger.bits_read,
         "input bits read": ledger.input_bits_read,
     }
     recorded = {
-        "verdict": record["verdict"],
+        outcome[0]: record.get(outcome[0]),
         "forfeit": record["forfeit"],
         "verifier queries": record["queries"][Role.VERIFIER.value],
         "bits read": record["bits_read"],
