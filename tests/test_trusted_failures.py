@@ -20,6 +20,7 @@ from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam, prover_estimator, stochastic, stochastic_play, stochastic_solo
+from debatekit.protocols.recursive_engine import Sampled
 from debatekit.reader import Reader
 from test_contract import CONTRACT_INSTANCES
 
@@ -51,8 +52,8 @@ def instrument_verifier(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]
             monkeypatch.setattr(module, "drawn_bit", raising)
             monkeypatch.setattr(module, "coin_bit", raising)
     else:
-        monkeypatch.setattr(prover_estimator.Sampled, "coin", raising)
-        monkeypatch.setattr(prover_estimator.Sampled, "judge", raising)
+        monkeypatch.setattr(Sampled, "coin", raising)
+        monkeypatch.setattr(Sampled, "judge", raising)
     return calls
 
 

@@ -15,7 +15,8 @@ from debatekit.engine.record import Forged, ReplayError
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Query
 from debatekit.oracle import Oracle, question_json
-from debatekit.protocols.prover_estimator import Branches, Chance, Situation, coin_event
+from debatekit.protocols.prover_estimator import Situation
+from debatekit.protocols.recursive_engine import Branches, Chance, coin_event
 
 SITTING_DOWN = "sitting down"
 """The ``what`` of a forfeit before the debate: a strategy that failed to sit down."""
@@ -128,7 +129,7 @@ class RecordedBob:
 
 @dataclass
 class Recorded:
-    """The :class:`~debatekit.protocols.prover_estimator.Chance` of a replay: the record's trusted
+    """The :class:`~debatekit.protocols.recursive_engine.Chance` of a replay: the record's trusted
     coins and verifier answers, in order, noted again with what the replayed debate computes (a
     coin's p, a query's question). ``differences`` lists outcomes no debate could have drawn."""
 
