@@ -100,8 +100,7 @@ class Chance:
     def coin(cls, what: str, p: float, then: Callable[[int], Node]) -> Chance:
         """A trusted coin that is 1 with probability ``p``, drawn as ``rng.random() < p`` (a p
         outside (0, 1) is certain), its p noted."""
-        certain = 1 if p >= 1 else 0 if p <= 0 else None
-        outcomes = [(certain, 1.0)] if certain is not None else [(1, p), (0, 1 - p)]
+        outcomes = coin_outcomes(p)
         return cls(what, then, lambda: outcomes, lambda rng: int(rng.random() < p), (("p", p),))
 
     def event(self, outcome: Any) -> dict:
@@ -111,6 +110,15 @@ class Chance:
     def possible(self, outcome: Any) -> bool:
         """Whether ``outcome`` can be drawn here (always, when only sampling is possible)."""
         return self.outcomes is None or any(o == outcome and w > 0 for o, w in self.outcomes())
+
+
+def coin_outcomes(p: float) -> list[tuple[int, float]]:
+    """A trusted coin's (outcome, probability) pairs: one certain outcome for p outside (0, 1)."""
+    if p >= 1:
+        return [(1, 1.0)]
+    if p <= 0:
+        return [(0, 1.0)]
+    return [(1, p), (0, 1 - p)]
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from debatekit.engine import nodes
 from debatekit.engine.boundary import NOT_A_BIT, as_index, commit_bit, commit_plain, mixed_branches, safe_repr, to_json
 from debatekit.engine.play import describe
 from debatekit.engine.trust import charge
@@ -60,11 +61,6 @@ class Chance(Protocol):
         """The branches of a move (:func:`~debatekit.engine.boundary.mixed_branches`) to follow."""
 
 
-def coin_event(what: str, p: float, z: int) -> dict:
-    """A trusted coin as the record notes it."""
-    return {"chance": what, "by": Role.VERIFIER.value, "p": p, "outcome": z}
-
-
 @dataclass
 class Sampled:
     """One debate: coins from the verifier's generator, the verifier's query through its counted
@@ -74,8 +70,11 @@ class Sampled:
     memoise = False
 
     def coin(self, p: float, what: str, ledger: Ledger) -> Branches:
-        z = int(self.rngs[Role.VERIFIER].random() < p)
-        ledger.note(coin_event(what, p, z))
+        """The engine's trusted coin (:meth:`~debatekit.engine.nodes.Chance.coin`: its draw and its
+        record), drawn from the verifier's generator."""
+        coin = nodes.Chance.coin(what, p, int)
+        z = nodes.drawn_from(coin, self.rngs[Role.VERIFIER])
+        ledger.note(coin.event(z))
         return [(1.0, z)]
 
     def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
@@ -100,11 +99,8 @@ class Exact:
     memoise = True
 
     def coin(self, p: float, what: str = "", ledger: Ledger | None = None) -> Branches:
-        if p >= 1:
-            return [(1.0, 1)]
-        if p <= 0:
-            return [(1.0, 0)]
-        return [(p, 1), (1 - p, 0)]
+        """The engine's trusted coin's outcomes (:func:`~debatekit.engine.nodes.coin_outcomes`)."""
+        return [(w, z) for z, w in nodes.coin_outcomes(p)]
 
     def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
         p = oracle.probability(question)
