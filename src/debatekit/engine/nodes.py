@@ -217,6 +217,21 @@ def drawn_from(node: Chance, rng: Any) -> Any:
         raise InternalError.of(err) from err
 
 
+def added(paid: list[float] | None, rewards: tuple[float, ...]) -> list[float]:
+    """What a debate was :class:`Paid` so far (None: nothing), ``rewards`` added."""
+    return list(rewards) if paid is None else [a + b for a, b in zip(paid, rewards, strict=True)]
+
+
+def settled(end: Node, paid: list[float] | None) -> End | Payoff:
+    """The debate's end with what it was paid on the way added to its payoff."""
+    if isinstance(end, Payoff) and paid is not None:
+        return Payoff(tuple(added(paid, end.rewards)), end.forfeit, end.reason)
+    if isinstance(end, End) and paid is not None and end.verdict is not None:
+        raise InternalError.of(TypeError("the rules paid rewards and ended with a verdict"))
+    assert isinstance(end, End | Payoff)
+    return end
+
+
 def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End | Payoff]:
     """The verifier's check as a generator of its oracle queries, ending in the debate's end (the
     check's verdict, or the end it returns itself: a :class:`Payoff`); a malformed message met

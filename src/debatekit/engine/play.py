@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.engine.boundary import from_json, safe_repr, safe_str, to_json, type_name
+from debatekit.engine.boundary import safe_repr, safe_str, to_json, type_name
 from debatekit.engine.interrupts import stop_if_asked
 from debatekit.engine.nodes import (
     NOTHING,
@@ -53,13 +53,15 @@ from debatekit.engine.nodes import (
     Node,
     Paid,
     Payoff,
+    added,
     advance,
     checking,
     drawn,
     drawn_from,
     lost,
+    settled,
 )
-from debatekit.engine.record import Forged, ReplayError
+from debatekit.engine.record import Given
 from debatekit.engine.trust import InternalError
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, Unanswered
@@ -208,27 +210,25 @@ async def play(
     its moves are committed again without asking the players, its draws and verifier answers are
     given again without drawing or asking the oracle, and play goes on live from where they end."""
     given = Given(prefix or (), ledger)
+    for event in prefix or ():
+        if "query" in event and event["query"] != Role.VERIFIER.value:
+            ledger.count_queries(Role(event["query"]), event["n"])
     paid: list[float] | None = None
     while not isinstance(node, Judge | End | Payoff):
         if isinstance(node, Paid):
             paid, node = added(paid, node.rewards), node.then
             continue
+        journaled = given.step(node, alice_argues)
+        if journaled is not NOTHING:
+            node = journaled
+            continue
         if isinstance(node, Chance):
-            outcome = given.draw(node)
-            if outcome is NOTHING:
-                outcome = drawn_from(node, rng)
-                if ledger.events is not None:
-                    ledger.note(node.event(to_json(outcome)))
+            outcome = drawn_from(node, rng)
+            if ledger.events is not None:
+                ledger.note(node.event(to_json(outcome)))
             node = drawn(node, outcome, alice_argues)
             continue
         role = node.role
-        event = given.move(node)
-        if event is not None:
-            if "forfeit" in event:
-                node = lost(node, role, event["forfeit"], alice_argues)
-            else:
-                _, node = advance(node, from_json(event["message"]), alice_argues)
-            continue
         committed, node = await _move(node, seats[role], timeout, alice_argues)
         if ledger.events is None:
             continue
@@ -242,7 +242,7 @@ async def play(
         try:
             query = next(steps)
             while True:
-                reply = given.answer()
+                reply = given.answer(query.question)
                 if reply is None:
                     reply = answer(query.question)
                 query = steps.send(await reply if inspect.isawaitable(reply) else reply)
@@ -251,66 +251,12 @@ async def play(
     return settled(node, paid)
 
 
-def added(paid: list[float] | None, rewards: tuple[float, ...]) -> list[float]:
-    """What a debate was paid so far, ``rewards`` added."""
-    return list(rewards) if paid is None else [a + b for a, b in zip(paid, rewards, strict=True)]
-
-
-def settled(end: Node, paid: list[float] | None) -> End | Payoff:
-    """The debate's end with what it was paid on the way added to its payoff."""
-    if isinstance(end, Payoff) and paid is not None:
-        return replace(end, rewards=tuple(added(paid, end.rewards)))
-    if isinstance(end, End) and paid is not None and end.verdict is not None:
-        raise InternalError.of(TypeError("the rules paid rewards and ended with a verdict"))
-    assert isinstance(end, End | Payoff)
-    return end
-
-
 def ended(node: Node) -> End | Payoff:
     """A forfeit's end (the rules may pay on the way to it)."""
     while isinstance(node, Paid):
         node = node.then
     assert isinstance(node, End | Payoff), f"a forfeit must end the debate, not continue at {node}"
     return node
-
-
-class Given:
-    """A stopped debate's journaled events (or a record's), handed back in order: its moves, nature's
-    draws and the verifier's answers (the provers' queries counted again in ``ledger``)."""
-
-    def __init__(self, events: Sequence[dict], ledger: Ledger):
-        self.moves = iter([e for e in events if "move" in e])
-        self.draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
-        self.answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
-        self.ledger = ledger
-        for event in events:
-            if "query" in event and event["query"] != Role.VERIFIER.value:
-                ledger.count_queries(Role(event["query"]), event["n"])
-
-    def move(self, node: Move) -> dict | None:
-        event = next(self.moves, None)
-        if event is not None and event["move"] != node.role.value:
-            raise ReplayError(f"the journal has a {event['move']} move where {node.role.value} moves")
-        return event
-
-    def draw(self, node: Chance) -> Any:
-        """The journaled outcome of ``node``, or NOTHING when the journal holds no more draws."""
-        event = next(self.draws, None)
-        if event is None:
-            return NOTHING
-        if event.get("chance") != node.what or "outcome" not in event:
-            raise ReplayError(f"the journal has {event} where the verifier draws {node.what}")
-        outcome = from_json(event["outcome"])
-        if not node.possible(outcome):
-            raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
-        return outcome
-
-    def answer(self) -> int | None:
-        event = next(self.answers, None)
-        if event is None:
-            return None
-        self.ledger.count_queries(Role.VERIFIER, event["n"])
-        return int(event["answer"])
 
 
 def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB)) -> dict[Role, Any]:

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -30,7 +30,22 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from debatekit.engine.boundary import from_json
-from debatekit.engine.nodes import Chance, End, Judge, Move, Node, Paid, Payoff, advance, drawn, judge, lost
+from debatekit.engine.nodes import (
+    NOTHING,
+    Chance,
+    End,
+    Judge,
+    Move,
+    Node,
+    Paid,
+    Payoff,
+    added,
+    advance,
+    drawn,
+    judge,
+    lost,
+    settled,
+)
 from debatekit.files import MAX_LINE, FileMistake, parse_json
 from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
@@ -318,58 +333,89 @@ def walked(
     events: list[dict], node: Node, oracle: Oracle, ledger: Ledger, partial: bool, alice_argues: int = 1
 ) -> Node:
     """:func:`_walk` from the root ``node``, the verifier's answers checked against ``oracle``."""
-    moves = iter([e for e in events if "move" in e])
-    draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
-    answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
+    given = Given(events, ledger, oracle)
     paid: list[float] | None = None
     while isinstance(node, Move | Chance | Paid):
         if isinstance(node, Paid):
-            paid = list(node.rewards) if paid is None else [a + b for a, b in zip(paid, node.rewards, strict=True)]
-            node = node.then
+            paid, node = added(paid, node.rewards), node.then
             continue
-        if isinstance(node, Chance):
-            draw = next(draws, None)
-            if draw is None and partial:
+        after = given.step(node, alice_argues)
+        if after is NOTHING:
+            if partial:
                 return node
-            if draw is None or draw.get("chance") != node.what or "outcome" not in draw:
-                raise ReplayError(f"the record has no draw of {node.what} here")
+            what = f"a {node.role.value} move" if isinstance(node, Move) else f"a draw of {node.what}"
+            raise ReplayError(f"the record has no {what} here")
+        node = after
+    if isinstance(node, Judge):
+        try:
+            node = judge(node, given.asked(partial), alice_argues)
+        except _Ended:
+            return node
+    return settled(node, paid)
+
+
+class _Ended(Exception):
+    """A partial record ends within the verifier's check."""
+
+
+class Given:
+    """A debate's recorded events handed back in order: its moves, nature's draws and the
+    verifier's answers (counted in ``ledger``), to replay it (each answer checked against
+    ``oracle``) or to resume it from its journal (``oracle`` None: the journal was checked before
+    it is continued, :func:`check_prefix`). One reading of events for both."""
+
+    def __init__(self, events: Sequence[dict], ledger: Ledger, oracle: Oracle | None = None):
+        self.moves = iter([e for e in events if "move" in e])
+        self.draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
+        self.answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
+        self.ledger, self.oracle = ledger, oracle
+
+    def step(self, node: Move | Chance, alice_argues: int = 1) -> Node:
+        """The node after ``node``'s recorded move or draw, or NOTHING when the events hold no more."""
+        if isinstance(node, Chance):
+            draw = next(self.draws, None)
+            if draw is None:
+                return NOTHING
+            if draw.get("chance") != node.what or "outcome" not in draw:
+                raise ReplayError(f"the record has {draw} where the verifier draws {node.what}")
             outcome = from_json(draw["outcome"])
             if not node.possible(outcome):
                 raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
-            node = drawn(node, outcome, alice_argues)
-            continue
-        event = next(moves, None)
-        if event is None and partial:
-            return node
-        if event is None or event["move"] != node.role.value:
-            raise ReplayError(f"the record has no {node.role.value} move here")
-        if "forfeit" in event:
-            node = lost(node, node.role, event["forfeit"], alice_argues)
-        else:
-            _, node = advance(node, from_json(event["message"]), alice_argues)
-
-    class _Ended(Exception):
-        pass
-
-    def answer(question: Hashable) -> int:
-        event = next(answers, None)
+            return drawn(node, outcome, alice_argues)
+        event = next(self.moves, None)
         if event is None:
-            if partial:
-                raise _Ended
-            raise ReplayError("the record has fewer verifier queries than the verifier makes")
-        why = answer_mistake(oracle, question, event.get("n"), event.get("answer"))
-        if why is not None:
-            raise Forged(f"verifier query {ledger.queries[Role.VERIFIER] + 1}: {why}")
-        ledger.count_queries(Role.VERIFIER, event["n"])
-        return event["answer"]
+            return NOTHING
+        if event.get("move") != node.role.value:
+            raise ReplayError(f"the record has a {event.get('move')} move where {node.role.value} moves")
+        if "forfeit" in event:
+            return lost(node, node.role, event["forfeit"], alice_argues)
+        return advance(node, from_json(event["message"]), alice_argues)[1]
 
-    try:
-        end = judge(node, answer, alice_argues) if isinstance(node, Judge) else node
-    except _Ended:
-        return node
-    if isinstance(end, Payoff) and paid is not None:
-        return Payoff(tuple(a + b for a, b in zip(paid, end.rewards, strict=True)), end.forfeit, end.reason)
-    return end
+    def answer(self, question: Hashable) -> int | None:
+        """The recorded answer to the verifier's next query (None when the events hold no more)."""
+        event = next(self.answers, None)
+        if event is None:
+            return None
+        if self.oracle is not None:
+            why = answer_mistake(self.oracle, question, event.get("n"), event.get("answer"))
+            if why is not None:
+                raise Forged(f"verifier query {self.ledger.queries[Role.VERIFIER] + 1}: {why}")
+        self.ledger.count_queries(Role.VERIFIER, event["n"])
+        return int(event["answer"])
+
+    def asked(self, partial: bool) -> Callable[[Hashable], int]:
+        """The verifier's answers from the record alone: a record that runs out is a
+        :class:`ReplayError`, or with ``partial`` the end of a prefix."""
+
+        def answer(question: Hashable) -> int:
+            given = self.answer(question)
+            if given is None:
+                if partial:
+                    raise _Ended
+                raise ReplayError("the record has fewer verifier queries than the verifier makes")
+            return given
+
+        return answer
 
 
 def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:
