@@ -24,6 +24,7 @@ from debatekit.players.base import resolve
 from debatekit.players.estimator import committed_proof
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import prover_estimator as pe
+from debatekit.protocols.proof import PROOF_BATCH, CommittedProof, ProofTruth
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -87,12 +88,12 @@ class Counting:
 
 def test_each_position_is_asked_once_in_batches():
     source = Counting()
-    committed = pe.CommittedProof(source.proof)
+    committed = CommittedProof(source.proof)
     assert committed.bits((5, 3, 5)) == (1, 1, 1)
     assert committed.bits((3, 4, 5, 6)) == (1, 0, 1, 0)
     assert source.asked == [(3, 5), (4, 6)]
-    committed.commit(tuple(range(pe.PROOF_BATCH + 10)))
-    assert [len(a) for a in source.asked[2:]] == [pe.PROOF_BATCH, 10 - 4]  # 3, 4, 5 and 6 were committed
+    committed.commit(tuple(range(PROOF_BATCH + 10)))
+    assert [len(a) for a in source.asked[2:]] == [PROOF_BATCH, 10 - 4]  # 3, 4, 5 and 6 were committed
     assert committed.requests == 4
     far = (1 << 50) + 1  # a sparsely numbered proof: no dense array of that length
     assert committed.bits((far, 7, far)) == (1, 1, 1) and committed.bits((far,)) == (1,)
@@ -101,20 +102,20 @@ def test_each_position_is_asked_once_in_batches():
 
 def test_a_sent_array_is_copied_and_garbage_is_her_forfeit():
     sent = np.array([1, 0, 1], dtype=np.uint8)
-    committed = pe.CommittedProof(lambda leaves: sent if leaves == (0, 1, 2) else [1, 7])
+    committed = CommittedProof(lambda leaves: sent if leaves == (0, 1, 2) else [1, 7])
     assert committed.bits((0, 1, 2)) == (1, 0, 1)
     sent[:] = 0  # she mutates what she sent: the committed bits are a copy
     assert committed.bits((0, 1, 2)) == (1, 0, 1)
     assert committed.bits((8, 9)) == (1, NOT_A_BIT)
     assert committed.reason(9) == "proof bit 9 is not 0 or 1"
-    wrong = pe.CommittedProof(lambda leaves: [1])
+    wrong = CommittedProof(lambda leaves: [1])
     assert wrong.bits((0, 1)) == (NOT_A_BIT, NOT_A_BIT)
     assert "length" in wrong.reason(0)
 
     def raising(leaves):
         raise RuntimeError("no proof today")
 
-    failing = pe.CommittedProof(raising)
+    failing = CommittedProof(raising)
     assert failing.bits((4,)) == (NOT_A_BIT,)
     assert "no proof today" in failing.reason(4)
 
@@ -145,7 +146,7 @@ def test_malformed_request_in_exact_analysis_loses_for_alice():
 
     instance = composite(8)
     D, rules = pe.decomposition_of(instance), pe.rules_for(instance)
-    bob = pe.TruthfulBob(pe.ProofTruth(D, None))
+    bob = pe.TruthfulBob(ProofTruth(D, None))
     value = pe.expected_rewards(D, Garbage(D, rules), bob, rules)
     assert value.sum() < pe.expected_rewards(D, pe.HonestAlice(D, rules), bob, rules).sum()
 
@@ -186,7 +187,7 @@ def test_the_truth_of_a_committed_proof_is_its_value_node_by_node(truth):
                 bits[np.array(leaves) % flip == 3] = 0
             return bits
 
-        values = pe.ProofTruth(D, pe.CommittedProof(proof))
+        values = ProofTruth(D, CommittedProof(proof))
         root = values.truth(D.root(), D.depth)
 
         def value(y, k):

@@ -21,6 +21,8 @@ from debatekit.players.prover_estimator import Obfuscator
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
+from debatekit.protocols.proof import ProofTruth
+from debatekit.protocols.recursive_engine import Exact, Sampled
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
 SEED = 9
@@ -107,7 +109,7 @@ def test_a_path_aware_prover_gains_nothing():
     strategy = Strategy("path-aware", Role.ALICE, "tailors its proof to the leaf", PathAware)
     D = pe.decomposition_of(instance)
     bob = STRATEGIES[Role.BOB]["omniscient"].factory(seat(instance, Role.BOB, strategy, rules))
-    stateful = pe.Debate(D, PathAware(seat(instance, Role.ALICE, None)), bob, rules, pe.Exact())
+    stateful = pe.Debate(D, PathAware(seat(instance, Role.ALICE, None)), bob, rules, Exact())
     assert stateful.value().sum() == pytest.approx(1.0)  # the hole step 3b closes
     value, bound = exact_against(instance, strategy, "omniscient", rules)
     assert value == 0.0 == bound
@@ -202,9 +204,9 @@ def test_debates_deeper_than_the_recursion_limit():
     """q = 64, d = 8: 64 coins a round, 8 rounds, sampled and exact, for both recursive protocols."""
     D = WideAnd(64, 8)
     rules = pe.Rules(0.1, 0.5)
-    alice, bob = pe.HonestAlice(D, rules), pe.TruthfulBob(pe.ProofTruth(D, None))
+    alice, bob = pe.HonestAlice(D, rules), pe.TruthfulBob(ProofTruth(D, None))
     rngs = {role: np.random.default_rng(1) for role in Role}
     unit = rules.r ** (D.depth + 1)
-    assert pe.Debate(D, alice, bob, rules, pe.Sampled(rngs)).value().sum() == pytest.approx(unit)
+    assert pe.Debate(D, alice, bob, rules, Sampled(rngs)).value().sum() == pytest.approx(unit)
     assert pe.expected_rewards(D, alice, bob, rules).sum() == pytest.approx(unit)
     assert nr.win_probability(D, Claimer(D), nr.Omniscient(D)) == 1.0

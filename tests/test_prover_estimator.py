@@ -21,6 +21,8 @@ from debatekit.players.base import Seat
 from debatekit.problems.registry import PROBLEMS, Instance
 from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
+from debatekit.protocols.proof import CommittedProof, ProofTruth
+from debatekit.protocols.recursive_engine import Record, Sampled
 
 
 class MajorityTree(Decomposition):
@@ -101,7 +103,7 @@ def test_soundness_against_the_truthful_estimator(leaves):
     inst = instance_of(D)
     unit = RULES.r ** (D.depth + 1)
     for name, alice in players("prover-estimator", Role.ALICE, inst).items():
-        truth = pe.ProofTruth(D, None if pe.gives_implicit_proof(alice, D) else pe.CommittedProof(alice.proof))
+        truth = ProofTruth(D, None if pe.gives_implicit_proof(alice, D) else CommittedProof(alice.proof))
         right = alice.claim() == truth.truth(D.root(), D.depth) if name != "malformed" else True
         value = pe.expected_rewards(D, alice, pe.TruthfulBob(truth), RULES).sum()
         assert value <= unit * right + 1e-15, name
@@ -201,16 +203,16 @@ def test_fuzzed_messages_lose_for_their_sender(junk, slot):
     """Whatever one message holds, the verifier finishes, and a message it refuses costs its sender:
     A's payoff never exceeds honest play's when she sends junk, and B's junk never hurts A."""
     D = MajorityTree(TREES[0])
-    alice, bob = pe.HonestAlice(D, RULES), pe.TruthfulBob(pe.ProofTruth(D, None))
+    alice, bob = pe.HonestAlice(D, RULES), pe.TruthfulBob(ProofTruth(D, None))
     honest_value = pe.expected_rewards(D, alice, bob, RULES).sum()
-    ledger, record = Ledger(), pe.Record()
+    ledger, record = Ledger(), Record()
     rngs = {role: np.random.default_rng(1) for role in Role}
     if slot in ("initial", "conditional"):
-        value = pe.Debate(D, alice, Scripted(bob, slot, junk), RULES, pe.Sampled(rngs), ledger, record).value().sum()
+        value = pe.Debate(D, alice, Scripted(bob, slot, junk), RULES, Sampled(rngs), ledger, record).value().sum()
         assert record.forfeit in (None, Role.BOB)
         assert value >= honest_value * (1 - 1e-12) or record.forfeit is None
     else:
-        value = pe.Debate(D, Scripted(alice, slot, junk), bob, RULES, pe.Sampled(rngs), ledger, record).value().sum()
+        value = pe.Debate(D, Scripted(alice, slot, junk), bob, RULES, Sampled(rngs), ledger, record).value().sum()
         assert record.forfeit in (None, Role.ALICE)
         assert value <= honest_value + 1e-15
 

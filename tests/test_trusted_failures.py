@@ -20,6 +20,7 @@ from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam, prover_estimator
+from debatekit.protocols.recursive_engine import Sampled
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.reader import Reader
 from test_contract import CONTRACT_INSTANCES
@@ -51,8 +52,8 @@ def instrument_verifier(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]
         monkeypatch.setattr(stochastic, "drawn_bit", raising)  # the step (rules.debate) is the one caller
         monkeypatch.setattr(stochastic, "coin_bit", raising)
     else:
-        monkeypatch.setattr(prover_estimator.Sampled, "coin", raising)
-        monkeypatch.setattr(prover_estimator.Sampled, "judge", raising)
+        monkeypatch.setattr(Sampled, "coin", raising)
+        monkeypatch.setattr(Sampled, "judge", raising)
     return calls
 
 

@@ -9,19 +9,26 @@
   0 ends the search early, since the adversary can do no better.
 * :func:`solve_every_input`: :func:`solve` on every x in {0,1}^n, the condition of the query
   complexity paper's Section 2 ("for every x in f^-1(1) ... and for every x in f^-1(0) ...").
+* :func:`expected_payoff`: a payoff game's expected payoff vector to A for given strategies
+  (:class:`~debatekit.engine.nodes.Payoff` ends, rewards :class:`~debatekit.engine.nodes.Paid` on
+  the way), walked with an explicit stack (depth is not bounded by Python's recursion limit) and
+  memoised on the keys of :class:`~debatekit.engine.nodes.Move` and
+  :class:`~debatekit.engine.nodes.Chance` nodes.
+
+Nature's draws (:class:`~debatekit.engine.nodes.Chance`) are summed over their outcomes throughout.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from debatekit.engine.nodes import End, Judge, Move, Node, advance, forfeit, judge
+from debatekit.engine.nodes import Chance, End, Judge, Move, Node, Paid, Payoff, advance, drawn, judge, lost
 from debatekit.engine.trust import charge
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit
@@ -97,6 +104,18 @@ class _Search:
             return int(node.verdict == self.target)  # an int until a weight below 1 meets it: exact and cheap
         if isinstance(node, Judge):
             return self.judge(node)
+        if isinstance(node, Chance):
+            if node.key is not None and node.key in memo:
+                return memo[node.key]
+            drawn_value = sum(
+                (_weight(w) * self.value(drawn(node, o, self.alice_argues), memo) for o, w in _outcomes(node)),
+                start=Fraction(0),
+            )
+            if node.key is not None:
+                memo[node.key] = drawn_value
+            return drawn_value
+        if not isinstance(node, Move):
+            raise ExactError(f"exact search reads verdicts; this debate ends in {type(node).__name__}")
         if node.role == self.adversary:
             return self.worst(node, memo)
         try:
@@ -105,7 +124,7 @@ class _Search:
             raise
         except Exception as err:
             charge(node.role, err, node.role in self.trusted)  # a trusted built-in's: an internal error
-            return self.value(forfeit(node.role, str(err), self.alice_argues), memo)
+            return self.value(lost(node, node.role, str(err), self.alice_argues), memo)
         if not isinstance(message, Dist):
             return self.value(advance(node, message, self.alice_argues)[1], memo)
         return sum((w * self.value(advance(node, m, self.alice_argues)[1], memo) for m, w in message.items()), start=0)
@@ -126,17 +145,39 @@ class _Search:
 
     def judge(self, node: Judge) -> Weight:
         total: Weight = 0
-        pending: list[tuple[list[int], Weight]] = [([], 1)]
-        while pending:
-            answers, weight = pending.pop()
-            self.script.answers, self.script.position = answers, 0
-            try:
-                verdict = judge(node, self.script, self.alice_argues).verdict
-            except _Fork as fork:
-                pending += [([*answers, a], weight * w) for a, w in fork.outcomes]
-                continue
-            total += weight * int(verdict == self.target)
+        for weight, end in _checked(node, self.script, self.alice_argues):
+            if not isinstance(end, End):
+                raise ExactError(f"exact search reads verdicts; this check ends in {type(end).__name__}")
+            total += weight * int(end.verdict == self.target)
         return total
+
+
+def _checked(node: Judge, script: _Script, alice_argues: int) -> list[tuple[Weight, End | Payoff]]:
+    """The verifier's check with every sequence of oracle answers: (probability, end) pairs."""
+    out: list[tuple[Weight, End | Payoff]] = []
+    pending: list[tuple[list[int], Weight]] = [([], 1)]  # an int until a fork: the common case stays cheap
+    while pending:
+        answers, weight = pending.pop()
+        script.answers, script.position = answers, 0
+        try:
+            end = judge(node, script, alice_argues)
+        except _Fork as fork:
+            pending += [([*answers, a], weight * w) for a, w in fork.outcomes]
+            continue
+        out.append((weight, end))
+    return out
+
+
+def _outcomes(node: Chance) -> Sequence[tuple[Any, Any]]:
+    if node.outcomes is None:
+        raise ExactError(f"nature's draw {node.what} can only be sampled; exact analysis needs its outcomes")
+    return node.outcomes()
+
+
+def _weight(w: Any) -> Weight:
+    """A probability kept exact: a float as its exact Fraction, so a sum of them stays exact (and a
+    search's 0/1 ints, kept while every weight met is 1, as Fractions)."""
+    return w if isinstance(w, Fraction) else Fraction(w)
 
 
 def _setup(
@@ -162,9 +203,90 @@ def accept_probability(
     return _weight(search.value(root, {}))
 
 
-def _weight(value: int | Weight) -> Weight:
-    """A search's value as a Weight: the ints it keeps while every weight met is 1 become Fractions."""
-    return Fraction(value) if isinstance(value, int) else value
+def expected_payoff(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy) -> np.ndarray:
+    """A's expected payoff vector exactly, for strategies whose randomness is expressed as Dist
+    moves, in a game whose debates end in :class:`~debatekit.engine.nodes.Payoff`."""
+    root, players, script = _setup(spec, instance, {Role.ALICE: alice, Role.BOB: bob})
+    trusted = frozenset(s.role for s in (alice, bob) if s.trusted)
+    return expectation(root, players, script, trusted, spec.alice_argues)
+
+
+def expectation(
+    root: Node, players: dict[Role, Any], script: _Script, trusted: frozenset[Role] = frozenset(), alice_argues: int = 1
+) -> np.ndarray:
+    """The expected payoff vector from ``root``: mixed moves, nature's draws and the verifier's
+    answers summed over their outcomes, what is paid on the way added, each keyed node's value
+    kept in a memo. Walked in post order with an explicit stack, so no Python recursion."""
+    memo: dict[Hashable, Any] = {}
+    stack: list[_Frame] = [_Frame(root)]
+    while True:
+        frame = stack[-1]
+        if frame.branches is None:
+            done = frame.open(memo, players, script, trusted, alice_argues)
+            if done is None:
+                continue
+        elif frame.at < len(frame.branches):
+            stack.append(_Frame(frame.branches[frame.at][1]))
+            continue
+        else:
+            done = frame.total
+            key = getattr(frame.node, "key", None)
+            if key is not None:
+                memo[key] = done
+        stack.pop()
+        if not stack:
+            return np.asarray(done, dtype=float)
+        parent = stack[-1]
+        assert parent.branches is not None
+        parent.total = parent.total + float(parent.branches[parent.at][0]) * np.asarray(done, dtype=float)
+        parent.at += 1
+
+
+@dataclass
+class _Frame:
+    """A node of :func:`expectation`'s walk: its weighted branches and the value summed so far."""
+
+    node: Node
+    branches: list[tuple[Weight, Node]] | None = None
+    at: int = 0
+    total: Any = 0.0
+
+    def open(
+        self,
+        memo: dict[Hashable, Any],
+        players: dict[Role, Any],
+        script: _Script,
+        trusted: frozenset[Role],
+        alice_argues: int,
+    ) -> Any:
+        """The node's value when it is known at once (an end, a memo hit), else None with its
+        branches set."""
+        node = self.node
+        key = getattr(node, "key", None)
+        if key is not None and key in memo:
+            return memo[key]
+        if isinstance(node, Payoff):
+            return np.array(node.rewards, dtype=float)
+        if isinstance(node, End):
+            raise ExactError(f"a payoff game ended with a verdict ({node.reason or node.verdict})")
+        if isinstance(node, Paid):
+            self.total, self.branches = np.array(node.rewards, dtype=float), [(1, node.then)]
+        elif isinstance(node, Chance):
+            self.branches = [(w, drawn(node, o, alice_argues)) for o, w in _outcomes(node)]
+        elif isinstance(node, Judge):
+            self.branches = list(_checked(node, script, alice_argues))
+        else:
+            try:
+                message = node.ask(players[node.role])
+            except ExactError:
+                raise
+            except Exception as err:
+                charge(node.role, err, node.role in trusted)  # a trusted built-in's: an internal error
+                self.branches = [(1, lost(node, node.role, str(err), alice_argues))]
+                return None
+            moves = message.items() if isinstance(message, Dist) else [(message, 1)]
+            self.branches = [(w, advance(node, m, alice_argues)[1]) for m, w in moves]
+        return None
 
 
 @dataclass(frozen=True)

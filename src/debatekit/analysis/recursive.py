@@ -67,19 +67,16 @@ from debatekit.players.count_estimator import CountEstimator
 from debatekit.players.estimator import Indistinguishable, committed_proof, proof_key, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive
+from debatekit.protocols.proof import CommittedProof
 from debatekit.protocols.prover_estimator import (
-    Chance,
-    CommittedProof,
     Debate,
-    Record,
     Rules,
-    Sampled,
     decomposition_of,
     forfeit_values,
-    raised,
     rules_for,
     soundness_slack,
 )
+from debatekit.protocols.recursive_engine import Chance, Record, Sampled, raised
 
 BATCH = 256
 """Debates per call in a run (so a run streams, resumes and shows progress by blocks)."""
@@ -409,7 +406,7 @@ def simulate(
         players, chance = _players(seats, alice, bob), Sampled(rngs)
         if resuming:
             players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
-        with trusting(alice, bob):  # what their seats raise is an internal error (prover_estimator.ask)
+        with trusting(alice, bob):  # what their seats raise is an internal error (recursive_engine.ask)
             rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, committed, oracle)
         if not isinstance(players, Malformed) and type(players[Role.BOB]) in (Indistinguishable, CountEstimator):
             delta = players[Role.BOB].delta  # a δ we computed, not one a player claims

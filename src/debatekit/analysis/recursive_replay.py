@@ -17,7 +17,8 @@ from debatekit.analysis.recursive_script import Recorded, Script
 from debatekit.engine.record import Replayed, ReplayError, fingerprint
 from debatekit.ledger import Ledger, Role
 from debatekit.problems.registry import Instance
-from debatekit.protocols.prover_estimator import Record, Rules, decomposition_of
+from debatekit.protocols.prover_estimator import Rules, decomposition_of
+from debatekit.protocols.recursive_engine import Record
 
 _OUTCOME = ("verdict", "forfeit", "reason", "payoff", "rewards", "bits_read", "input_bits_read")
 """What a replay recomputes and compares, beside the events and the verifier's queries."""

@@ -11,11 +11,13 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from debatekit.engine import nodes
 from debatekit.engine.record import Forged, ReplayError
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Query
 from debatekit.oracle import Oracle, question_json
-from debatekit.protocols.prover_estimator import Branches, Chance, Situation, coin_event
+from debatekit.protocols.prover_estimator import Situation
+from debatekit.protocols.recursive_engine import Branches, Chance
 
 SITTING_DOWN = "sitting down"
 """The ``what`` of a forfeit before the debate: a strategy that failed to sit down."""
@@ -128,7 +130,7 @@ class RecordedBob:
 
 @dataclass
 class Recorded:
-    """The :class:`~debatekit.protocols.prover_estimator.Chance` of a replay: the record's trusted
+    """The :class:`~debatekit.protocols.recursive_engine.Chance` of a replay: the record's trusted
     coins and verifier answers, in order, noted again with what the replayed debate computes (a
     coin's p, a query's question). ``differences`` lists outcomes no debate could have drawn."""
 
@@ -142,10 +144,10 @@ class Recorded:
         z = event.get("outcome")
         if event.get("chance") != what or type(z) is not int or z not in (0, 1):
             raise ReplayError(f"the record has {event} where the debate tosses the coin {what}")
-        certain = 1 if p >= 1 else 0 if p <= 0 else None
-        if certain is not None and z != certain:
+        coin = nodes.Chance.coin(what, p, int)
+        if not coin.possible(z):
             self.differences.append(f"coin {what}: recorded {z}, which p = {p:g} never draws")
-        ledger.note(coin_event(what, p, z))
+        ledger.note(coin.event(z))
         return [(1.0, z)]
 
     def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:

@@ -18,11 +18,26 @@ serves playing one debate (:mod:`debatekit.engine.play`, async), recording and r
 * :class:`End`: the debate is decided without a check (a forfeit or a conceded claim), or is
   undecided (``verdict`` None): a player's model could not be consulted
   (:class:`~debatekit.oracle.Unanswered`), which is no party's argument.
+
+Games with randomness of their own and payoffs (the recursive protocols: trusted coins, per-round
+rewards) use three more, as OpenSpiel's chance nodes (``chance_outcomes``) and per-step rewards:
+
+* :class:`Chance`: nature's draw, a trusted coin the verifier tosses. ``outcomes()`` lists
+  (outcome, probability) pairs, which exact analysis sums over; ``sample(rng)`` draws one from the
+  verifier's generator where only sampling is possible, or where the protocol fixes how its draw is
+  made (a coin ``rng.random() < p``, :meth:`Chance.coin`); ``then(outcome)`` continues. The record
+  notes ``{"chance": what, "by": "verifier", ...noted, "outcome": outcome}``; replay and a resumed
+  debate hand the recorded outcome back.
+* :class:`Paid`: rewards paid on the way (a round's reward), then the debate goes on: a debate's
+  payoff is the sum of what it was paid and its :class:`Payoff`, so the value of a subgame (a round
+  and the rounds below, memoised on ``key``) does not depend on how it was reached.
+* :class:`Payoff`: the debate ends with a payoff vector to A (the recursive protocols' per-round
+  reward vector; B's is its negative), its forfeit and reason; tree protocols keep verdict ends.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Hashable, Iterable
+from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +53,10 @@ class Move:
     then: Callable[[Any], Node]
     options: Callable[[], Iterable[Any]] | None = None
     key: Hashable | None = None
+    lose: Callable[[Role, str], Node] | None = None
+    """The end when the move is forfeited (by its sender, or by whoever ``then`` finds at fault):
+    by default the verdict against the loser (:func:`forfeit`); a payoff game pays the rest of the
+    debate at its worst for the loser."""
 
 
 @dataclass(frozen=True)
@@ -47,12 +66,12 @@ class Query:
     question: Hashable
 
 
-Check = Generator[Query, int, int]
+Check = Generator[Query, int, "int | End | Payoff"]
 
 
 @dataclass(frozen=True)
 class Judge:
-    check: Callable[[], int | Check]
+    check: Callable[[], int | End | Payoff | Check]
 
 
 @dataclass(frozen=True)
@@ -63,11 +82,77 @@ class End:
     reason: str = ""
 
 
-Node = Move | Judge | End
+@dataclass(frozen=True)
+class Chance:
+    """Nature's draw (module docstring): ``outcomes()`` its (outcome, probability) pairs (None where
+    only sampling is possible), ``sample(rng)`` a draw from the verifier's generator (None: drawn
+    from ``outcomes``), ``then(outcome)`` the continuation, ``noted`` what the record keeps beside
+    the outcome (a coin's p) and ``key`` the subgame's memo key, as :class:`Move`'s."""
+
+    what: str
+    then: Callable[[Any], Node]
+    outcomes: Callable[[], Sequence[tuple[Any, Any]]] | None = None
+    sample: Callable[[Any], Any] | None = None
+    noted: tuple[tuple[str, Any], ...] = ()
+    key: Hashable | None = None
+
+    @classmethod
+    def coin(cls, what: str, p: float, then: Callable[[int], Node]) -> Chance:
+        """A trusted coin that is 1 with probability ``p``, drawn as ``rng.random() < p`` (a p
+        outside (0, 1) is certain), its p noted."""
+        outcomes = coin_outcomes(p)
+        return cls(what, then, lambda: outcomes, lambda rng: int(rng.random() < p), (("p", p),))
+
+    def event(self, outcome: Any) -> dict:
+        """The draw as the record notes it."""
+        return {"chance": self.what, "by": Role.VERIFIER.value, **dict(self.noted), "outcome": outcome}
+
+    def possible(self, outcome: Any) -> bool:
+        """Whether ``outcome`` can be drawn here (always, when only sampling is possible)."""
+        return self.outcomes is None or any(o == outcome and w > 0 for o, w in self.outcomes())
+
+
+def coin_outcomes(p: float) -> list[tuple[int, float]]:
+    """A trusted coin's (outcome, probability) pairs: one certain outcome for p outside (0, 1)."""
+    if p >= 1:
+        return [(1, 1.0)]
+    if p <= 0:
+        return [(0, 1.0)]
+    return [(1, p), (0, 1 - p)]
+
+
+@dataclass(frozen=True)
+class Paid:
+    """``rewards`` (a vector, A's) paid on the way; the debate goes on at ``then``."""
+
+    rewards: tuple[float, ...]
+    then: Node
+
+
+@dataclass(frozen=True)
+class Payoff:
+    """A debate's end with a payoff vector to A (what it was :class:`Paid` on the way is added)."""
+
+    rewards: tuple[float, ...]
+    forfeit: Role | None = None
+    reason: str = ""
+
+
+Node = Move | Judge | Chance | Paid | End | Payoff
 
 
 def forfeit(loser: Role, reason: str, alice_argues: int = 1) -> End:
     return End(loser_verdict(loser, alice_argues), loser, reason)
+
+
+def lost(node: Move, loser: Role, reason: str, alice_argues: int = 1) -> Node:
+    """The debate's end when ``loser`` forfeits at ``node`` (its ``lose``, else :func:`forfeit`)."""
+    if node.lose is None:
+        return forfeit(loser, reason, alice_argues)
+    try:
+        return node.lose(loser, reason)
+    except Exception as err:  # the rules' own code
+        raise InternalError.of(err) from err
 
 
 class _Nothing:
@@ -87,21 +172,70 @@ def advance(node: Move, message: Any, alice_argues: int = 1) -> tuple[Any, Node]
     try:
         committed = node.commit(message)
     except Malformed as bad:
-        return NOTHING, forfeit(bad.sender, bad.reason, alice_argues)
+        return NOTHING, lost(node, bad.sender, bad.reason, alice_argues)
     except Exception as err:  # a hostile object raised while being read: its sender's fault
         charge(node.role, err)  # unless its sender is trusted: then the rules failed
-        return NOTHING, forfeit(node.role, f"unreadable message ({type(err).__name__})", alice_argues)
+        return NOTHING, lost(node, node.role, f"unreadable message ({type(err).__name__})", alice_argues)
     try:
         return committed, node.then(committed)
     except Malformed as bad:
-        return committed, forfeit(bad.sender, bad.reason, alice_argues)
+        return committed, lost(node, bad.sender, bad.reason, alice_argues)
     except Exception as err:  # the rules' own code, on committed data
         raise InternalError.of(err) from err
 
 
-def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End]:
-    """The verifier's check as a generator of its oracle queries, ending in the debate's end; a
-    malformed message met while reading loses for its sender."""
+def drawn(node: Chance, outcome: Any, alice_argues: int = 1) -> Node:
+    """The debate after nature drew ``outcome``: a malformed message the rules meet there loses
+    for its sender; the rules' continuation that raises otherwise is an
+    :class:`~debatekit.engine.trust.InternalError`."""
+    try:
+        return node.then(outcome)
+    except Malformed as bad:
+        return forfeit(bad.sender, bad.reason, alice_argues)
+    except Exception as err:  # the rules' own code
+        raise InternalError.of(err) from err
+
+
+def drawn_from(node: Chance, rng: Any) -> Any:
+    """One outcome of ``node`` drawn with ``rng`` (its ``sample``, else by inverting the cumulative
+    weights of its outcomes, draw for draw as :meth:`~debatekit.prob.Dist.sample`)."""
+    try:
+        if node.sample is not None:
+            return node.sample(rng)
+        assert node.outcomes is not None, "a chance node with neither outcomes nor a sampler"
+        pairs = list(node.outcomes())
+        if len(pairs) == 1:
+            return pairs[0][0]
+        u, total = rng.random(), sum(float(w) for _, w in pairs)
+        at = 0.0
+        for outcome, w in pairs:
+            at += float(w)
+            if u * total < at:
+                return outcome
+        return pairs[-1][0]
+    except Exception as err:  # the rules' own code
+        raise InternalError.of(err) from err
+
+
+def added(paid: list[float] | None, rewards: tuple[float, ...]) -> list[float]:
+    """What a debate was :class:`Paid` so far (None: nothing), ``rewards`` added."""
+    return list(rewards) if paid is None else [a + b for a, b in zip(paid, rewards, strict=True)]
+
+
+def settled(end: Node, paid: list[float] | None) -> End | Payoff:
+    """The debate's end with what it was paid on the way added to its payoff."""
+    if isinstance(end, Payoff) and paid is not None:
+        return Payoff(tuple(added(paid, end.rewards)), end.forfeit, end.reason)
+    if isinstance(end, End) and paid is not None and end.verdict is not None:
+        raise InternalError.of(TypeError("the rules paid rewards and ended with a verdict"))
+    assert isinstance(end, End | Payoff)
+    return end
+
+
+def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End | Payoff]:
+    """The verifier's check as a generator of its oracle queries, ending in the debate's end (the
+    check's verdict, or the end it returns itself: a :class:`Payoff`); a malformed message met
+    while reading loses for its sender."""
     try:
         result = node.check()
         if isinstance(result, Generator):
@@ -110,10 +244,10 @@ def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End]:
         return forfeit(bad.sender, bad.reason, alice_argues)
     except Exception as err:  # the verifier's own code (its reader included)
         raise InternalError.of(err) from err
-    return End(result)
+    return result if isinstance(result, End | Payoff) else End(result)
 
 
-def judge(node: Judge, answer: Callable[[Hashable], int], alice_argues: int = 1) -> End:
+def judge(node: Judge, answer: Callable[[Hashable], int], alice_argues: int = 1) -> End | Payoff:
     """Run the verifier's check, answering each of its oracle queries with ``answer(question)``."""
     steps = checking(node, alice_argues)
     try:

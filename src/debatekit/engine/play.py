@@ -42,10 +42,26 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.engine.boundary import from_json, safe_repr, safe_str, to_json, type_name
+from debatekit.engine.boundary import safe_repr, safe_str, to_json, type_name
 from debatekit.engine.interrupts import stop_if_asked
-from debatekit.engine.nodes import NOTHING, End, Move, Node, advance, checking, forfeit
-from debatekit.engine.record import ReplayError
+from debatekit.engine.nodes import (
+    NOTHING,
+    Chance,
+    End,
+    Judge,
+    Move,
+    Node,
+    Paid,
+    Payoff,
+    added,
+    advance,
+    checking,
+    drawn,
+    drawn_from,
+    lost,
+    settled,
+)
+from debatekit.engine.record import Given
 from debatekit.engine.trust import InternalError
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, Unanswered
@@ -163,9 +179,9 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
     try:
         return await asyncio.wait_for(attempt(), timeout)
     except TimeoutError:
-        return NOTHING, forfeit(node.role, f"no move within {timeout:g} s", alice_argues)
+        return NOTHING, lost(node, node.role, f"no move within {timeout:g} s", alice_argues)
     except Exception as err:  # untrusted code failed to answer
-        return NOTHING, forfeit(node.role, describe(err), alice_argues)
+        return NOTHING, lost(node, node.role, describe(err), alice_argues)
     except Unanswered as err:  # the player's model or oracle could not be consulted: undecided
         return NOTHING, undecided(node, err)
 
@@ -183,53 +199,64 @@ async def play(
     alice_argues: int = 1,
     timeout: float | None = DEFAULT_MOVE_TIMEOUT,
     prefix: list[dict] | None = None,
-) -> End:
+    rng: np.random.Generator | None = None,
+) -> End | Payoff:
     """Play the nodes to the end; ``answer`` answers the verifier's oracle queries (counted and
-    recorded by it). Each committed message is recorded in ``ledger`` when it keeps events.
+    recorded by it), ``rng`` (the verifier's generator) draws nature's :class:`Chance` outcomes,
+    and what the debate was :class:`Paid` on the way is added to its :class:`Payoff`. Each
+    committed message and each draw is recorded in ``ledger`` when it keeps events.
 
     ``prefix`` holds the events a stopped debate had journaled (already in ``ledger``'s events):
-    its moves are committed again without asking the players, its verifier answers are given
-    again without asking the oracle, and play goes on live from where they end."""
-    moves = iter([e for e in prefix or () if "move" in e])
-    answers = iter([e for e in prefix or () if e.get("query") == Role.VERIFIER.value])
+    its moves are committed again without asking the players, its draws and verifier answers are
+    given again without drawing or asking the oracle, and play goes on live from where they end."""
+    given = Given(prefix or (), ledger)
     for event in prefix or ():
         if "query" in event and event["query"] != Role.VERIFIER.value:
             ledger.count_queries(Role(event["query"]), event["n"])
-    while isinstance(node, Move):
-        role = node.role
-        event = next(moves, None)
-        if event is not None:
-            if event["move"] != role.value:
-                raise ReplayError(f"the journal has a {event['move']} move where {role.value} moves")
-            if "forfeit" in event:
-                node = forfeit(role, event["forfeit"], alice_argues)
-            else:
-                _, node = advance(node, from_json(event["message"]), alice_argues)
+    paid: list[float] | None = None
+    while not isinstance(node, Judge | End | Payoff):
+        if isinstance(node, Paid):
+            paid, node = added(paid, node.rewards), node.then
             continue
+        journaled = given.step(node, alice_argues)
+        if journaled is not NOTHING:
+            node = journaled
+            continue
+        if isinstance(node, Chance):
+            outcome = drawn_from(node, rng)
+            if ledger.events is not None:
+                ledger.note(node.event(to_json(outcome)))
+            node = drawn(node, outcome, alice_argues)
+            continue
+        role = node.role
         committed, node = await _move(node, seats[role], timeout, alice_argues)
         if ledger.events is None:
             continue
         if committed is NOTHING:
-            assert isinstance(node, End)
-            if node.verdict is not None:  # an undecided move is no event
-                ledger.note({"move": role.value, "forfeit": node.reason})
+            if not (isinstance(node, End) and node.verdict is None):  # an undecided move is no event
+                ledger.note({"move": role.value, "forfeit": ended(node).reason})
         else:
             ledger.note({"move": role.value, "message": to_json(committed)})
-    if isinstance(node, End):
-        return node
-    steps = checking(node, alice_argues)
-    try:
-        query = next(steps)
-        while True:
-            given = next(answers, None)
-            if given is not None:
-                ledger.count_queries(Role.VERIFIER, given["n"])
-                reply: Any = int(given["answer"])
-            else:
-                reply = answer(query.question)
-            query = steps.send(await reply if inspect.isawaitable(reply) else reply)
-    except StopIteration as stop:
-        return stop.value
+    if isinstance(node, Judge):
+        steps = checking(node, alice_argues)
+        try:
+            query = next(steps)
+            while True:
+                reply = given.answer(query.question)
+                if reply is None:
+                    reply = answer(query.question)
+                query = steps.send(await reply if inspect.isawaitable(reply) else reply)
+        except StopIteration as stop:
+            node = stop.value
+    return settled(node, paid)
+
+
+def ended(node: Node) -> End | Payoff:
+    """A forfeit's end (the rules may pay on the way to it)."""
+    while isinstance(node, Paid):
+        node = node.then
+    assert isinstance(node, End | Payoff), f"a forfeit must end the debate, not continue at {node}"
+    return node
 
 
 def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB)) -> dict[Role, Any]:

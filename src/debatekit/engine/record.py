@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -30,7 +30,22 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from debatekit.engine.boundary import from_json
-from debatekit.engine.nodes import End, Move, Node, advance, forfeit, judge
+from debatekit.engine.nodes import (
+    NOTHING,
+    Chance,
+    End,
+    Judge,
+    Move,
+    Node,
+    Paid,
+    Payoff,
+    added,
+    advance,
+    drawn,
+    judge,
+    lost,
+    settled,
+)
 from debatekit.files import MAX_LINE, FileMistake, parse_json
 from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
@@ -306,43 +321,101 @@ def answer_mistake(oracle: Oracle, question: Hashable, n: Any, answer: Any) -> s
 
 
 def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> Node:
-    """``spec``'s nodes on ``instance`` walked with ``events``' moves and verifier answers, each
-    answer checked against the instance's oracle (a :class:`Forged` if it never gives it): the
-    :class:`End` reached; with ``partial`` (a journal's prefix, an undecided debate's events) the
+    """``spec``'s nodes on ``instance`` walked with ``events``' moves, nature's draws and verifier
+    answers, each draw and answer checked against the rules and the instance's oracle (a
+    :class:`Forged` if they never give it): the end reached (what the debate was paid on the way
+    added to its payoff); with ``partial`` (a journal's prefix, an undecided debate's events) the
     node where the events end, else a :class:`ReplayError`."""
-    moves = iter([e for e in events if "move" in e])
-    answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
-    node = spec.debate(instance, Reader(ledger))  # type: ignore[misc]
-    while isinstance(node, Move):
-        event = next(moves, None)
-        if event is None and partial:
-            return node
-        if event is None or event["move"] != node.role.value:
-            raise ReplayError(f"the record has no {node.role.value} move here")
-        if "forfeit" in event:
-            node = forfeit(node.role, event["forfeit"], spec.alice_argues)
-        else:
-            _, node = advance(node, from_json(event["message"]), spec.alice_argues)
+    return walked(events, spec.debate(instance, Reader(ledger)), instance.oracle, ledger, partial, spec.alice_argues)  # type: ignore[misc]
 
-    class _Ended(Exception):
-        pass
 
-    def answer(question: Hashable) -> int:
-        event = next(answers, None)
-        if event is None:
+def walked(
+    events: list[dict], node: Node, oracle: Oracle, ledger: Ledger, partial: bool, alice_argues: int = 1
+) -> Node:
+    """:func:`_walk` from the root ``node``, the verifier's answers checked against ``oracle``."""
+    given = Given(events, ledger, oracle)
+    paid: list[float] | None = None
+    while isinstance(node, Move | Chance | Paid):
+        if isinstance(node, Paid):
+            paid, node = added(paid, node.rewards), node.then
+            continue
+        after = given.step(node, alice_argues)
+        if after is NOTHING:
             if partial:
-                raise _Ended
-            raise ReplayError("the record has fewer verifier queries than the verifier makes")
-        why = answer_mistake(instance.oracle, question, event.get("n"), event.get("answer"))
-        if why is not None:
-            raise Forged(f"verifier query {ledger.queries[Role.VERIFIER] + 1}: {why}")
-        ledger.count_queries(Role.VERIFIER, event["n"])
-        return event["answer"]
+                return node
+            what = f"a {node.role.value} move" if isinstance(node, Move) else f"a draw of {node.what}"
+            raise ReplayError(f"the record has no {what} here")
+        node = after
+    if isinstance(node, Judge):
+        try:
+            node = judge(node, given.asked(partial), alice_argues)
+        except _Ended:
+            return node
+    return settled(node, paid)
 
-    try:
-        return node if isinstance(node, End) else judge(node, answer, spec.alice_argues)
-    except _Ended:
-        return node
+
+class _Ended(Exception):
+    """A partial record ends within the verifier's check."""
+
+
+class Given:
+    """A debate's recorded events handed back in order: its moves, nature's draws and the
+    verifier's answers (counted in ``ledger``), to replay it (each answer checked against
+    ``oracle``) or to resume it from its journal (``oracle`` None: the journal was checked before
+    it is continued, :func:`check_prefix`). One reading of events for both."""
+
+    def __init__(self, events: Sequence[dict], ledger: Ledger, oracle: Oracle | None = None):
+        self.moves = iter([e for e in events if "move" in e])
+        self.draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
+        self.answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
+        self.ledger, self.oracle = ledger, oracle
+
+    def step(self, node: Move | Chance, alice_argues: int = 1) -> Node:
+        """The node after ``node``'s recorded move or draw, or NOTHING when the events hold no more."""
+        if isinstance(node, Chance):
+            draw = next(self.draws, None)
+            if draw is None:
+                return NOTHING
+            if draw.get("chance") != node.what or "outcome" not in draw:
+                raise ReplayError(f"the record has {draw} where the verifier draws {node.what}")
+            outcome = from_json(draw["outcome"])
+            if not node.possible(outcome):
+                raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
+            return drawn(node, outcome, alice_argues)
+        event = next(self.moves, None)
+        if event is None:
+            return NOTHING
+        if event.get("move") != node.role.value:
+            raise ReplayError(f"the record has a {event.get('move')} move where {node.role.value} moves")
+        if "forfeit" in event:
+            return lost(node, node.role, event["forfeit"], alice_argues)
+        return advance(node, from_json(event["message"]), alice_argues)[1]
+
+    def answer(self, question: Hashable) -> int | None:
+        """The recorded answer to the verifier's next query (None when the events hold no more)."""
+        event = next(self.answers, None)
+        if event is None:
+            return None
+        if self.oracle is not None:
+            why = answer_mistake(self.oracle, question, event.get("n"), event.get("answer"))
+            if why is not None:
+                raise Forged(f"verifier query {self.ledger.queries[Role.VERIFIER] + 1}: {why}")
+        self.ledger.count_queries(Role.VERIFIER, event["n"])
+        return int(event["answer"])
+
+    def asked(self, partial: bool) -> Callable[[Hashable], int]:
+        """The verifier's answers from the record alone: a record that runs out is a
+        :class:`ReplayError`, or with ``partial`` the end of a prefix."""
+
+        def answer(question: Hashable) -> int:
+            given = self.answer(question)
+            if given is None:
+                if partial:
+                    raise _Ended
+                raise ReplayError("the record has fewer verifier queries than the verifier makes")
+            return given
+
+        return answer
 
 
 def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:
@@ -354,9 +427,10 @@ def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> 
 
 
 def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Replayed:
-    """Walk ``spec``'s nodes on ``instance`` again with the record's committed messages and the
-    verifier's recorded oracle answers, each checked against the instance's oracle; compare the
-    verdict, the forfeit and the verifier's counts."""
+    """Walk ``spec``'s nodes on ``instance`` again with the record's committed messages, nature's
+    recorded draws and the verifier's recorded oracle answers, each checked against the rules and
+    the instance's oracle; compare the verdict (a payoff game's reward vector), the forfeit and the
+    verifier's counts."""
     events = record["events"]
     if events is None:
         raise ReplayError("the record keeps no events")
@@ -373,16 +447,17 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         end = _walk(events, spec, instance, ledger, partial=False)
     except Forged as err:
         return Replayed(record["debate"], False, (str(err),))
-    assert isinstance(end, End)
+    assert isinstance(end, End | Payoff)
+    outcome = ("verdict", end.verdict) if isinstance(end, End) else ("rewards", list(end.rewards))
     found = {
-        "verdict": end.verdict,
+        outcome[0]: outcome[1],
         "forfeit": end.forfeit.value if end.forfeit else None,
         "verifier queries": ledger.queries[Role.VERIFIER],
         "bits read": ledger.bits_read,
         "input bits read": ledger.input_bits_read,
     }
     recorded = {
-        "verdict": record["verdict"],
+        outcome[0]: record.get(outcome[0]),
         "forfeit": record["forfeit"],
         "verifier queries": record["queries"][Role.VERIFIER.value],
         "bits read": record["bits_read"],

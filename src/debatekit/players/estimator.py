@@ -8,7 +8,7 @@ makes h_k δ-indistinguishable from the correct answers g_k under tests built fr
 B^k_i = P_{z~h_k}[z_i = 1 | z_<i].
 
 The correct answers are those of A's own committed proof ũ (:func:`proof_truth`,
-:class:`~debatekit.protocols.prover_estimator.ProofTruth`): the proof of Lemma A.4 (eq. 10)
+:class:`~debatekit.protocols.proof.ProofTruth`): the proof of Lemma A.4 (eq. 10)
 needs g_0 = O(ũ_S), the leaf answers on the context-free proof the verifier will read, and the
 g_k above it consistent with them. The truth is used only to build h_k, as in the paper, where
 the construction cannot be run but its result is a small circuit querying A.
@@ -63,21 +63,15 @@ from debatekit.players.indistinguishable import (
     indistinguishable,
 )
 from debatekit.problems.registry import Instance
+from debatekit.protocols.proof import CommittedProof, ProofTruth
 from debatekit.protocols.prover_estimator import (
-    CommittedProof,
-    ProofTruth,
     Situation,
-    bit_of,
-    branches,
     decomposition_of,
     direction_of,
     gives_implicit_proof,
-    index_of,
-    parse,
-    raised,
     rules_of,
-    split_of,
 )
+from debatekit.protocols.recursive_engine import bit_of, branches, index_of, parse, raised, split_of
 
 MAX_WIDTH = 10
 """Algorithm 1 represents a distribution over all 2^q answer vectors (Lemma A.3's |Z|)."""
@@ -98,7 +92,7 @@ def proof_key(alice: Strategy, rules: Any) -> tuple:
 
 
 def committed_proof(instance: Instance, alice: Strategy, rules: Any) -> CommittedProof:
-    """A's committed proof ũ on this instance (:class:`~debatekit.protocols.prover_estimator.CommittedProof`),
+    """A's committed proof ũ on this instance (:class:`~debatekit.protocols.proof.CommittedProof`),
     made on first use and kept with the instance: once per run and input, as the paper's ũ is a
     function of x alone (Figure 2, step 3b). Every reader (the verifier's round 0 in every debate,
     B's training, the truthful estimator, the run's P[A(x) = M_D(ũ)]) reads it.

@@ -9,14 +9,14 @@ A wins iff the oracle agrees with her claim about the leaf. There are no rewards
 A's payoff is 1 when she wins and 0 otherwise.
 
 A's proof is committed once per run, as in prover-estimator debate. Messages
-cross the same :class:`~debatekit.protocols.prover_estimator.Boundary`: asked once by a typed
+cross the same :class:`~debatekit.protocols.recursive_engine.Boundary`: asked once by a typed
 call, parsed inside one catch-all, players shown only parsed data, noted as committed when the
 debate is recorded. A split that is not plain data M_D is defined on, answers that are not q
 bits, answers inconsistent with her claim or a proof bit that is not a bit lose for A; an index
 outside [q) loses for B; so does a player that raises. The verifier reads A's q answers (q bits)
 with each split, whether the split parses or not, so what a message costs does not depend on how
 it fails (and a replay recounts it). Randomness goes through the same
-:class:`~debatekit.protocols.prover_estimator.Chance` as prover-estimator debate, so one
+:class:`~debatekit.protocols.recursive_engine.Chance` as prover-estimator debate, so one
 implementation plays, replays and computes exact values.
 """
 
@@ -31,10 +31,10 @@ from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
-from debatekit.protocols.prover_estimator import (
+from debatekit.protocols.proof import CommittedProof
+from debatekit.protocols.recursive_engine import (
     Boundary,
     Chance,
-    CommittedProof,
     Exact,
     Record,
     bit_of,
@@ -55,7 +55,7 @@ class Alice(Protocol):
 
     def proof(self, leaves: tuple[int, ...]) -> Any:
         """ũ at the positions ``leaves`` as a sequence of bits, asked of a context-free copy
-        (:class:`~debatekit.protocols.prover_estimator.CommittedProof`)."""
+        (:class:`~debatekit.protocols.proof.CommittedProof`)."""
 
 
 class Bob(Protocol):
@@ -68,7 +68,7 @@ class Bob(Protocol):
 class NaiveDebate(Boundary):
     """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
     whether she won (Sampled). Rounds are walked without recursion
-    (:func:`~debatekit.protocols.prover_estimator.walk`); ``prover`` is A's committed proof
+    (:func:`~debatekit.protocols.recursive_engine.walk`); ``prover`` is A's committed proof
     that round 0 reads, and ``oracle`` answers the verifier's leaf query, as in
     :class:`~debatekit.protocols.prover_estimator.Debate`."""
 
@@ -85,7 +85,7 @@ class NaiveDebate(Boundary):
     ):
         self.D, self.alice, self.bob, self.chance = decomposition, alice, bob, chance
         self.ledger, self.record = ledger or Ledger(), record or Record()
-        self.prover = prover
+        self.prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
         self.oracle = oracle or LeafOracle(decomposition)
         self.memo: dict[tuple[int, Query, int], float] = {}
 

@@ -9,22 +9,12 @@ subquery j to recurse on: ŷ^(k-1) = y^k_j, p_(k-1) = B^k_j. In round 0 the veri
 no other context, for the proof bits ũ_S the leaf names, queries the human-judgement oracle once
 on them, and A earns A^0·(O(ũ_S) - p_0). A's payoff is the sum; B's is its negative.
 
-"No other context" (step 3b) is enforced by committing A's proof once (:class:`CommittedProof`):
-the engine asks one context-free copy of her strategy, seated with a generator seeded for the
-instance alone and no opponent, for the bits of the positions it needs, in batches
-(:meth:`Prover.proof`, ``proof(leaves) -> bits``), commits each answer through the boundary as a
-frozen uint8 buffer and keeps it. B's training (Lemma A.4's estimator) and the verifier's round-0
-check then read the same committed bits, and no copy of A is asked again for a position already
-committed; positions nobody has needed yet are asked when first needed, once, and read by both
-thereafter. So A's bits form one context-free proof ũ, the proof the soundness argument needs
-(proof of Lemma A.4, eq. 10: g_0 is well defined and is what B was trained on). Its answers, the
-probability that M_D evaluates to 1 with every leaf answered by O(ũ_S), are :class:`ProofTruth`;
-the truthful estimator (:class:`TruthfulBob`) plays them.
+A's proof is committed once, context-free (step 3b, :class:`~debatekit.protocols.proof.CommittedProof`);
+B's training and round 0 read the same bits, whose truth is :class:`~debatekit.protocols.proof.ProofTruth`;
+the truthful estimator (:class:`TruthfulBob`) plays it.
 
-The verifier is the security boundary (:class:`Boundary`). Every message is asked once, by a
-typed call of the player's method (:func:`ask`; ``what`` names it only in a forfeit's reason), and
-parsed before use by :mod:`debatekit.engine.boundary`'s conversions, inside one catch-all: a
-claim that is not a bit, a direction outside {-1, 0, 1}, a split that is not plain data
+Messages cross :class:`~debatekit.protocols.recursive_engine.Boundary`: a claim that is not a bit,
+a direction outside {-1, 0, 1}, a split that is not plain data
 (:func:`~debatekit.engine.boundary.commit_plain`) M_D is defined on
 (:meth:`~debatekit.machine.decomposition.Decomposition.valid_split`), an index outside [q) or a
 proof bit that is not a bit loses for A; a probability that is not a finite number in [0, 1]
@@ -34,48 +24,42 @@ rebuilt tuples, estimates and coins tuples of floats and ints. Losing means the 
 debate pays the sender its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k
 for B's), so a forfeit is never better for its sender than any way of playing on.
 
-The same rules serve play, replay and exact analysis: randomness (the trusted coins, the
-verifier's oracle query, mixed moves) goes through a :class:`Chance` as a list of weighted
-branches, one sampled branch (:class:`Sampled`, which notes each draw in a ledger that keeps the
-debate's events), the recorded one (replay, :mod:`debatekit.analysis.recursive`) or every outcome
-with its probability (:class:`Exact`, which memoises rounds by their situation; strategies must
-then be functions of their arguments, as Figure 2's are). Rounds are walked with
-an explicit stack, so the depth d and width q are not limited by Python's recursion limit.
-Values are vectors of per-round rewards (index 0 the initial reward, index 1 + d - k round k), so
-one pass yields the reward ledger.
-
-Length: Figure 2's rules, the message boundary both recursive protocols share, the chance
-interpreters (sampled and exact) and the iterative walk live here until the recursive protocols
-move onto the node engine (:mod:`debatekit.engine`), which takes the boundary and the walk.
+The same rules serve play, replay and exact analysis through a
+:class:`~debatekit.protocols.recursive_engine.Chance` (sampled, recorded, or every outcome with
+its probability, memoising rounds by their situation; strategies must then be functions of their
+arguments, as Figure 2's are). Values are vectors of per-round rewards (index 0 the initial
+reward, index 1 + d - k round k), so one pass yields the reward ledger.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from debatekit.engine.boundary import (
-    NOT_A_BIT,
-    as_index,
-    commit_bit,
-    commit_bits,
-    commit_plain,
     commit_probability,
-    mixed_branches,
     plain_int,
     safe_repr,
-    to_json,
 )
-from debatekit.engine.play import describe
-from debatekit.engine.trust import charge
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, check_stability_parameters
-from debatekit.oracle import Asker, Oracle
+from debatekit.oracle import Oracle
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
+from debatekit.protocols.proof import CommittedProof, ProofTruth
+from debatekit.protocols.recursive_engine import (
+    Boundary,
+    Chance,
+    Exact,
+    Record,
+    bit_of,
+    index_of,
+    split_of,
+    walk,
+)
 from debatekit.reader import word_width
 
 PROBABILITY_BITS = 64
@@ -198,94 +182,6 @@ class Bob(Protocol):
         """B^k_i(x, y^k, z_<i): the probability that z_i = 1 (``i`` counts from 0 here)."""
 
 
-Branches = list[tuple[float, Any]]
-"""Outcomes with their probabilities."""
-
-
-class Chance(Protocol):
-    """Where the debate's randomness goes: a trusted coin, the verifier's oracle query, or a
-    player's mixed move. ``ledger`` is the debate's: it counts the verifier's query and, when it
-    keeps the debate's events, notes each draw."""
-
-    memoise: bool
-    """Whether a round's value may be reused for an equal situation (exact values only)."""
-
-    def coin(self, p: float, what: str, ledger: Ledger) -> Branches:
-        """A trusted coin that is 1 with probability ``p`` (``what`` names it: ``z_hat``, ``z^k_i``)."""
-
-    def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
-        """The verifier's one query of the oracle: an answer drawn, or both with their weights."""
-
-    def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
-        """The branches of a move (:func:`~debatekit.engine.boundary.mixed_branches`) to follow."""
-
-
-def coin_event(what: str, p: float, z: int) -> dict:
-    """A trusted coin as the record notes it."""
-    return {"chance": what, "by": Role.VERIFIER.value, "p": p, "outcome": z}
-
-
-@dataclass
-class Sampled:
-    """One debate: coins from the verifier's generator, the verifier's query through its counted
-    :class:`~debatekit.oracle.Asker`, mixed moves from the mover's generator; each draw noted."""
-
-    rngs: dict[Role, np.random.Generator]
-    memoise = False
-
-    def coin(self, p: float, what: str, ledger: Ledger) -> Branches:
-        z = int(self.rngs[Role.VERIFIER].random() < p)
-        ledger.note(coin_event(what, p, z))
-        return [(1.0, z)]
-
-    def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
-        return [(1.0, int(Asker(oracle, Role.VERIFIER, ledger, self.rngs[Role.VERIFIER])(question)))]
-
-    def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
-        """One branch, drawn with the mover's generator as :meth:`Dist.sample` draws it; the
-        record notes its position among the move's outcomes."""
-        if len(branches) == 1:
-            return [(1.0, branches[0][1])]
-        cumulative = np.cumsum([w for w, _ in branches])
-        index = int(np.searchsorted(cumulative, self.rngs[role].random() * cumulative[-1], side="right"))
-        index = min(index, len(branches) - 1)
-        ledger.note({"chance": what, "by": role.value, "outcome": index})
-        return [(1.0, branches[index][1])]
-
-
-@dataclass
-class Exact:
-    """Expected values: every outcome weighted by its probability; rounds memoised."""
-
-    memoise = True
-
-    def coin(self, p: float, what: str = "", ledger: Ledger | None = None) -> Branches:
-        if p >= 1:
-            return [(1.0, 1)]
-        if p <= 0:
-            return [(1.0, 0)]
-        return [(p, 1), (1 - p, 0)]
-
-    def judge(self, oracle: Oracle, question: Hashable, ledger: Ledger) -> Branches:
-        p = oracle.probability(question)
-        if p is None:
-            raise ValueError("exact values need the oracle's probabilities; this oracle only answers samples")
-        ledger.count_queries(Role.VERIFIER)
-        return self.coin(p)
-
-    def mixed(self, role: Role, what: str, branches: Branches, ledger: Ledger) -> Branches:
-        return branches
-
-
-@dataclass
-class Record:
-    """What one sampled debate left behind, beside the query ledger."""
-
-    forfeit: Role | None = None
-    reason: str = ""
-    claim: int | None = None
-
-
 def as_direction(value: Any) -> int | None:
     """A^k ∈ {-1, 0, 1} as a plain int (bools excluded), or None."""
     if type(value) is bool or type(value) is np.bool_:
@@ -300,266 +196,6 @@ def direction_of(sent: Any) -> int:
     if direction is None:
         raise Malformed(Role.ALICE, f"direction {safe_repr(sent)} is not -1, 0 or 1")
     return direction
-
-
-def bit_of(what: str) -> Callable[[Any], int]:
-    """The parser of one of A's bits (her claim, an answer, a proof bit)."""
-    return lambda sent: commit_bit(sent, Role.ALICE, what)
-
-
-def index_of(sent: Any, size: int, sender: Role, what: str) -> int:
-    """An index in [0, size), else ``sender``'s forfeit."""
-    index = as_index(sent, size)
-    if index is None:
-        raise Malformed(sender, f"{what} {safe_repr(sent)} is not in [0, {size})")
-    return index
-
-
-def split_of(decomposition: Decomposition, query: Query, level: int, sent: Any) -> tuple[Query, ...]:
-    """A's split of ``query`` as plain data (a fresh tuple of q queries) M_D is defined on, else
-    her forfeit."""
-    ys = commit_plain(sent, Role.ALICE, "the split")
-    if not (type(ys) is tuple and len(ys) == decomposition.width and decomposition.valid_split(query, level, ys)):
-        raise Malformed(Role.ALICE, f"queries {safe_repr(ys)} are not a split of {safe_repr(query)}")
-    return ys
-
-
-def raised(what: str, err: Exception) -> str:
-    """A forfeit's reason for an exception a player's code raised, whatever its ``__str__`` does."""
-    try:
-        return f"{what} raised {describe(err)}"
-    except Exception:  # even its type's name is hostile
-        return f"{what} raised an exception"
-
-
-def conceded(value: Any, role: Role) -> Malformed | None:
-    """A fresh copy of ``value`` when it is ``role``'s own forfeit with a plain reason (a player may
-    concede, sending or raising it: a replayed record does so where its sender forfeited), else
-    None. Only its exact type and plain attributes are read."""
-    try:
-        if type(value) is Malformed and value.sender is role and type(value.reason) is str:
-            return Malformed(role, value.reason)
-    except Exception:  # its attributes were taken away
-        pass
-    return None
-
-
-def ask(move: Callable[[], Any], role: Role, what: str, trusted: bool | None = None) -> Any:
-    """``role``'s message, ``move()`` (a call of one of its player's methods, as
-    ``lambda: alice.direction(s)``); a player that raises has sent garbage (``what`` names the
-    message in the reason). Whether ``role``'s player is trusted: ``trusted``, or by default the
-    debate's trusted seats (:func:`~debatekit.engine.trust.charge`)."""
-    try:
-        return move()
-    except Exception as err:  # untrusted code: an LLM, a person, a user's strategy
-        charge(role, err, trusted)  # a trusted built-in's: an internal error (engine.trust)
-        raise conceded(err, role) or Malformed(role, raised(what, err)) from None
-
-
-def branches(move: Callable[[], Any], role: Role, what: str, mixed: bool = True) -> Branches:
-    """``role``'s message (:func:`ask`) as weighted outcomes, unread (a mixed move's, when
-    ``mixed``, else the message itself, a Dist included); a player that raises or a mixed move
-    that is no distribution is ``role``'s forfeit."""
-    message = ask(move, role, what)
-    if not mixed:
-        return [(1.0, message)]
-    try:
-        return mixed_branches(message)
-    except Exception as err:
-        raise Malformed(role, f"{what} sent {safe_repr(message)}: {raised('its weights', err)}") from None
-
-
-def parse(sent: Any, parser: Callable[[Any], Any], role: Role, what: str) -> Any:
-    """``parser(sent)``, or the Malformed against ``role`` that reading ``sent`` came to: a
-    conversion that raises (a hostile object's method) is its sender's fault."""
-    conceding = conceded(sent, role)
-    if conceding is not None:
-        return conceding
-    try:
-        return parser(sent)
-    except Malformed as bad:
-        return bad
-    except Exception:
-        return Malformed(role, f"{what} {safe_repr(sent)} cannot be read")
-
-
-class Prover(Protocol):
-    def proof(self, leaves: tuple[int, ...]) -> Any:
-        """ũ at the positions ``leaves``, as a sequence of ``len(leaves)`` bits (Figure 2, step 3b)."""
-
-
-PROOF_BATCH = 1 << 16
-"""The most proof positions asked of A in one request."""
-DENSE_POSITIONS = 1 << 26
-"""Positions below this are kept in one uint8 array (the built-in problems' proofs, m ≤ 2^24);
-positions above it (a decomposition that numbers its proof sparsely) in a dict."""
-_UNASKED = 254
-"""A position of the proof not yet committed (never a committed value: 0, 1 or NOT_A_BIT)."""
-
-
-class CommittedProof:
-    """ũ, A's context-free proof (Figure 2, step 3b), committed once per position: ``request``
-    asks her for the bits at a tuple of positions (one context-free copy's
-    :meth:`Prover.proof`); each answer is committed through the boundary
-    (:func:`~debatekit.engine.boundary.commit_bits`: a frozen uint8 buffer of exactly that length;
-    a position that is not a bit holds NOT_A_BIT) and kept, so every reader (B's training, the
-    verifier's round 0, the truthful estimator) reads the same bits and no position is asked twice.
-    A request that raises or is not a sequence of the right length commits NOT_A_BIT at every
-    position it asked for, with its reason: A forfeits at any leaf that names one.
-
-    Kept once per run and instance (:func:`~debatekit.players.estimator.committed_proof`), as the
-    paper's ũ is a function of x alone: a debate cannot change bits an earlier debate or B's
-    training read. ``implicit`` marks a trusted source known to give the decomposition's own proof
-    u, whose truth B may read off the decomposition (:func:`gives_implicit_proof`). ``trusted``
-    says whether the source is a trusted built-in, whose request that raises is an internal error
-    whoever asks (None: as the debate asking says, :func:`ask`)."""
-
-    def __init__(self, request: Callable[[tuple[int, ...]], Any], implicit: bool = False, trusted: bool | None = None):
-        self.request, self.implicit, self.trusted = request, implicit, trusted
-        self.requests = 0
-        """How many batched requests A has been asked (each once, at most PROOF_BATCH positions)."""
-        self._bits = np.full(0, _UNASKED, dtype=np.uint8)
-        self._why: np.ndarray | None = None
-        self._far: dict[int, tuple[int, int]] = {}
-        """Positions at or above DENSE_POSITIONS: (bit, reason number)."""
-        self._reasons: list[str] = []
-
-    def _grow(self, top: int) -> None:
-        if top >= len(self._bits):
-            grown = np.full(max(top + 1, 2 * len(self._bits)), _UNASKED, dtype=np.uint8)
-            grown[: len(self._bits)] = self._bits
-            self._bits = grown
-            if self._why is not None:
-                self._why = np.concatenate([self._why, np.zeros(len(grown) - len(self._why), dtype=np.int32)])
-
-    def commit(self, positions: tuple[int, ...] | np.ndarray) -> None:
-        """Ask A once, in batches, for the positions not yet committed."""
-        if not len(positions):
-            return
-        wanted = np.asarray(positions, dtype=np.int64)
-        dense = wanted < DENSE_POSITIONS
-        if dense.any():
-            self._grow(int(wanted[dense].max()))
-        known = np.zeros(len(wanted), dtype=bool)
-        known[dense] = self._bits[wanted[dense]] != _UNASKED
-        known[~dense] = [int(j) in self._far for j in wanted[~dense]]
-        asked = np.zeros(len(self._bits), dtype=bool)  # the dense ones, each once, in order
-        asked[wanted[dense & ~known]] = True
-        missing = np.concatenate([np.flatnonzero(asked), np.unique(wanted[~dense & ~known])])
-        for start in range(0, len(missing), PROOF_BATCH):
-            self._ask(missing[start : start + PROOF_BATCH])
-
-    def _store(self, batch: np.ndarray, values: np.ndarray | int, why: int = 0) -> None:
-        dense = batch < DENSE_POSITIONS
-        self._bits[batch[dense]] = values[dense] if isinstance(values, np.ndarray) else values
-        if why:
-            if self._why is None:
-                self._why = np.zeros(len(self._bits), dtype=np.int32)
-            self._why[batch[dense]] = why
-        for k in np.flatnonzero(~dense):
-            value = int(values[k]) if isinstance(values, np.ndarray) else values
-            self._far[int(batch[k])] = (value, why)
-
-    def _ask(self, batch: np.ndarray) -> None:
-        self.requests += 1
-        leaves = tuple(batch.tolist())
-        try:
-            sent = ask(lambda: self.request(leaves), Role.ALICE, "proof", self.trusted)
-        except Malformed as bad:
-            sent = bad
-        bits = parse(sent, lambda m: commit_bits(m, len(leaves), Role.ALICE), Role.ALICE, "proof")
-        if isinstance(bits, Malformed):
-            self._reasons.append(bits.reason)
-            self._store(batch, NOT_A_BIT, len(self._reasons))
-        else:
-            self._store(batch, bits)
-
-    def _read(self, j: int) -> tuple[int, int]:
-        if j < DENSE_POSITIONS:
-            return int(self._bits[j]), int(self._why[j]) if self._why is not None else 0
-        return self._far[j]
-
-    def bits(self, positions: tuple[int, ...]) -> tuple[int, ...]:
-        """The committed bits at ``positions`` (NOT_A_BIT where A's was not a bit), asking A for
-        the ones not yet committed."""
-        self.commit(positions)
-        return tuple(self._read(j)[0] for j in positions)
-
-    def array(self, positions: np.ndarray) -> np.ndarray:
-        """The committed bits at ``positions`` (all committed), as a uint8 array."""
-        dense = positions < DENSE_POSITIONS
-        out = np.empty(len(positions), dtype=np.uint8)
-        out[dense] = self._bits[positions[dense]]
-        out[~dense] = [self._far[int(j)][0] for j in positions[~dense]]
-        return out
-
-    def reason(self, j: int) -> str:
-        """Why position ``j`` holds no bit."""
-        why = self._read(j)[1]
-        return self._reasons[why - 1] if why else f"proof bit {j} is not 0 or 1"
-
-
-class Boundary:
-    """Where a recursive protocol's verifier meets its players: each message is asked once
-    (``move``, a call of the player's method), a mixed move resolved through ``chance``, the bits
-    read counted in ``ledger``, and each outcome parsed, all inside one catch-all, so nothing a
-    player sends runs code or survives unparsed. A's proof bits are read from ``prover``, her
-    committed proof (:class:`CommittedProof`; without one, a proof committed from ``alice``
-    herself, which is context-free only for strategies that are functions of their arguments).
-    When the ledger keeps the debate's events, each message is noted as committed
-    (``{"move", "what", "message"}``), or its forfeit (``"forfeit"``, with ``"refused"`` when a
-    message came and did not parse); the leaf's proof bits as one message, the list of its bits."""
-
-    alice: Prover
-    chance: Chance
-    ledger: Ledger
-    prover: CommittedProof | None
-
-    def receive(
-        self,
-        role: Role,
-        what: str,
-        move: Callable[[], Any],
-        bits: int,
-        parser: Callable[[Any], Any],
-        mixed: bool = True,
-    ) -> list[tuple[float, Any]]:
-        """(weight, parsed message, or the Malformed that ends the branch) for each branch followed."""
-        try:
-            sent = branches(move, role, what, mixed)
-        except Malformed as bad:
-            self.ledger.note({"move": role.value, "what": what, "forfeit": bad.reason})
-            return [(1.0, bad)]
-        out = []
-        for weight, message in self.chance.mixed(role, what, sent, self.ledger):
-            self.ledger.count_read(bits)
-            parsed = parse(message, parser, role, what)
-            if self.ledger.events is not None:
-                self.ledger.note(
-                    {"move": role.value, "what": what, "forfeit": parsed.reason, "refused": True}
-                    if isinstance(parsed, Malformed)
-                    else {"move": role.value, "what": what, "message": to_json(parsed)}
-                )
-            out.append((weight, parsed))
-        return out
-
-    def proof_bits(self, leaf: tuple[int, ...]) -> tuple[int, ...]:
-        """ũ_S from A's committed proof (step 3b; nothing is noted for a leaf naming no bits);
-        raises A's Malformed when a bit of it is not a bit."""
-        if not leaf:
-            return ()
-        if self.prover is None:
-            alice = self.alice
-            self.prover = CommittedProof(lambda leaves: alice.proof(leaves))
-        bits = self.prover.bits(leaf)
-        self.ledger.count_read(len(leaf))
-        bad = next((j for j, b in zip(leaf, bits, strict=True) if b == NOT_A_BIT), None)
-        if bad is not None:
-            reason = self.prover.reason(bad)
-            self.ledger.note({"move": Role.ALICE.value, "what": "proof", "forfeit": reason})
-            raise Malformed(Role.ALICE, reason)
-        self.ledger.note({"move": Role.ALICE.value, "what": "proof", "message": list(bits)})
-        return bits
 
 
 def reward_scale(depth: int, rules: Rules) -> np.ndarray:
@@ -586,35 +222,6 @@ Outcome = tuple[float, np.ndarray, Situation | None]
 next round's situation (None when the debate is over)."""
 
 
-def walk(root: Hashable, outcomes: Callable[[Any], list], memo: dict | None, zero: Any) -> Any:
-    """The value of a chain of rounds from ``root``: ``outcomes(node)`` lists (probability, value
-    paid, next node or None). Without a memo the one sampled branch is followed in a loop; with
-    one, the expectation is taken by a post-order walk with an explicit stack, each node's value
-    kept in ``memo``. Either way no Python recursion, so depth is unbounded."""
-    if memo is None:
-        total, node = zero, root
-        while node is not None:
-            ((_, paid, node),) = outcomes(node)
-            total = total + paid
-        return total
-    pending: dict[Any, list] = {}
-    stack = [root]
-    while stack:
-        node = stack[-1]
-        if node in memo:
-            stack.pop()
-            continue
-        if node not in pending:
-            pending[node] = outcomes(node)
-        todo = [n for _, _, n in pending[node] if n is not None and n not in memo]
-        if todo:
-            stack.extend(todo)
-            continue
-        memo[node] = sum((w * (paid + (memo[n] if n is not None else 0.0)) for w, paid, n in pending.pop(node)), zero)
-        stack.pop()
-    return memo[root]
-
-
 class Debate(Boundary):
     """Figure 2 on one decomposition, between two players, under given rules. ``prover`` is A's
     committed proof (step 3b, :class:`CommittedProof`); without it her bits are committed from
@@ -637,7 +244,7 @@ class Debate(Boundary):
         self.d, self.q = decomposition.depth, decomposition.width
         self.D, self.alice, self.bob, self.rules, self.chance = decomposition, alice, bob, rules, chance
         self.ledger, self.record = ledger or Ledger(), record or Record()
-        self.prover = prover
+        self.prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
         self.oracle = oracle or LeafOracle(decomposition)
         self.scale = reward_scale(self.d, rules)
         self.memo: dict[Situation, np.ndarray] = {}
@@ -799,100 +406,6 @@ def expected_rewards(
     every trusted coin and mixed move (strategies must be functions of their arguments);
     ``prover`` as in :class:`Debate`."""
     return Debate(decomposition, alice, bob, rules, Exact(), prover=prover).value()
-
-
-# -- the truth of A's proof ----------------------------------------------------------------------
-
-
-class ProofTruth:
-    """g on A's context-free proof ũ: the probability that a query's M_D evaluates to 1 when every
-    leaf S is answered by the oracle on A's bits, O(ũ_S). This is the g of the proof of Lemma A.4
-    (eq. 10 needs A's own proof, not the implicit proof u the decomposition is built on); on
-    ũ = u it is :meth:`~debatekit.machine.decomposition.Decomposition.truth`.
-
-    ``proof`` is her committed proof (:class:`CommittedProof`; None: ũ = u, answered by the
-    decomposition itself). A bit that is not a bit reads as 0: A forfeits at that leaf whatever B
-    says. Leaves are independent oracle draws and the split is a tree, so the subclaims of a split
-    are independent given ũ; a query's value is computed from its split's (exactly on bits,
-    through the decomposition's automaton, or by enumerating the uncertain answers), over the
-    whole subtree: the unbounded estimator's cost. The bits a subtree's leaves name are committed
-    first, in batches (:meth:`CommittedProof.commit`), never one request per leaf."""
-
-    def __init__(self, decomposition: Decomposition, proof: CommittedProof | None):
-        self.D, self.proof = decomposition, proof
-        self.values: dict[tuple[Query, int], float] = {}
-
-    def truth(self, query: Query, level: int) -> float:
-        if self.proof is None:
-            return self.D.truth(query, level)
-        if (query, level) not in self.values:
-            self._evaluate(query, level)
-        return self.values[(query, level)]
-
-    def _evaluate(self, query: Query, level: int) -> None:
-        """Value every node below ``query`` not yet valued, level by level: the leaves' bits read in
-        one pass (committed in batches), each leaf judged on them, then each level combined from
-        the one below."""
-        rows: list[list[Query]] = [[query]]  # rows[i]: the nodes to value at level - i
-        for k in range(level, 0, -1):
-            rows.append([c for y in rows[-1] for c in self.D.split(y, k) if (c, k - 1) not in self.values])
-        leaves = rows[-1]
-        judged = self.D.judge_leaves(leaves, self.proof_bits).tolist()
-        self.values.update(zip([(y, 0) for y in leaves], judged, strict=True))
-        for k, row in zip(range(1, level + 1), reversed(rows[:-1]), strict=True):
-            for y in row:
-                self.values[(y, k)] = self._combined(y, k, [self.values[(c, k - 1)] for c in self.D.split(y, k)])
-
-    def proof_bits(self, positions: np.ndarray) -> np.ndarray:
-        """ũ at ``positions`` as B reads it (committed, PROOF_BATCH positions per request; NOT_A_BIT read as 0)."""
-        assert self.proof is not None
-        self.proof.commit(positions)
-        bits = self.proof.array(positions)
-        return np.where(bits == NOT_A_BIT, np.uint8(0), bits)
-
-    def _combined(self, query: Query, level: int, p: list[float]) -> float:
-        """P[M_D(query, z) = 1] for independent z_i ~ Bernoulli(p_i)."""
-        uncertain = [i for i, pi in enumerate(p) if 0 < pi < 1]
-        if not uncertain:
-            return float(self.D.combine(query, level, tuple(int(pi >= 1) for pi in p)))
-        machine = self.D.automaton(query, level)
-        if machine is not None:
-            states: dict[Hashable, float] = {machine.start: 1.0}
-            for i, pi in enumerate(p):
-                grown: dict[Hashable, float] = {}
-                for state, w in states.items():
-                    for zi, wz in ((1, pi), (0, 1 - pi)):
-                        if wz > 0:
-                            nxt = machine.step(state, i, zi)
-                            grown[nxt] = grown.get(nxt, 0.0) + w * wz
-                states = grown
-            return sum(w for state, w in states.items() if machine.output(state))
-        total, base = 0.0, [int(pi >= 1) for pi in p]
-        for mask in range(2 ** len(uncertain)):
-            z, w = list(base), 1.0
-            for b, i in enumerate(uncertain):
-                zi = (mask >> b) & 1
-                z[i], w = zi, w * (p[i] if zi else 1 - p[i])
-            total += w * self.D.combine(query, level, tuple(z))
-        return total
-
-    def conditional(self, query: Query, level: int, i: int, prefix: tuple[int, ...]) -> float:
-        """P[z_i = 1 | z_<i] on the split of ``query``: the subclaim's truth (independent answers);
-        the decomposition's own conditional when ũ = u."""
-        if self.proof is None:
-            return self.D.conditional(query, level, i, prefix)
-        return self.truth(self.D.split(query, level)[i], level - 1)
-
-    def answer_distribution(self, query: Query, level: int) -> np.ndarray:
-        """g_k of Lemma A.4 on ũ: the joint distribution of the split's answers over {0,1}^q
-        (z_1 the most significant bit)."""
-        if self.proof is None:
-            return self.D.answer_distribution(query, level)
-        probs = np.ones(1)
-        for y in self.D.split(query, level):
-            p1 = self.truth(y, level - 1)
-            probs = np.stack([probs * (1 - p1), probs * p1], axis=1).reshape(-1)
-        return probs
 
 
 # -- honest A (Lemma A.5) and the truthful estimator ---------------------------------------------

@@ -46,9 +46,9 @@ from debatekit.players.base import Seat, Strategy
 from debatekit.players.estimator import proof_truth
 from debatekit.problems.plan import ClaimTree
 from debatekit.problems.registry import Instance
+from debatekit.protocols.proof import ProofTruth
 from debatekit.protocols.prover_estimator import (
     HonestAlice,
-    ProofTruth,
     Situation,
     TruthfulBob,
     decomposition_of,
