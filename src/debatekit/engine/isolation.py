@@ -59,6 +59,8 @@ from debatekit.oracle import Unanswered
 from debatekit.players.base import Seat, Strategy, StrategyError
 
 GIB = 1 << 30
+RETIRED, ENDED = "retired", "the run ended"
+"""Why a pool ends a worker that did nothing wrong."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Limits:
     """A worker past half of it is retired between debates; past all of it, the OS ends it."""
     frame: int = 16 << 20
     output: int = 2048
+    start: float = 60
+    """Seconds for a worker to start and import the strategy (an interpreter's start is no move)."""
 
 
 class PlayerFailed(Described):
@@ -99,8 +103,8 @@ class Tail:
 class Worker:
     """One worker process and its pipes, spoken to by one debate at a time."""
 
-    def __init__(self, limits: Limits):
-        self.limits = limits
+    def __init__(self, limits: Limits, lost: Callable[[], None] | None = None):
+        self.limits, self._lost = limits, lost
         into_r, self._into = os.pipe()
         self._from, from_w = os.pipe()
         path = os.pathsep.join(p for p in sys.path if p)
@@ -225,6 +229,8 @@ class Worker:
         """End the worker and everything it started (its process group), and reap it."""
         if self.gone is None:
             self.gone = why
+            if self._lost is not None and why not in (RETIRED, ENDED):
+                threading.Thread(target=self._lost, daemon=True).start()  # its replacement starts now
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
@@ -259,7 +265,9 @@ class Pool:
 
     def __init__(self, spec: str, role: Role, limits: Limits = Limits()):
         self.spec, self.role, self.limits = spec, role, limits
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        self._starting = 0
+        """Replacements of lost workers under way."""
         self._idle: list[Worker] = []
         self._workers: set[Worker] = set()
         self._views: dict[int, tuple[Any, str]] = {}
@@ -280,11 +288,15 @@ class Pool:
 
     def _start(self) -> Worker:
         """A new worker with the strategy loaded (its description returned by the load)."""
-        worker = Worker(self.limits)
+        worker = Worker(self.limits, self._replace)
         with self._lock:
             self._workers = {w for w in self._workers if w.gone is None} | {worker}
+            closed = self.closed
+        if closed:  # a replacement that finished starting after the pool closed
+            worker.kill(ENDED)
+            raise PlayerFailed("the run's players are closed")
         try:
-            worker.description = worker.request({"load": self.spec, "role": self.role.value}, self.limits.timeout)
+            worker.description = worker.request({"load": self.spec, "role": self.role.value}, self.limits.start)
         except BaseException:
             worker.kill("its strategy did not load")
             raise
@@ -294,18 +306,37 @@ class Pool:
         with self._lock:
             if self.closed:
                 raise PlayerFailed("the run's players are closed")
-            while self._idle:
+            while self._idle or self._starting:
+                if not self._idle:  # a lost worker's replacement is starting: wait for it
+                    self._lock.wait()
+                    continue
                 worker = self._idle.pop()
                 if worker.gone is None:
                     return worker
         return self._start()
+
+    def _replace(self) -> None:
+        """Start a worker in place of a lost one, so that the next debate need not wait for it."""
+        with self._lock:
+            if self.closed:
+                return
+            self._starting += 1
+        try:
+            worker = self._start()
+        except BaseException:
+            worker = None
+        with self._lock:
+            self._starting -= 1
+            if worker is not None:
+                self._idle.append(worker)
+            self._lock.notify_all()
 
     def _release(self, worker: Worker) -> None:
         with self._lock:
             if worker.gone is None and not self.closed and worker.cpu < self.limits.cpu / 2:
                 self._idle.append(worker)
                 return
-        worker.kill("retired")
+        worker.kill(RETIRED)
 
     def seat(self, seat: Seat) -> Remote:
         """A fresh player for one debate (the strategy's factory): a worker, reset with the seat."""
@@ -344,7 +375,10 @@ class Pool:
             self.closed = True
             workers, self._idle = list(self._workers), []
         for worker in workers:
-            worker.kill("the run ended")
+            worker.kill(ENDED)
+        with self._lock:  # replacements under way see the pool closed and end their workers
+            while self._starting:
+                self._lock.wait()
 
     def __enter__(self) -> Pool:
         return self

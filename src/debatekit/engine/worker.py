@@ -42,8 +42,9 @@ TRACE_CHARS = 600
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debatekit package
 
 
-class Withheld(Exception):
-    """The instance's oracle is the engine's: a player asks it through ``seat.ask``."""
+class Withheld(AttributeError):
+    """The instance's oracle is the engine's: a player asks it through ``seat.ask`` (an
+    ``AttributeError``, so ``hasattr`` and ``getattr`` with a default read it as absent)."""
 
 
 class RemoteAsk:
@@ -111,6 +112,8 @@ class Channel:
         if "load" in request:
             from debatekit.ledger import Role
             from debatekit.players.base import load
+
+            import debatekit.problems.registry  # noqa: F401 (what unpickling an instance imports, now)
 
             self.role = Role(request["role"])
             self.factory = load(request["load"], self.role)
