@@ -127,13 +127,19 @@ def main() -> None:
     n = len(acknowledged)
     print(f"{args.judges} judges, {args.tasks} tasks x R = {args.answers}, {elapsed:.1f} s on 127.0.0.1")
     print(f"judgements acknowledged: {n} ({n / elapsed:.0f} per second); refused: {len(log['refused'])}")
-    print(f"answer latency (POST to 303): p50 {percentile(log['answer'], 0.5) * 1000:.0f} ms, "
-          f"p99 {percentile(log['answer'], 0.99) * 1000:.0f} ms")
-    print(f"judge step (page + answer):   p50 {percentile(log['step'], 0.5) * 1000:.0f} ms, "
-          f"p99 {percentile(log['step'], 0.99) * 1000:.0f} ms")
+    print(
+        f"answer latency (POST to 303): p50 {percentile(log['answer'], 0.5) * 1000:.0f} ms, "
+        f"p99 {percentile(log['answer'], 0.99) * 1000:.0f} ms"
+    )
+    print(
+        f"judge step (page + answer):   p50 {percentile(log['step'], 0.5) * 1000:.0f} ms, "
+        f"p99 {percentile(log['step'], 0.99) * 1000:.0f} ms"
+    )
     lost = len(set(acknowledged) - set(stored))
-    print(f"in the database: {len(stored)}; lost: {lost}; unacknowledged extra: {len(set(stored) - set(acknowledged))};"
-          f" tasks over budget: {len(overfilled)}")
+    print(
+        f"in the database: {len(stored)}; lost: {lost}; unacknowledged extra: {len(set(stored) - set(acknowledged))};"
+        f" tasks over budget: {len(overfilled)}"
+    )
     if stored != acknowledged or overfilled:
         sys.exit(1)
 

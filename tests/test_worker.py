@@ -203,9 +203,9 @@ def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, rea
     spec = PROTOCOLS["cross-exam"]
     instance = make_instance(PROBLEMS["parity"], 6, True, 1)
     start = time.monotonic()
-    with Pool("debatekit.protocols.cross_exam:HonestAlice", Role.ALICE, LIMITS) as alice:
-        with Pool(f"{HERE}:{name}", Role.BOB, Limits(timeout=1)) as bob:
-            result = run(spec, instance, alice.strategy, bob.strategy, 2, 0, timeout=10)
+    honest = "debatekit.protocols.cross_exam:HonestAlice"
+    with Pool(honest, Role.ALICE, LIMITS) as alice, Pool(f"{HERE}:{name}", Role.BOB, Limits(timeout=1)) as bob:
+        result = run(spec, instance, alice.strategy, bob.strategy, 2, 0, timeout=10)
     assert time.monotonic() - start < 20
     assert (result.accept_rate, result.forfeits) == (1.0, {"alice": 0, "bob": 2})
     assert reason in result.forfeit_reasons["bob"]
@@ -263,7 +263,7 @@ def test_workers_left_open_end_with_the_engine(tmp_path) -> None:
         """
     )
     env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60, check=True)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     pid = int(out.stdout.split()[0])
     time.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists()

@@ -124,9 +124,9 @@ class HeapWalkingAlice:
     def transcript(self) -> np.ndarray:
         mine = self.seat.instance
         for found in gc.get_objects():
-            if type(found).__name__ == "Instance" and found is not mine and found.problem == mine.problem:
-                if np.array_equal(found.x, mine.x) and hasattr(found.oracle, "_fn"):
-                    _poison(found.oracle)
+            same = type(found).__name__ == "Instance" and found is not mine and found.problem == mine.problem
+            if same and np.array_equal(found.x, mine.x) and hasattr(found.oracle, "_fn"):
+                _poison(found.oracle)
         return _yes_transcript(self.seat)
 
 

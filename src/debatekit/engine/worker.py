@@ -110,10 +110,9 @@ class Channel:
             self.player = self.factory(Seat(self.instance, self.role, rng, ask, rules))
             return resource.getrusage(resource.RUSAGE_SELF).ru_utime
         if "load" in request:
+            import debatekit.problems.registry  # noqa: F401 (what unpickling an instance imports, now)
             from debatekit.ledger import Role
             from debatekit.players.base import load
-
-            import debatekit.problems.registry  # noqa: F401 (what unpickling an instance imports, now)
 
             self.role = Role(request["role"])
             self.factory = load(request["load"], self.role)
