@@ -7,6 +7,7 @@ today) it wins a debate it should lose, which is the hole; through a worker it l
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
@@ -25,7 +26,7 @@ from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.engine import wire
 from debatekit.engine.boundary import Invalid
-from debatekit.engine.isolation import Limits, Pool
+from debatekit.engine.isolation import Limits, Pool, spec_of, strategy_for
 from debatekit.engine.wire import WireError, decode, encode
 from debatekit.ledger import Role
 from debatekit.machine.turing import Config
@@ -251,6 +252,21 @@ def test_a_strategy_that_does_not_load_is_a_usage_error() -> None:
     with pytest.raises(StrategyError, match="cannot import bob strategy"):
         Pool(f"{HERE}:Missing", Role.BOB, LIMITS)
     assert children() == []
+
+
+def test_the_switch_isolates_a_users_strategy_unless_trusted() -> None:
+    table = PROTOCOLS["cross-exam"].strategies[Role.BOB]
+    with contextlib.ExitStack() as pools:
+        assert strategy_for("honest", Role.BOB, table, pools, LIMITS) is table["honest"]
+        isolated = strategy_for(f"{HERE}:CountingBob", Role.BOB, table, pools, LIMITS)
+        assert isolated.factory.__self__.spec == f"{HERE}:CountingBob" and not isolated.trusted  # a Pool's
+        trusted = strategy_for(f"{HERE}:CountingBob", Role.BOB, table, pools, None)
+        assert trusted.factory.__name__ == "CountingBob"  # the class itself, inline
+    assert children() == []
+    assert spec_of(cross_exam.HonestBob) == "debatekit.protocols.cross_exam:HonestBob"
+    for unnamed in (lambda seat: None, type("Local", (), {"__module__": "__main__"})):
+        with pytest.raises(StrategyError, match="cannot be imported by name"):
+            spec_of(unnamed)
 
 
 def test_workers_left_open_end_with_the_engine(tmp_path) -> None:

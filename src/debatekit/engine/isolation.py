@@ -27,9 +27,11 @@ format is its sender's forfeit, and a worker that exits, is killed by a signal o
 debate with the reason, its output's tail and its traceback's last frames of the user's code
 (:func:`~debatekit.engine.worker.summary`).
 
-Inline play, for debugging a strategy with a debugger, is the strategy as
-:func:`~debatekit.players.base.resolve` returns it (``--trust-players``; ``trust=True`` in the
-API): the run's record and summary then say the boundary was off.
+:func:`strategy_for` is the switch a run's strategies go through: a built-in inline, a user's
+``module:attr`` in its pool, or, without limits (``--trust-players``; ``trust=True`` in the API),
+inline as :func:`~debatekit.players.base.resolve` loads it, for debugging a strategy with a
+debugger (the run's record and summary should then say the boundary was off). :func:`spec_of`
+names a strategy object passed through the API for its worker.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from debatekit.engine.play import Described
 from debatekit.engine.wire import HEADER, WireError, decode, dumps, encode, loads
 from debatekit.ledger import Role
 from debatekit.oracle import Unanswered
-from debatekit.players.base import Seat, Strategy, StrategyError
+from debatekit.players.base import Seat, Strategy, StrategyError, resolve
 
 GIB = 1 << 30
 RETIRED, ENDED = "retired", "the run ended"
@@ -180,11 +182,10 @@ class Worker:
     def _send(self, data: bytes, deadline: float | None, timeout: float | None) -> None:
         view = memoryview(data)
         while view:
-            self._wait(self._into, deadline, timeout, write=True)
             try:
                 view = view[os.write(self._into, view) :]
-            except BlockingIOError:
-                continue
+            except BlockingIOError:  # the pipe is full: the worker has not read yet
+                self._wait(self._into, deadline, timeout, write=True)
             except BrokenPipeError:
                 raise PlayerFailed(self._died()) from None
 
@@ -200,7 +201,7 @@ class Worker:
                     return loads(payload)
             self._wait(self._from, deadline, timeout)
             try:
-                chunk = os.read(self._from, 1 << 20)
+                chunk = os.read(self._from, 1 << 16)
             except BlockingIOError:
                 continue
             if not chunk:
@@ -385,6 +386,28 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def strategy_for(
+    spec: str, role: Role, builtins: dict[str, Strategy], pools: contextlib.ExitStack, limits: Limits | None
+) -> Strategy:
+    """The switch a run's strategies go through: a built-in by name (trusted, inline), or a user's
+    ``module:attr`` in workers of its own (a :class:`Pool` entered on ``pools``, ended with them),
+    or inline as :func:`~debatekit.players.base.resolve` loads it when ``limits`` is None
+    (``--trust-players``: for a debugger; the boundary is off)."""
+    if limits is None or spec in builtins or ":" not in spec:
+        return resolve(spec, role, builtins)
+    return pools.enter_context(Pool(spec, role, limits)).strategy
+
+
+def spec_of(factory: Any) -> str:
+    """``module:attr`` for a strategy object passed through the API, which a worker imports by that
+    name; :class:`~debatekit.players.base.StrategyError` when it cannot (a lambda, a local function,
+    a class defined in ``__main__``): pass ``trust=True`` to play it inline."""
+    module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or module == "__main__" or "." in name:
+        raise StrategyError(f"{factory!r} cannot be imported by name in a worker; define it in a module, or trust it")
+    return f"{module}:{name}"
 
 
 def _pickled(value: Any) -> str:
