@@ -213,6 +213,16 @@ def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, rea
     assert children() == []
 
 
+@pytest.mark.parametrize(("name", "status"), [("ExitingBob", 3), ("SignallingBob", 143)])
+def test_inline_an_attack_on_the_process_ends_the_whole_run(name, status) -> None:
+    """The hole the worker closes: today's in-process player ends the command (no result)."""
+    argv = ["run", "cross-exam", "--problem", "parity", "--size", "6", "--bob", f"{HERE}:{name}", "--json"]
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == status and "accept_rate" not in done.stdout  # no debate finished
+
+
 def test_a_player_printing_megabytes_stalls_nothing() -> None:
     spec = PROTOCOLS["cross-exam"]
     alice = spec.strategies[Role.ALICE]["lie-output"]
