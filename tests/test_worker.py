@@ -220,7 +220,8 @@ def test_inline_an_attack_on_the_process_ends_the_whole_run(name, status) -> Non
     env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()", *argv]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == status and "accept_rate" not in done.stdout  # no debate finished
+    assert done.returncode == status  # the run cut short by one player: nothing, or a partial result
+    assert done.stdout == "" or '"interrupted": true' in done.stdout
 
 
 def test_a_player_printing_megabytes_stalls_nothing() -> None:
