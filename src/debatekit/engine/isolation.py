@@ -92,7 +92,8 @@ class Tail:
         self.size, self.data = size, bytearray()
 
     def drain(self, stream: Any) -> None:
-        with contextlib.suppress(OSError, ValueError):
+        """Read ``stream`` to its end (the worker's, and its children's, when they are killed)."""
+        with contextlib.suppress(OSError, ValueError), stream:
             while chunk := stream.read1(1 << 16):
                 self.data += chunk
                 del self.data[: -self.size]
@@ -109,8 +110,13 @@ class Worker:
         self.limits, self._lost = limits, lost
         into_r, self._into = os.pipe()
         self._from, from_w = os.pipe()
+        # The engine's pipe ends close when the last thread holding this worker lets it go, never
+        # in kill(): a thread still reading must not find the number reused by another pipe.
+        weakref.finalize(self, _close, self._into, self._from)
         path = os.pathsep.join(p for p in sys.path if p)
-        threads = {key: "1" for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+        threads = {
+            key: "1" for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONUNBUFFERED")
+        }
         command = [sys.executable, "-m", "debatekit.engine.worker"]
         numbers = (into_r, from_w, limits.memory, limits.cpu, limits.frame)
         try:
@@ -235,10 +241,6 @@ class Worker:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
-        for fd in (self._into, self._from):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._into = self._from = -1
 
 
 class Remote:
@@ -380,6 +382,7 @@ class Pool:
         with self._lock:  # replacements under way see the pool closed and end their workers
             while self._starting:
                 self._lock.wait()
+            self._workers = set()
 
     def __enter__(self) -> Pool:
         return self
@@ -408,6 +411,12 @@ def spec_of(factory: Any) -> str:
     if not isinstance(module, str) or not isinstance(name, str) or module == "__main__" or "." in name:
         raise StrategyError(f"{factory!r} cannot be imported by name in a worker; define it in a module, or trust it")
     return f"{module}:{name}"
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _pickled(value: Any) -> str:
