@@ -194,16 +194,21 @@ def _refuse_constant(name: str) -> Any:
     raise WireError(f"JSON's {name} (non-finite floats are tagged)")
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Made once: ``json.dumps`` and ``json.loads`` with options build one per call."""
+
+
 def dumps(message: Any) -> bytes:
     """A message (JSON data made by :func:`encode`, under tags of the caller's) as one frame."""
-    payload = json.dumps(message, separators=(",", ":"), allow_nan=False).encode()
+    payload = _ENCODER.encode(message).encode()
     return HEADER.pack(len(payload)) + payload
 
 
 def loads(payload: bytes) -> Any:
     """A frame's payload as JSON data, or :class:`WireError`."""
     try:
-        return json.loads(payload, parse_constant=_refuse_constant)
+        return _DECODER.decode(payload.decode())
     except WireError:
         raise
     except (ValueError, RecursionError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
