@@ -292,8 +292,7 @@ def test_workers_left_open_end_with_the_engine(tmp_path) -> None:
     env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
     pid = int(out.stdout.split()[0])
-    time.sleep(0.2)
-    assert not Path(f"/proc/{pid}").exists()
+    assert not running(pid)
 
 
 # -- the tree protocols, wired --
@@ -316,3 +315,31 @@ def test_isolated_honest_players_play_every_tree_protocol_as_inline(protocol, pr
         assert (played.accept_rate, played.forfeits) == (expected.accept_rate, expected.forfeits)
         assert played.verifier_bits_read_mean == expected.verifier_bits_read_mean
     assert children() == []
+
+
+def test_a_worker_whose_engine_was_killed_ends_itself() -> None:
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from debatekit.engine.isolation import Pool
+        from debatekit.ledger import Role
+        pool = Pool("{HERE}:CountingBob", Role.BOB)
+        print(*(w.process.pid for w in pool._idle), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # no cleanup runs
+        """
+    )
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(pid)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` is alive (a zombie, dead but not yet reaped, is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -3,15 +3,16 @@ side of the boundary (:mod:`debatekit.engine.isolation` is the engine's side).
 
 Before any user code runs, the worker caps its own address space (``RLIMIT_AS``, the player's
 memory) and CPU time (``RLIMIT_CPU``, a backstop: the engine enforces the move time limit by
-killing the worker), makes a forked child exit at once, and reads the strategy's ``module:attr``
-(:func:`~debatekit.players.base.load`, the rules the engine uses inline). It then answers the
-engine's frames (:mod:`debatekit.engine.wire`) one at a time:
+killing the worker), makes a forked child exit at once, watches for the engine's end (a worker
+whose engine died past its own cleanup kills its process group), and reads the strategy's
+``module:attr`` (:func:`~debatekit.players.base.load`, the rules the engine uses inline). It then
+answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
 
 * ``{"load": spec, "role": role}``: import the strategy; reply with its description.
 * ``{"reset": base64 pickle of (rng, rules), "instance": base64 pickle, "ask": bool}``: a fresh
   player for one debate, ``factory(Seat(...))``, on the worker's own copy of the instance (sent
-  with the first debate on it), whose
-  oracle is withheld: the seat's ``ask`` sends each query back to the engine, which counts it.
+  with the first debate on it), whose oracle is withheld: the seat's ``ask`` sends each query
+  back to the engine, which counts it.
 * ``{"call": name, "args": [...]}``: ``getattr(player, name)(*args)`` (awaited when it returns an
   awaitable); the reply is the encoded result, or the error with the last frames of the user's
   code. While a call runs, the worker may send ``{"ask": [query, r]}`` and read ``{"answer": n}``.
@@ -28,7 +29,10 @@ import inspect
 import os
 import pickle
 import resource
+import signal
 import sys
+import threading
+import time
 import traceback
 from dataclasses import replace
 from typing import Any
@@ -160,6 +164,13 @@ def limit_self(memory: int, cpu: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
 
 
+def watch_parent(parent: int) -> None:
+    """End the worker's process group when the engine is gone (killed past its own cleanup)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.killpg(0, signal.SIGKILL)
+
+
 def main(argv: list[str]) -> None:
     incoming, outgoing, memory, cpu, limit = map(int, argv[1:6])
     channel = Channel(incoming, outgoing, limit)
@@ -169,6 +180,7 @@ def main(argv: list[str]) -> None:
 
     os.register_at_fork(after_in_child=lambda: os._exit(FORKED), after_in_parent=forked)
     sys.stdin = open(os.devnull)  # noqa: SIM115 (the worker's whole life)
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
     limit_self(memory, cpu)
     channel.serve()
 
