@@ -88,6 +88,11 @@ class Exited(Exception):
     charged to its sender like any failure; it never ends the run."""
 
 
+class Described(Exception):
+    """A player's failure already described where it happened (an isolated player's worker:
+    :mod:`debatekit.engine.isolation`, its traceback's summary bounded there): kept as it is."""
+
+
 class SeatingExit(BaseException):
     """A user's strategy tried to end the process while sitting down: a usage mistake that ends
     the run (no forfeit handler catches it), one line at the command line."""
@@ -134,7 +139,7 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debat
 def describe(err: BaseException) -> str:
     """``Type: message (file:line)`` for an exception a player raised, without trusting its
     ``__str__``; the place is the innermost frame of the player's own code, when there is one."""
-    if issubclass(type(err), Exited) and err.args:  # type(): isinstance would read a hostile __class__
+    if issubclass(type(err), Exited | Described) and err.args:  # type(): isinstance reads a hostile __class__
         return str(err.args[0])
     text = safe_str(err)
     return f"{type_name(err)}: {safe_repr(text) if len(text) > 200 else text}{_place(err)}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
@@ -138,6 +139,20 @@ class TableMachine(TranscriptMachine):
         return self._rules[t](*bits)
 
 
+@dataclass(frozen=True)
+class _BitRule:
+    """A compute step's rule: ``fn``'s value, checked to be a bit (a class, not a closure, so a
+    machine built of module-level functions pickles: an isolated player's copy of it)."""
+
+    fn: Callable[..., int]
+
+    def __call__(self, *bits: int) -> int:
+        value = self.fn(*bits)
+        if value not in (0, 1):
+            raise ValueError(f"compute step returned {value!r}, not a bit")
+        return int(value)
+
+
 class MachineBuilder:
     """Write a transcript machine step by step; each step returns the address it writes.
 
@@ -177,14 +192,7 @@ class MachineBuilder:
 
     def compute(self, fn: Callable[..., int], *deps: int) -> int:
         """A deterministic step y_t = fn(y_{deps})."""
-
-        def rule(*bits: int) -> int:
-            value = fn(*bits)
-            if value not in (0, 1):
-                raise ValueError(f"compute step returned {value!r}, not a bit")
-            return int(value)
-
-        return self._add(StepKind.COMPUTE, rule, deps)
+        return self._add(StepKind.COMPUTE, _BitRule(fn), deps)
 
     def ask(self, query: Callable[..., Hashable], *deps: int) -> int:
         """An oracle step y_t = O(query(y_{deps}))."""

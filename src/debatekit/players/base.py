@@ -89,6 +89,14 @@ def resolve(spec: str, role: Role, builtins: dict[str, Strategy]) -> Strategy:
     if ":" not in spec:
         known = ", ".join(builtins)
         raise StrategyError(f"unknown {role.value} strategy {spec!r}; built in: {known}; or give module:attr")
+    target = load(spec, role)
+    doc = (getattr(target, "__doc__", None) or "user strategy").strip().splitlines()[0]
+    return Strategy(spec, role, doc, target)
+
+
+def load(spec: str, role: Role) -> Factory:
+    """The factory ``module:attr`` names, imported in this process (inline here, or in an isolated
+    player's worker: :mod:`debatekit.engine.worker`)."""
     module_name, _, attr = spec.partition(":")
     try:
         target = getattr(importlib.import_module(module_name), attr)
@@ -96,5 +104,4 @@ def resolve(spec: str, role: Role, builtins: dict[str, Strategy]) -> Strategy:
         raise StrategyError(f"cannot import {role.value} strategy {spec!r}: {type(err).__name__}: {err}") from err
     if not callable(target):
         raise StrategyError(f"{spec!r} is not callable; a strategy is a factory taking a Seat")
-    doc = (getattr(target, "__doc__", None) or "user strategy").strip().splitlines()[0]
-    return Strategy(spec, role, doc, target)
+    return target

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from debatekit.machine.circuit import (
@@ -143,10 +145,7 @@ def judged_majority_machine(n: int, features: int) -> TableMachine:
     """n oracle steps, each asking whether item i (its ``features`` input bits) is acceptable,
     then the majority circuit over those n judgements, step for step."""
     b = MachineBuilder(inputs=n * features)
-    judged = [
-        b.ask(lambda *item: ("is this item acceptable?", item), *range(i * features, (i + 1) * features))
-        for i in range(n)
-    ]
+    judged = [b.ask(_item_question, *range(i * features, (i + 1) * features)) for i in range(n)]
     count = majority_circuit(n)
     address = judged + [-1] * count.length  # circuit address -> machine address
     for t in range(count.length):
@@ -155,12 +154,16 @@ def judged_majority_machine(n: int, features: int) -> TableMachine:
     return b.build()
 
 
-_GATE_FUNCTIONS = {
-    Gate.AND: lambda a, b: a & b,
-    Gate.OR: lambda a, b: a | b,
-    Gate.XOR: lambda a, b: a ^ b,
-    Gate.NOT: lambda a: 1 - a,
-}
+def _item_question(*item: int) -> tuple[str, tuple[int, ...]]:
+    return ("is this item acceptable?", item)
+
+
+def _not(a: int) -> int:
+    return 1 - a
+
+
+_GATE_FUNCTIONS = {Gate.AND: operator.and_, Gate.OR: operator.or_, Gate.XOR: operator.xor, Gate.NOT: _not}
+"""Module-level functions, not lambdas: the machine pickles (an isolated player's copy of it)."""
 
 
 @problem(

@@ -1,0 +1,432 @@
+"""Untrusted players out of process: the engine's side of the boundary (the worker's side is
+:mod:`debatekit.engine.worker`, the format :mod:`debatekit.engine.wire`).
+
+A user's strategy ``module:attr`` is loaded and played in a worker process of its own, started in
+a session of its own (``python -m debatekit.engine.worker``, so killing its process group kills
+whatever it started). A subprocess over two dedicated pipes rather than ``multiprocessing``: the
+engine never unpickles what a worker sends (a ``multiprocessing`` connection would), the user's
+``print`` goes to a third pipe drained into a bounded tail, and a fresh interpreter imports none of
+the engine's ``__main__``.
+
+:class:`Pool` is one strategy at one seat for one run: a worker per debate in flight, reused
+across debates with a fresh player object per debate (``reset``), replaced when it died or was
+killed; closed by its context manager and, for any left open, at exit. Its :attr:`Pool.strategy`
+is a :class:`~debatekit.players.base.Strategy` whose player is a :class:`Remote`: each method the
+protocol calls (``Move.ask``) becomes a frame carrying its arguments as plain data, and the reply
+is plain data, which the protocol's commit (:mod:`debatekit.engine.boundary`) reads as it reads an
+inline player's message. The worker's oracle access is a proxy: each query comes back over the
+pipe and is asked through the seat's counted :class:`~debatekit.oracle.Asker`; the worker never
+holds the verifier's oracle, ledger or instance (it gets a pickled copy of the seat's instance
+without its oracle; the engine reads only JSON from it).
+
+Limits (:class:`Limits`) are the operating system's: a call still running at the move time limit
+is ended by SIGKILL to the worker's process group (the move forfeits, naming the limit; the next
+debate gets a fresh worker), memory by ``RLIMIT_AS`` and CPU time by ``RLIMIT_CPU`` set in the
+worker before user code loads, a frame past :attr:`Limits.frame` bytes or one that breaks the
+format is its sender's forfeit, and a worker that exits, is killed by a signal or forks loses the
+debate with the reason, its output's tail and its traceback's last frames of the user's code
+(:func:`~debatekit.engine.worker.summary`).
+
+:func:`strategy_for` is the switch a run's strategies go through: a built-in inline, a user's
+``module:attr`` in its pool, or, without limits (``--trust-players``; ``trust=True`` in the API),
+inline as :func:`~debatekit.players.base.resolve` loads it, for debugging a strategy with a
+debugger (the run's record and summary should then say the boundary was off). :func:`spec_of`
+names a strategy object passed through the API for its worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import contextlib
+import dataclasses
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from debatekit.engine import DEFAULT_MOVE_TIMEOUT
+from debatekit.engine.play import Described
+from debatekit.engine.wire import HEADER, WireError, decode, dumps, encode, loads
+from debatekit.ledger import Role
+from debatekit.oracle import Unanswered
+from debatekit.players.base import Seat, Strategy, StrategyError, resolve
+
+GIB = 1 << 30
+RETIRED, ENDED = "retired", "the run ended"
+"""Why a pool ends a worker that did nothing wrong."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one isolated player may use: seconds per move (and for sitting down), bytes of address
+    space, CPU seconds per worker, the largest frame it may send, and the tail of its output kept."""
+
+    timeout: float | None = DEFAULT_MOVE_TIMEOUT
+    memory: int = 4 * GIB
+    cpu: int = 3600
+    """A worker past half of it is retired between debates; past all of it, the OS ends it."""
+    frame: int = 16 << 20
+    output: int = 2048
+    start: float = 60
+    """Seconds for a worker to start and import the strategy (an interpreter's start is no move)."""
+
+
+class PlayerFailed(Described):
+    """An isolated player's failure as the worker or the engine described it: its sender's forfeit."""
+
+
+class Tail:
+    """The last ``size`` bytes of a worker's stdout and stderr, drained on a thread of its own, so
+    a worker printing megabytes never waits on the engine."""
+
+    def __init__(self, size: int):
+        self.size, self.data = size, bytearray()
+
+    def drain(self, stream: Any) -> None:
+        """Read ``stream`` to its end (the worker's, and its children's, when they are killed)."""
+        with contextlib.suppress(OSError, ValueError), stream:
+            while chunk := stream.read1(1 << 16):
+                self.data += chunk
+                del self.data[: -self.size]
+
+    def text(self) -> str:
+        text = bytes(self.data).decode(errors="replace").strip()
+        return f"; its output ended: {text[-300:]!r}" if text else ""
+
+
+class Worker:
+    """One worker process and its pipes, spoken to by one debate at a time."""
+
+    def __init__(self, limits: Limits, lost: Callable[[], None] | None = None):
+        self.limits, self._lost = limits, lost
+        into_r, self._into = os.pipe()
+        self._from, from_w = os.pipe()
+        # The engine's pipe ends close when the last thread holding this worker lets it go, never
+        # in kill(): a thread still reading must not find the number reused by another pipe.
+        weakref.finalize(self, _close, self._into, self._from)
+        path = os.pathsep.join(p for p in sys.path if p)
+        threads = {
+            key: "1" for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONUNBUFFERED")
+        }
+        command = [sys.executable, "-m", "debatekit.engine.worker"]
+        numbers = (into_r, from_w, limits.memory, limits.cpu, limits.frame)
+        try:
+            self.process = subprocess.Popen(
+                [*command, *map(str, numbers)],
+                pass_fds=(into_r, from_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=os.environ | threads | {"PYTHONPATH": path},
+            )
+        finally:
+            os.close(into_r)
+            os.close(from_w)
+        os.set_blocking(self._into, False)
+        os.set_blocking(self._from, False)
+        self._buffer = bytearray()
+        self.output = Tail(limits.output)
+        threading.Thread(target=self.output.drain, args=(self.process.stdout,), daemon=True).start()
+        self.instance: Any = None
+        """The instance object the worker holds a copy of (None before the first debate)."""
+        self.cpu = 0.0
+        self.description: Any = None
+        self.gone: str | None = None
+        """Why the worker is no more, once it is not."""
+
+    def request(self, message: dict, timeout: float | None, ask: Any = None) -> Any:
+        """Send ``message`` and return the decoded ``ok`` of the reply, answering the worker's oracle
+        queries through ``ask`` meanwhile; :class:`PlayerFailed` when the player's code failed,
+        and (the worker then killed) when it ran past ``timeout``, died, or broke the format."""
+        if self.gone is not None:
+            raise PlayerFailed(f"the player's worker is gone ({self.gone})")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            self._send(dumps(message), deadline, timeout)
+            while True:
+                reply = self._receive(deadline, timeout)
+                if type(reply) is not dict or len(reply) != 1:
+                    raise WireError("a reply that is not one tagged object")
+                if "ok" in reply:
+                    return decode(reply["ok"])
+                if "error" in reply:
+                    error = reply["error"]
+                    raise PlayerFailed(error[:1000] if type(error) is str else "an error that is not text")
+                if "ask" not in reply:
+                    raise WireError(f"an unknown reply {sorted(reply)}")
+                self._send(dumps(self._answer(reply["ask"], ask)), deadline, timeout)
+        except WireError as err:
+            self.kill(f"it sent a malformed frame: {err}")
+            raise PlayerFailed(f"the player's worker broke the format: {err}") from None
+        except Unanswered:  # the seat's oracle could not be consulted: the debate is undecided
+            self.kill("its oracle query was left unanswered")
+            raise
+
+    def _answer(self, asked: Any, ask: Any) -> dict:
+        if ask is None:
+            return {"refused": "this seat has no oracle access"}
+        if type(asked) is not list or len(asked) != 2:
+            raise WireError("an oracle query that is not [query, r]")
+        query, r = decode(asked[0]), decode(asked[1])
+        if type(r) is not int or not 1 <= r <= 1 << 31:
+            return {"refused": f"r = {r!r} is not a count of queries"}
+        try:
+            return {"answer": int(ask.many(query, r))}
+        except Exception as err:  # the provers' oracle refused the player's question, as inline
+            return {"refused": f"{type(err).__name__}: {err}"[:500]}
+
+    def _send(self, data: bytes, deadline: float | None, timeout: float | None) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._into, view) :]
+            except BlockingIOError:  # the pipe is full: the worker has not read yet
+                self._wait(self._into, deadline, timeout, write=True)
+            except BrokenPipeError:
+                raise PlayerFailed(self._died()) from None
+
+    def _receive(self, deadline: float | None, timeout: float | None) -> Any:
+        while True:
+            if len(self._buffer) >= HEADER.size:
+                (size,) = HEADER.unpack_from(self._buffer)
+                if size > self.limits.frame:
+                    raise WireError(f"a frame of {size} bytes (at most {self.limits.frame})")
+                if len(self._buffer) >= HEADER.size + size:
+                    payload = bytes(self._buffer[HEADER.size : HEADER.size + size])
+                    del self._buffer[: HEADER.size + size]
+                    return loads(payload)
+            self._wait(self._from, deadline, timeout)
+            try:
+                chunk = os.read(self._from, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise PlayerFailed(self._died())
+            self._buffer += chunk
+
+    def _wait(self, fd: int, deadline: float | None, timeout: float | None, write: bool = False) -> None:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            self._timed_out(timeout)
+        ready = select.select([], [fd], [], left) if write else select.select([fd], [], [], left)
+        if not any(ready):
+            self._timed_out(timeout)
+
+    def _timed_out(self, timeout: float | None) -> None:
+        self.kill("it ran past the move time limit")
+        raise PlayerFailed(f"no move within {timeout:g} s: the player's worker was killed (SIGKILL)")
+
+    def _died(self) -> str:
+        code = self.process.wait()
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        self.kill(how)
+        return f"the player's worker {how}{self.output.text()}"
+
+    def kill(self, why: str) -> None:
+        """End the worker and everything it started (its process group), and reap it."""
+        if self.gone is None:
+            self.gone = why
+            if self._lost is not None and why not in (RETIRED, ENDED):
+                threading.Thread(target=self._lost, daemon=True).start()  # its replacement starts now
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+class Remote:
+    """An isolated player for one debate, as the protocol sees it: each method call is a call in
+    the worker, its arguments and its result plain data."""
+
+    def __init__(self, worker: Worker, seat: Seat, release: Callable[[Worker], None]):
+        self._worker, self._ask = worker, seat.ask
+        weakref.finalize(self, release, worker)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__"):  # Python's own protocols (copy, pickle) are not moves
+            raise AttributeError(name)
+
+        def method(*args: Any) -> Any:
+            worker = self._worker
+            return worker.request({"call": name, "args": encode(list(args))}, worker.limits.timeout, self._ask)
+
+        return method
+
+
+class Pool:
+    """The workers of one strategy at one seat for one run (:class:`Remote` players for its
+    debates); a context manager that ends them all."""
+
+    def __init__(self, spec: str, role: Role, limits: Limits = Limits()):
+        self.spec, self.role, self.limits = spec, role, limits
+        self._lock = threading.Condition()
+        self._starting = 0
+        """Replacements of lost workers under way."""
+        self._idle: list[Worker] = []
+        self._workers: set[Worker] = set()
+        self._views: dict[int, tuple[Any, str]] = {}
+        self.closed = False
+        _POOLS.add(self)
+        try:
+            worker = self._start()
+        except PlayerFailed as err:
+            self.close()
+            raise StrategyError(f"cannot load {role.value} strategy {spec!r} in its worker: {err}") from None
+        self.description = worker.description
+        self._idle.append(worker)
+
+    @property
+    def strategy(self) -> Strategy:
+        """The strategy whose players are this pool's."""
+        return Strategy(self.spec, self.role, str(self.description), self.seat)
+
+    def _start(self) -> Worker:
+        """A new worker with the strategy loaded (its description returned by the load)."""
+        worker = Worker(self.limits, self._replace)
+        with self._lock:
+            self._workers = {w for w in self._workers if w.gone is None} | {worker}
+            closed = self.closed
+        if closed:  # a replacement that finished starting after the pool closed
+            worker.kill(ENDED)
+            raise PlayerFailed("the run's players are closed")
+        try:
+            worker.description = worker.request({"load": self.spec, "role": self.role.value}, self.limits.start)
+        except BaseException:
+            worker.kill("its strategy did not load")
+            raise
+        return worker
+
+    def _checkout(self) -> Worker:
+        with self._lock:
+            if self.closed:
+                raise PlayerFailed("the run's players are closed")
+            while self._idle or self._starting:
+                if not self._idle:  # a lost worker's replacement is starting: wait for it
+                    self._lock.wait()
+                    continue
+                worker = self._idle.pop()
+                if worker.gone is None:
+                    return worker
+        return self._start()
+
+    def _replace(self) -> None:
+        """Start a worker in place of a lost one, so that the next debate need not wait for it."""
+        with self._lock:
+            if self.closed:
+                return
+            self._starting += 1
+        try:
+            worker = self._start()
+        except BaseException:
+            worker = None
+        with self._lock:
+            self._starting -= 1
+            if worker is not None:
+                self._idle.append(worker)
+            self._lock.notify_all()
+
+    def _release(self, worker: Worker) -> None:
+        with self._lock:
+            if worker.gone is None and not self.closed and worker.cpu < self.limits.cpu / 2:
+                self._idle.append(worker)
+                return
+        worker.kill(RETIRED)
+
+    def seat(self, seat: Seat) -> Remote:
+        """A fresh player for one debate (the strategy's factory): a worker, reset with the seat."""
+        worker = self._checkout()
+        message: dict[str, Any] = {"reset": _pickled((seat.rng, seat.rules)), "ask": seat.ask is not None}
+        if worker.instance is not seat.instance:
+            message["instance"] = self._view(seat.instance)
+        try:
+            worker.cpu = float(worker.request(message, self.limits.timeout, seat.ask))
+        except BaseException:
+            self._release(worker)
+            raise
+        worker.instance = seat.instance
+        return Remote(worker, seat, self._release)
+
+    def _view(self, instance: Any) -> str:
+        """The instance as the worker gets it, pickled once per instance: its forms, not its
+        oracle, memo or decomposition; a form that cannot be pickled (made of local functions)
+        is left out."""
+        kept = self._views.get(id(instance))
+        if kept is not None and kept[0] is instance:
+            return kept[1]
+        levelled = instance.levelled_circuit() if instance.levelled is not None else None
+        view = dataclasses.replace(instance, oracle=None, levelled=levelled, decomposition=None)
+        for form in ("machine", "turing", "levelled"):
+            try:
+                pickle.dumps(getattr(view, form))
+            except Exception:
+                view = dataclasses.replace(view, **{form: None})
+        self._views[id(instance)] = (instance, data := _pickled(view))
+        return data
+
+    def close(self) -> None:
+        """End every worker of the pool (idempotent)."""
+        with self._lock:
+            self.closed = True
+            workers, self._idle = list(self._workers), []
+        for worker in workers:
+            worker.kill(ENDED)
+        with self._lock:  # replacements under way see the pool closed and end their workers
+            while self._starting:
+                self._lock.wait()
+            self._workers = set()
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def strategy_for(
+    spec: str, role: Role, builtins: dict[str, Strategy], pools: contextlib.ExitStack, limits: Limits | None
+) -> Strategy:
+    """The switch a run's strategies go through: a built-in by name (trusted, inline), or a user's
+    ``module:attr`` in workers of its own (a :class:`Pool` entered on ``pools``, ended with them),
+    or inline as :func:`~debatekit.players.base.resolve` loads it when ``limits`` is None
+    (``--trust-players``: for a debugger; the boundary is off)."""
+    if limits is None or spec in builtins or ":" not in spec:
+        return resolve(spec, role, builtins)
+    return pools.enter_context(Pool(spec, role, limits)).strategy
+
+
+def spec_of(factory: Any) -> str:
+    """``module:attr`` for a strategy object passed through the API, which a worker imports by that
+    name; :class:`~debatekit.players.base.StrategyError` when it cannot (a lambda, a local function,
+    a class defined in ``__main__``): pass ``trust=True`` to play it inline."""
+    module, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or module == "__main__" or "." in name:
+        raise StrategyError(f"{factory!r} cannot be imported by name in a worker; define it in a module, or trust it")
+    return f"{module}:{name}"
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _pickled(value: Any) -> str:
+    return base64.b64encode(pickle.dumps(value)).decode()
+
+
+_POOLS: weakref.WeakSet[Pool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_POOLS):
+        pool.close()

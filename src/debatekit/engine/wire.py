@@ -1,0 +1,246 @@
+"""What crosses the process boundary to an isolated player (:mod:`debatekit.engine.isolation`): one
+value format, JSON, in length-prefixed frames bounded in size.
+
+A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON. A reader refuses a frame
+longer than its bound, a stream that ends inside a frame, text that is not JSON, JSON's
+``NaN``/``Infinity`` words, and nesting past :data:`DEPTH`: each is a :class:`WireError`, which the
+engine charges to the worker that sent it.
+
+Values (:func:`encode`, :func:`decode`) are JSON data with tagged objects for what JSON lacks:
+
+* ``None``, ``bool``, ``str`` and lists as themselves; an integer as a JSON integer of at most
+  :data:`INT_BITS` bits (numpy integers included, read as ``int``);
+* a float as a JSON number, and NaN and the infinities as ``{"f": "nan" | "inf" | "-inf"}``
+  (a player's value may be any float; the verifier's commit rejects what it must);
+* ``{"t": [...]}`` a tuple, ``{"d": [[key, value], ...]}`` a dict, ``{"b": base64}`` bytes,
+  ``{"q": [numerator, denominator]}`` a ``Fraction``;
+* ``{"a": base64, "dtype": name, "shape": [...]}`` a numpy array of a bool, integer or float dtype
+  (decoded read-only, as committed bit buffers are); an array of objects as the list of its items;
+* ``{"dist": [[outcome, weight], ...]}`` a mixed move (:class:`~debatekit.prob.Dist`);
+* ``{"dc": name, "v": [fields...]}`` one of the frozen dataclasses that protocols hand players or
+  players send (:data:`TYPES`: bisection's ``Config``, a committed ``Invalid`` word, a judgement's
+  ``Question``), rebuilt through its own constructor.
+
+Anything else does not cross: :func:`encode` raises :class:`WireError` naming its type (a player
+that sends it forfeits). A batch protocol's arrays cross as arrays, one row per debate.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import struct
+from dataclasses import fields
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from debatekit.engine.boundary import Invalid
+from debatekit.machine.turing import Config
+from debatekit.oracle import Question
+from debatekit.prob import Dist
+
+DEPTH = 64
+"""How deeply values may nest."""
+INT_BITS = 256
+"""The widest integer that crosses (a wider one is a malformed frame)."""
+HEADER = struct.Struct(">I")
+
+TYPES: dict[str, type] = {kind.__name__: kind for kind in (Config, Invalid, Question)}
+"""The dataclasses that cross, by name: what the tree protocols hand players and take back."""
+_NAMES = {kind: name for name, kind in TYPES.items()}
+_DTYPES = frozenset(
+    ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+)
+_DTYPE_NAMES = {np.dtype(name): name for name in _DTYPES}
+"""By dtype object: numpy's ``dtype.name`` costs microseconds on every read."""
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+class WireError(ValueError):
+    """A frame or value that breaks the format: its sender's fault."""
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON data in the format above, or :class:`WireError`."""
+    if depth > DEPTH:
+        raise WireError(f"a value nested deeper than {DEPTH}")
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value
+    if isinstance(value, int | np.integer):
+        number = int.__int__(value) if isinstance(value, int) else int(value)
+        if number.bit_length() > INT_BITS:
+            raise WireError(f"an integer of {number.bit_length()} bits (at most {INT_BITS} cross)")
+        return number
+    if kind is np.bool_:
+        return bool(value)
+    if isinstance(value, float | np.floating):
+        number = float.__float__(value) if isinstance(value, float) else float(value)
+        if math.isfinite(number):
+            return number
+        return {"f": "nan" if number != number else ("inf" if number > 0 else "-inf")}
+    if kind is list:
+        return [encode(v, depth + 1) for v in value]
+    if kind is tuple:
+        return {"t": [encode(v, depth + 1) for v in value]}
+    if kind is dict:
+        return {"d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if kind is bytes:
+        return {"b": base64.b64encode(value).decode()}
+    if kind is Fraction:
+        return {"q": [encode(value.numerator, depth + 1), encode(value.denominator, depth + 1)]}
+    if kind is np.ndarray:
+        dtype = _DTYPE_NAMES.get(value.dtype)
+        if dtype is None:
+            return encode(value.tolist(), depth)
+        data = base64.b64encode(value.tobytes()).decode()
+        return {"a": data, "dtype": dtype, "shape": list(value.shape)}
+    if kind is Dist:
+        return {"dist": [[encode(o, depth + 1), encode(w, depth + 1)] for o, w in value.items()]}
+    name = _NAMES.get(kind)
+    if name is not None:
+        return {"dc": name, "v": [encode(getattr(value, f.name), depth + 1) for f in fields(value)]}
+    raise WireError(f"a {kind.__name__} cannot be sent (plain data only: numbers, strings, lists, tuples, arrays)")
+
+
+def decode(data: Any, depth: int = 0) -> Any:
+    """The value :func:`encode` made ``data`` from, or :class:`WireError` (the data read without
+    trusting it: every tag checked, integers bounded, arrays sized by their bytes)."""
+    if depth > DEPTH:
+        raise WireError(f"a value nested deeper than {DEPTH}")
+    kind = type(data)
+    if data is None or kind is bool or kind is str or kind is float:
+        return data
+    if kind is int:
+        if data.bit_length() > INT_BITS:
+            raise WireError(f"an integer of {data.bit_length()} bits (at most {INT_BITS} cross)")
+        return data
+    if kind is list:
+        return [decode(v, depth + 1) for v in data]
+    if kind is not dict or len(data) not in (1, 2, 3):
+        raise WireError(f"not a value of the format: {type(data).__name__}")
+    try:
+        return _tagged(data, depth)
+    except WireError:
+        raise
+    except (TypeError, ValueError, KeyError, ZeroDivisionError, OverflowError) as err:
+        raise WireError(f"a malformed {'/'.join(data)} value ({type(err).__name__}: {err})") from None
+
+
+def _tagged(data: dict, depth: int) -> Any:
+    if "t" in data and len(data) == 1:
+        return tuple(decode(v, depth + 1) for v in _list(data["t"]))
+    if "f" in data and len(data) == 1:
+        return _NON_FINITE[data["f"]]
+    if "d" in data and len(data) == 1:
+        return {decode(k, depth + 1): decode(v, depth + 1) for k, v in map(_pair, _list(data["d"]))}
+    if "b" in data and len(data) == 1:
+        return base64.b64decode(_str(data["b"]), validate=True)
+    if "q" in data and len(data) == 1:
+        numerator, denominator = map(_int, _list(data["q"]))
+        return Fraction(decode(numerator), decode(denominator))
+    if "a" in data and len(data) == 3:
+        dtype, shape = _str(data["dtype"]), [_int(n) for n in _list(data["shape"])]
+        if dtype not in _DTYPES or len(shape) > DEPTH or any(n < 0 for n in shape):
+            raise WireError(f"an array of dtype {dtype!r} and shape {shape}")
+        return np.frombuffer(base64.b64decode(_str(data["a"]), validate=True), dtype=dtype).reshape(shape)
+    if "dist" in data and len(data) == 1:
+        pairs = [(decode(o, depth + 1), _weight(decode(w, depth + 1))) for o, w in map(_pair, _list(data["dist"]))]
+        return Dist(pairs)
+    if "dc" in data and "v" in data and len(data) == 2:
+        kind = TYPES[_str(data["dc"])]
+        values = [decode(v, depth + 1) for v in _list(data["v"])]
+        if len(values) != len(fields(kind)):
+            raise WireError(f"a {kind.__name__} of {len(values)} fields")
+        return kind(*values)
+    raise WireError(f"an unknown tag {sorted(data)}")
+
+
+def _list(value: Any) -> list:
+    if type(value) is not list:
+        raise WireError(f"a {type(value).__name__} where a list belongs")
+    return value
+
+
+def _pair(value: Any) -> list:
+    if type(value) is not list or len(value) != 2:
+        raise WireError("a pair that is not a list of two")
+    return value
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise WireError(f"a {type(value).__name__} where a string belongs")
+    return value
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise WireError(f"a {type(value).__name__} where an integer belongs")
+    return value
+
+
+def _weight(value: Any) -> int | float | Fraction:
+    if type(value) not in (int, float, Fraction):
+        raise WireError(f"a mixed move's weight that is a {type(value).__name__}")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise WireError(f"JSON's {name} (non-finite floats are tagged)")
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+"""Made once: ``json.dumps`` and ``json.loads`` with options build one per call."""
+
+
+def dumps(message: Any) -> bytes:
+    """A message (JSON data made by :func:`encode`, under tags of the caller's) as one frame."""
+    payload = _ENCODER.encode(message).encode()
+    return HEADER.pack(len(payload)) + payload
+
+
+def loads(payload: bytes) -> Any:
+    """A frame's payload as JSON data, or :class:`WireError`."""
+    try:
+        return _DECODER.decode(payload.decode())
+    except WireError:
+        raise
+    except (ValueError, RecursionError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise WireError(f"a frame that is not JSON ({type(err).__name__})") from None
+
+
+def read_frame(fd: int, limit: int) -> Any | None:
+    """The next frame's message from ``fd``, blocking; None at the end of the stream before a frame."""
+    head = _read_exactly(fd, HEADER.size, at_start=True)
+    if head is None:
+        return None
+    (size,) = HEADER.unpack(head)
+    if size > limit:
+        raise WireError(f"a frame of {size} bytes (at most {limit})")
+    return loads(_read_exactly(fd, size) or b"")
+
+
+def _read_exactly(fd: int, size: int, at_start: bool = False) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            if at_start and left == size:
+                return None
+            raise WireError("the stream ended inside a frame")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def write_frame(fd: int, message: Any) -> None:
+    """``message`` written to ``fd`` as one frame, blocking."""
+    data = memoryview(dumps(message))
+    while data:
+        data = data[os.write(fd, data) :]

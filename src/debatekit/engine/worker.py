@@ -1,0 +1,189 @@
+"""The worker process an isolated player runs in (``python -m debatekit.engine.worker``): the far
+side of the boundary (:mod:`debatekit.engine.isolation` is the engine's side).
+
+Before any user code runs, the worker caps its own address space (``RLIMIT_AS``, the player's
+memory) and CPU time (``RLIMIT_CPU``, a backstop: the engine enforces the move time limit by
+killing the worker), makes a forked child exit at once, watches for the engine's end (a worker
+whose engine died past its own cleanup kills its process group), and reads the strategy's
+``module:attr`` (:func:`~debatekit.players.base.load`, the rules the engine uses inline). It then
+answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
+
+* ``{"load": spec, "role": role}``: import the strategy; reply with its description.
+* ``{"reset": base64 pickle of (rng, rules), "instance": base64 pickle, "ask": bool}``: a fresh
+  player for one debate, ``factory(Seat(...))``, on the worker's own copy of the instance (sent
+  with the first debate on it), whose oracle is withheld: the seat's ``ask`` sends each query
+  back to the engine, which counts it.
+* ``{"call": name, "args": [...]}``: ``getattr(player, name)(*args)`` (awaited when it returns an
+  awaitable); the reply is the encoded result, or the error with the last frames of the user's
+  code. While a call runs, the worker may send ``{"ask": [query, r]}`` and read ``{"answer": n}``.
+
+The engine pickles what it sends here (trusted to untrusted: the worker unpickles); the engine
+reads only JSON from the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+import os
+import pickle
+import resource
+import signal
+import sys
+import threading
+import time
+import traceback
+from dataclasses import replace
+from typing import Any
+
+from debatekit.engine.wire import WireError, decode, encode, read_frame, write_frame
+
+FORKED = 70
+"""The status a child forked by the player's code exits with, at once."""
+TRACE_CHARS = 600
+"""The most characters of a traceback's summary a reply carries."""
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debatekit package
+
+
+class Withheld(AttributeError):
+    """The instance's oracle is the engine's: a player asks it through ``seat.ask`` (an
+    ``AttributeError``, so ``hasattr`` and ``getattr`` with a default read it as absent)."""
+
+
+class RemoteAsk:
+    """The seat's oracle access in the worker: each query goes to the engine, which asks it
+    through the seat's counted :class:`~debatekit.oracle.Asker` and sends the answer back."""
+
+    def __init__(self, channel: Channel, role: Any):
+        self._channel, self.role = channel, role
+
+    def __call__(self, query: Any) -> int:
+        return self.many(query, 1)
+
+    def many(self, query: Any, r: int) -> int:
+        return self._channel.ask(query, r)
+
+    def asked(self, query: Any, r: int = 1) -> int:
+        return self.many(query, r)
+
+
+class Channel:
+    """The worker's two pipe ends, and its state: the strategy, the instance, the player."""
+
+    def __init__(self, incoming: int, outgoing: int, limit: int):
+        self.incoming, self.outgoing, self.limit = incoming, outgoing, limit
+        self.factory: Any = None
+        self.role: Any = None
+        self.instance: Any = None
+        self.player: Any = None
+        self.forked = False
+
+    def ask(self, query: Any, r: int) -> int:
+        write_frame(self.outgoing, {"ask": [encode(query), encode(r)]})
+        reply = read_frame(self.incoming, self.limit)
+        if reply is None:
+            os._exit(0)  # the engine is gone
+        if "answer" not in reply:
+            raise RuntimeError(reply.get("refused", "the engine did not answer the query"))
+        return int(reply["answer"])
+
+    def serve(self) -> None:
+        while (request := read_frame(self.incoming, self.limit)) is not None:
+            self.forked = False
+            try:
+                reply = {"ok": encode(self.handle(request))}
+            except BaseException as err:  # the player's code failed (sys.exit and KeyboardInterrupt included)
+                reply = {"error": summary(err)}
+            if self.forked:
+                reply = {"error": "the player forked a process (os.fork): a player runs in one process"}
+            write_frame(self.outgoing, reply)
+
+    def handle(self, request: dict) -> Any:
+        if "call" in request:
+            result = getattr(self.player, request["call"])(*decode(request["args"]))
+            return asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result
+        if "reset" in request:
+            from debatekit.players.base import Seat
+
+            if "instance" in request:
+                self.instance = replace(pickle.loads(base64.b64decode(request["instance"])), oracle=WITHHELD)
+            rng, rules = pickle.loads(base64.b64decode(request["reset"]))
+            self.player = None
+            ask = RemoteAsk(self, self.role) if request.get("ask") else None
+            self.player = self.factory(Seat(self.instance, self.role, rng, ask, rules))
+            return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+        if "load" in request:
+            import debatekit.problems.registry  # noqa: F401 (what unpickling an instance imports, now)
+            from debatekit.ledger import Role
+            from debatekit.players.base import load
+
+            self.role = Role(request["role"])
+            self.factory = load(request["load"], self.role)
+            return (getattr(self.factory, "__doc__", None) or "user strategy").strip().splitlines()[0]
+        raise WireError(f"an unknown request {sorted(request)}")
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def summary(err: BaseException) -> str:
+    """``Type: message (file:line in function ← ...)``, the innermost frames of the user's own code
+    first (frames of debatekit's engine and of the standard library left out), bounded."""
+    engine = os.path.join(_HERE, "engine") + os.sep
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if not f.filename.startswith(engine)]
+    places = [f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}" for f in reversed(frames[-3:])]
+    try:
+        text = str(err)
+    except BaseException:  # an exception whose __str__ fails is described by its type
+        text = "<unprintable>"
+    line = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    if len(line) > TRACE_CHARS // 2:
+        line = line[: TRACE_CHARS // 2 - 3] + "..."
+    full = f"{line} ({' ← '.join(places)})" if places else line
+    return full if len(full) <= TRACE_CHARS else full[: TRACE_CHARS - 3] + "..."
+
+
+class _Withheld:
+    """The instance's oracle as the worker holds it: none (``seat.ask`` asks the engine's)."""
+
+    waits = False
+
+    def __getattr__(self, name: str) -> Any:
+        raise Withheld("the oracle is the engine's: ask it through seat.ask")
+
+
+WITHHELD: Any = _Withheld()
+
+
+def limit_self(memory: int, cpu: int) -> None:
+    """Cap this process before any user code runs: address space, CPU seconds, and a forked child
+    exits at once (the process group is killed with the worker in any case)."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+
+
+def watch_parent(parent: int) -> None:
+    """End the worker's process group when the engine is gone (killed past its own cleanup)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.killpg(0, signal.SIGKILL)
+
+
+def main(argv: list[str]) -> None:
+    incoming, outgoing, memory, cpu, limit = map(int, argv[1:6])
+    channel = Channel(incoming, outgoing, limit)
+
+    def forked() -> None:
+        channel.forked = True
+
+    os.register_at_fork(after_in_child=lambda: os._exit(FORKED), after_in_parent=forked)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 (the worker's whole life)
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
+    limit_self(memory, cpu)
+    channel.serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

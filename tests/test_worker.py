@@ -1,0 +1,345 @@
+"""The process boundary (issue 20): isolated players play in worker processes and reach nothing of
+the verifier's; every attack on the process loses its debate and the run goes on.
+
+Each attack on the verifier is played twice: inline (a user's strategy as ``resolve`` loads it
+today) it wins a debate it should lose, which is the hole; through a worker it loses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.catalog import PROTOCOLS
+from debatekit.engine import wire
+from debatekit.engine.boundary import Invalid
+from debatekit.engine.isolation import Limits, Pool, spec_of, strategy_for
+from debatekit.engine.wire import WireError, decode, encode
+from debatekit.ledger import Role
+from debatekit.machine.turing import Config
+from debatekit.oracle import Question
+from debatekit.players.base import Seat, StrategyError, resolve
+from debatekit.prob import Dist
+from debatekit.problems import PROBLEMS
+from debatekit.protocols import cross_exam
+
+HERE = "tests.worker_strategies"
+LIMITS = Limits(timeout=10)
+
+
+def children() -> list[int]:
+    """This process's child processes (zombies included), read from /proc."""
+    me, found = str(os.getpid()), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[1] == me:
+            found.append(int(pid))
+    return found
+
+
+def both_ways(name: str, role: Role, protocol: str = "cross-exam"):
+    """The strategy ``name`` inline (today's path) and isolated (a pool, to be closed)."""
+    spec = PROTOCOLS[protocol]
+    inline = resolve(f"{HERE}:{name}", role, spec.strategies[role])
+    return inline, Pool(f"{HERE}:{name}", role, LIMITS)
+
+
+# -- the wire format --
+
+plain = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**200), 2**200)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+    | st.binary(max_size=8)
+    | st.fractions()
+    | st.builds(Config, st.integers(0, 9), st.integers(0, 9), st.lists(st.integers(0, 2), max_size=4).map(tuple))
+    | st.builds(Invalid, st.text(max_size=8))
+    | st.builds(lambda a: np.frombuffer(bytes(a), dtype=np.uint8), st.lists(st.integers(0, 255), max_size=8)),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=4).map(tuple),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain)
+def test_values_round_trip_through_frames_with_their_types(value) -> None:
+    data = encode(value)
+    back = decode(wire.loads(wire.dumps(data)[wire.HEADER.size :]))
+    assert encode(back) == data  # NaN is tagged, so the JSON forms compare
+    assert type(back) is type(value)
+    if type(value) is np.ndarray:
+        assert not back.flags.writeable and back.dtype == value.dtype
+
+
+def test_arrays_mixed_moves_and_questions_cross() -> None:
+    rows = np.arange(12, dtype=np.float64).reshape(3, 4) / 7
+    assert np.array_equal(decode(encode(rows)), rows)
+    mixed = decode(encode(Dist([((0, 1), Fraction(1, 3)), ((1, 0), Fraction(2, 3))])))
+    assert type(mixed) is Dist and mixed.items() == [((0, 1), Fraction(1, 3)), ((1, 0), Fraction(2, 3))]
+    assert decode(encode(Question("ok?", ("a", "b")))) == Question("ok?", ("a", "b"))
+    assert math.isnan(decode(encode(float("nan")))) and decode(encode(-math.inf)) == -math.inf
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"t": 3},
+        {"x": []},
+        {"a": "AAAA", "dtype": "object", "shape": [3]},
+        {"a": "AAAA", "dtype": "uint8", "shape": [5]},
+        {"dist": [[0, 0.5]]},
+        {"dist": [[[0], 1.0]]},
+        {"dc": "Seat", "v": []},
+        {"dc": "Config", "v": [1]},
+        {"q": [1, 0]},
+        2**300,
+        {"b": "!!"},
+        {"f": "big"},
+    ],
+)
+def test_malformed_values_are_wire_errors(data) -> None:
+    with pytest.raises(WireError):
+        decode(data)
+
+
+@pytest.mark.parametrize("payload", [b"NaN", b"[1,", b"\xff\xfe", b"[" * 100_000 + b"]" * 100_000, b"Infinity"])
+def test_malformed_frames_are_wire_errors(payload) -> None:
+    with pytest.raises(WireError):
+        wire.loads(payload)
+
+
+def test_a_frame_past_its_bound_is_refused() -> None:
+    read, write = os.pipe()
+    try:
+        wire.write_frame(write, list(range(1000)))
+        with pytest.raises(WireError, match="at most 100"):
+            wire.read_frame(read, 100)
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_what_cannot_cross_names_itself() -> None:
+    with pytest.raises(WireError, match="a object cannot be sent"):
+        encode(object())
+
+
+# -- attacks on the verifier: each wins inline, each loses in a worker --
+
+
+@pytest.mark.parametrize(
+    "name", ["OracleAlice", "ThreadAlice", "PatchingAlice", "FrameWalkingAlice", "HeapWalkingAlice"]
+)
+def test_an_alice_that_reaches_for_the_verifier_wins_inline_and_loses_isolated(name, monkeypatch) -> None:
+    monkeypatch.setattr(cross_exam, "verify", cross_exam.verify)  # put back after PatchingAlice
+    spec, problem = PROTOCOLS["cross-exam"], PROBLEMS["approval-majority"]
+    bob = spec.strategies[Role.BOB]["honest"]
+    inline, pool = both_ways(name, Role.ALICE)
+    with pool:
+        guarded = run(spec, make_instance(problem, 8, False, 1), pool.strategy, bob, 4, 0, timeout=10)
+    attacked = run(spec, make_instance(problem, 8, False, 1), inline, bob, 4, 0, timeout=10)
+    assert attacked.accept_rate > 0  # the hole: a no-instance accepted
+    assert (guarded.accept_rate, guarded.honest_win_rate, guarded.forfeits["alice"]) == (0.0, 1.0, 0)
+
+
+def test_an_alice_cannot_edit_the_ledger_through_her_oracle_access() -> None:
+    spec, problem = PROTOCOLS["cross-exam"], PROBLEMS["approval-majority"]
+    bob = spec.strategies[Role.BOB]["honest"]
+    inline, pool = both_ways("LedgerAlice", Role.ALICE)
+    honest = run(spec, make_instance(problem, 8, True, 1), spec.strategies[Role.ALICE]["honest"], bob, 2, 0)
+    with pool:
+        attacked = run(spec, make_instance(problem, 8, True, 1), inline, bob, 2, 0, timeout=10)
+        guarded = run(spec, make_instance(problem, 8, True, 1), pool.strategy, bob, 2, 0, timeout=10)
+    assert attacked.verifier_bits_read_mean < 0
+    assert guarded.verifier_bits_read_mean == honest.verifier_bits_read_mean
+    assert guarded.alice_queries_mean == honest.alice_queries_mean == 8  # her queries, asked by proxy, counted
+
+
+@pytest.mark.parametrize(("name", "protocol"), [("WritingBob", "cross-exam"), ("SetattrBob", "bisection")])
+def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(name, protocol) -> None:
+    spec = PROTOCOLS[protocol]
+    alice = spec.strategies[Role.ALICE]["honest"]
+    inline, pool = both_ways(name, Role.BOB, protocol)
+    with pool:
+        attacked = run(spec, make_instance(PROBLEMS["parity"], 6, True, 1), alice, inline, 2, 0, timeout=10)
+        guarded = run(spec, make_instance(PROBLEMS["parity"], 6, True, 1), alice, pool.strategy, 2, 0, timeout=10)
+    assert attacked.honest_win_rate < 1
+    assert (guarded.accept_rate, guarded.honest_win_rate) == (1.0, 1.0)
+
+
+# -- attacks on the process: each loses its debate, the run goes on --
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("ExitingBob", "exited with status 3"),
+        ("SysExitingBob", "SystemExit: 4"),
+        ("SignallingBob", "killed by SIGTERM"),
+        ("SleepingBob", "no move within 1 s"),
+        ("HoggingBob", "MemoryError"),
+        ("ForkingBob", "forked"),
+        ("GarblingBob", "a frame of 2147483647 bytes"),
+    ],
+)
+def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, reason) -> None:
+    spec = PROTOCOLS["cross-exam"]
+    instance = make_instance(PROBLEMS["parity"], 6, True, 1)
+    start = time.monotonic()
+    honest = "debatekit.protocols.cross_exam:HonestAlice"
+    with Pool(honest, Role.ALICE, LIMITS) as alice, Pool(f"{HERE}:{name}", Role.BOB, Limits(timeout=1)) as bob:
+        result = run(spec, instance, alice.strategy, bob.strategy, 2, 0, timeout=10)
+    assert time.monotonic() - start < 20
+    assert (result.accept_rate, result.forfeits) == (1.0, {"alice": 0, "bob": 2})
+    assert reason in result.forfeit_reasons["bob"]
+    assert children() == []
+
+
+@pytest.mark.parametrize(("name", "status"), [("ExitingBob", 3), ("SignallingBob", 143)])
+def test_inline_an_attack_on_the_process_ends_the_whole_run(name, status) -> None:
+    """The hole the worker closes: today's in-process player ends the command (no result)."""
+    argv = ["run", "cross-exam", "--problem", "parity", "--size", "6", "--bob", f"{HERE}:{name}", "--json"]
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == status  # the run cut short by one player: nothing, or a partial result
+    assert done.stdout == "" or '"interrupted": true' in done.stdout
+
+
+def test_a_player_printing_megabytes_stalls_nothing() -> None:
+    spec = PROTOCOLS["cross-exam"]
+    alice = spec.strategies[Role.ALICE]["lie-output"]
+    with Pool(f"{HERE}:PrintingBob", Role.BOB, LIMITS) as bob:
+        result = run(spec, make_instance(PROBLEMS["parity"], 6, False, 1), alice, bob.strategy, 2, 0, timeout=10)
+    assert (result.accept_rate, result.forfeits["bob"]) == (0.0, 0)
+
+
+def test_the_forfeit_reason_carries_the_users_traceback() -> None:
+    spec = PROTOCOLS["cross-exam"]
+    with Pool(f"{HERE}:CrashingAlice", Role.ALICE, LIMITS) as alice:
+        result = run(spec, make_instance(PROBLEMS["parity"], 6, True, 1), alice.strategy,
+                     spec.strategies[Role.BOB]["honest"], 1, 0, timeout=10)  # fmt: skip
+    reason = result.forfeit_reasons["alice"]
+    assert reason.startswith("ZeroDivisionError: integer division or modulo by zero (worker_strategies.py:")
+    assert "in _helper ← worker_strategies.py:" in reason and "in transcript" in reason
+
+
+# -- the pool --
+
+
+def test_one_worker_serves_a_seat_across_debates_with_a_fresh_player_each() -> None:
+    instance = make_instance(PROBLEMS["parity"], 6, True, 1)
+    with Pool(f"{HERE}:CountingBob", Role.BOB, LIMITS) as pool:
+        counts = []
+        for i in range(3):
+            player = pool.seat(Seat(instance, Role.BOB, np.random.default_rng(i), None))
+            player.challenge(np.zeros(3, dtype=np.uint8))
+            counts.append(player.count())
+            del player  # the debate ends: its worker goes back to the pool
+    assert [c[:2] for c in counts] == [(1, 1), (2, 1), (3, 1)]
+    assert len({c[2] for c in counts}) == 1 and counts[0][2] != os.getpid()
+    assert children() == []
+
+
+def test_a_strategy_that_does_not_load_is_a_usage_error() -> None:
+    with pytest.raises(StrategyError, match="cannot import bob strategy"):
+        Pool(f"{HERE}:Missing", Role.BOB, LIMITS)
+    assert children() == []
+
+
+def test_the_switch_isolates_a_users_strategy_unless_trusted() -> None:
+    table = PROTOCOLS["cross-exam"].strategies[Role.BOB]
+    with contextlib.ExitStack() as pools:
+        assert strategy_for("honest", Role.BOB, table, pools, LIMITS) is table["honest"]
+        isolated = strategy_for(f"{HERE}:CountingBob", Role.BOB, table, pools, LIMITS)
+        assert isolated.factory.__self__.spec == f"{HERE}:CountingBob" and not isolated.trusted  # a Pool's
+        trusted = strategy_for(f"{HERE}:CountingBob", Role.BOB, table, pools, None)
+        assert trusted.factory.__name__ == "CountingBob"  # the class itself, inline
+    assert children() == []
+    assert spec_of(cross_exam.HonestBob) == "debatekit.protocols.cross_exam:HonestBob"
+    for unnamed in (lambda seat: None, type("Local", (), {"__module__": "__main__"})):
+        with pytest.raises(StrategyError, match="cannot be imported by name"):
+            spec_of(unnamed)
+
+
+def test_workers_left_open_end_with_the_engine(tmp_path) -> None:
+    script = textwrap.dedent(
+        f"""
+        from debatekit.engine.isolation import Pool
+        from debatekit.ledger import Role
+        pool = Pool("{HERE}:CountingBob", Role.BOB)
+        print(*(w.process.pid for w in pool._idle))
+        """
+    )
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    pid = int(out.stdout.split()[0])
+    assert not running(pid)
+
+
+# -- the tree protocols, wired --
+
+
+@pytest.mark.parametrize(
+    ("protocol", "problem", "size"),
+    [("cross-exam", "sat-witness", 6), ("bisection", "palindrome", 4), ("kw", "parity", 8),
+     ("circuit-cross-exam", "equality", 4)],
+)  # fmt: skip
+def test_isolated_honest_players_play_every_tree_protocol_as_inline(protocol, problem, size) -> None:
+    spec = PROTOCOLS[protocol]
+    inline = {role: spec.strategies[role]["honest"] for role in (Role.ALICE, Role.BOB)}
+    names = {role: f"{s.factory.__module__}:{s.factory.__qualname__}" for role, s in inline.items()}
+    for truth in (True, False):
+        instance = make_instance(PROBLEMS[problem], size, truth, 2)
+        expected = run(spec, instance, inline[Role.ALICE], inline[Role.BOB], 2, 0)
+        with Pool(names[Role.ALICE], Role.ALICE, LIMITS) as alice, Pool(names[Role.BOB], Role.BOB, LIMITS) as bob:
+            played = run(spec, instance, alice.strategy, bob.strategy, 2, 0, timeout=10)
+        assert (played.accept_rate, played.forfeits) == (expected.accept_rate, expected.forfeits)
+        assert played.verifier_bits_read_mean == expected.verifier_bits_read_mean
+    assert children() == []
+
+
+def test_a_worker_whose_engine_was_killed_ends_itself() -> None:
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from debatekit.engine.isolation import Pool
+        from debatekit.ledger import Role
+        pool = Pool("{HERE}:CountingBob", Role.BOB)
+        print(*(w.process.pid for w in pool._idle), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)  # no cleanup runs
+        """
+    )
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(pid)
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` is alive (a zombie, dead but not yet reaped, is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,263 @@
+"""Adversaries of the process boundary (``tests/test_worker.py``), named as ``worker_strategies:Name``.
+
+Each reaches past what it is handed: into the verifier's committed message, its configurations,
+its oracle, its ledger, its module, its stack and its heap, or at the process itself. Played
+inline (today's in-process path) the first kind wins debates it should lose; played in a worker,
+each finds nothing of the verifier's and loses. The second kind (exits, signals, sleeps, huge
+allocations, forks, floods) loses its debate in a worker and the run goes on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from debatekit.players.base import Seat
+from debatekit.protocols import cross_exam
+from debatekit.protocols.cross_exam import ACCEPT, HonestAlice
+
+# -- cross-examination Alices on a no-instance of approval-majority: each makes the oracle answer
+# yes and sends the transcript that is then consistent with it (output 1) --
+
+
+def _yes_transcript(seat: Seat) -> np.ndarray:
+    """w ‖ a as M computes it when every judgement is yes."""
+    machine = seat.instance.machine
+    assert machine is not None
+    return machine.run(np.asarray(seat.instance.x, dtype=np.uint8), lambda query: 1, seat.rng)
+
+
+def _poison(oracle: Any) -> None:
+    object.__setattr__(oracle, "_fn", lambda query: 1.0)
+
+
+class OracleAlice:
+    """Makes the seat's oracle access (the verifier's own oracle object, in process) answer yes."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        oracle = getattr(self.seat.ask, "oracle", None)
+        if oracle is not None:
+            _poison(oracle)
+        return _yes_transcript(self.seat)
+
+
+class LedgerAlice:
+    """Plays honestly, and rewrites the debate's ledger through the seat's oracle access."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        ledger = getattr(self.seat.ask, "_ledger", None)
+        if ledger is not None:
+            ledger.bits_read = -994
+        return HonestAlice(self.seat).transcript()
+
+
+class ThreadAlice:
+    """Sends the yes-transcript, and leaves a thread that makes the oracle answer yes once her
+    message is committed."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        oracle = getattr(self.seat.ask, "oracle", None)
+
+        def later() -> None:
+            time.sleep(0.001)
+            if oracle is not None:
+                _poison(oracle)
+
+        threading.Thread(target=later, daemon=True).start()
+        return _yes_transcript(self.seat)
+
+
+class PatchingAlice:
+    """Replaces the protocol's verifier with one that accepts."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        cross_exam.verify = lambda *args: 1  # type: ignore[assignment]
+        return _yes_transcript(self.seat)
+
+
+class FrameWalkingAlice:
+    """Walks up its own stack (``sys._getframe``) to the protocol's nodes, and from their closures
+    to the verifier's instance, whose oracle it makes answer yes."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        frame: Any = sys._getframe()
+        while frame is not None:
+            for value in list(frame.f_locals.values()):
+                for cell in getattr(getattr(value, "then", None), "__closure__", None) or ():
+                    found = cell.cell_contents
+                    if type(found).__name__ == "Instance" and found.oracle is not None:
+                        _poison(found.oracle)
+            frame = frame.f_back
+        return _yes_transcript(self.seat)
+
+
+class HeapWalkingAlice:
+    """Looks through every object on the heap (``gc.get_objects``) for the instances of its own
+    problem (the verifier's among them) and makes their oracles answer yes."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> np.ndarray:
+        mine = self.seat.instance
+        for found in gc.get_objects():
+            same = type(found).__name__ == "Instance" and found is not mine and found.problem == mine.problem
+            if same and np.array_equal(found.x, mine.x) and hasattr(found.oracle, "_fn"):
+                _poison(found.oracle)
+        return _yes_transcript(self.seat)
+
+
+# -- Bobs against honest Alice on a yes-instance: each tries to make the verifier reject her --
+
+
+class WritingBob:
+    """Writes a_T = 0 into Alice's committed message (its buffer's address, through ctypes), then
+    accepts: in process the verifier reads the 0."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def challenge(self, message: np.ndarray) -> None:
+        address = message.__array_interface__["data"][0]
+        ctypes.memset(address + message.size - 1, 0, 1)
+        return ACCEPT
+
+
+class SetattrBob:
+    """Bisection: rewrites the verifier's starting configuration (``object.__setattr__`` on the
+    frozen ``Config`` it is handed) and always disputes the first half."""
+
+    def __init__(self, seat: Seat):
+        self.seat, self.done = seat, False
+
+    def half(self, start: Any, middle: Any, end: Any, begin: int, steps: int) -> int:
+        if not self.done:
+            object.__setattr__(start, "state", start.state + 1)
+            self.done = True
+        return 0
+
+
+# -- Bobs that attack the process: each loses its debate --
+
+
+class ExitingBob:
+    """``os._exit(3)`` in its move."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def challenge(self, message: Any) -> Any:
+        os._exit(3)
+
+
+class SysExitingBob(ExitingBob):
+    """``sys.exit(4)`` in its move."""
+
+    def challenge(self, message: Any) -> Any:
+        sys.exit(4)
+
+
+class SignallingBob(ExitingBob):
+    """Sends itself SIGTERM."""
+
+    def challenge(self, message: Any) -> Any:
+        signal.raise_signal(signal.SIGTERM)
+        return ACCEPT
+
+
+class SleepingBob(ExitingBob):
+    """``time.sleep(10**6)``."""
+
+    def challenge(self, message: Any) -> Any:
+        time.sleep(10**6)
+
+
+class HoggingBob(ExitingBob):
+    """Allocates 50 GB."""
+
+    def challenge(self, message: Any) -> Any:
+        hog = bytearray(50 * 10**9)
+        return len(hog)
+
+
+class ForkingBob(ExitingBob):
+    """Forks, and both copies would answer."""
+
+    def challenge(self, message: Any) -> Any:
+        if os.fork() == 0:
+            while True:
+                time.sleep(1)
+        return ACCEPT
+
+
+class GarblingBob(ExitingBob):
+    """Writes a frame header for 2 GiB straight into the worker's pipe to the engine."""
+
+    def challenge(self, message: Any) -> Any:
+        os.write(int(sys.argv[2]), b"\x7f\xff\xff\xff")
+        time.sleep(5)
+
+
+class PrintingBob:
+    """Prints 20 MB, then plays honestly: printing loses nothing and stalls nothing."""
+
+    def __init__(self, seat: Seat):
+        self.inner = cross_exam.HonestBob(seat)
+
+    def challenge(self, message: Any) -> Any:
+        for _ in range(20):
+            print("x" * (1 << 20))
+        return self.inner.challenge(message)
+
+
+class CountingBob:
+    """Accepts, and says how many debates its process has played (a fresh object per debate)."""
+
+    played = 0
+
+    def __init__(self, seat: Seat):
+        CountingBob.played += 1
+        self.moves = 0
+
+    def challenge(self, message: Any) -> Any:
+        self.moves += 1
+        return ACCEPT
+
+    def count(self) -> tuple[int, int, int]:
+        return CountingBob.played, self.moves, os.getpid()
+
+
+class CrashingAlice:
+    """Raises from a helper of her own: the forfeit reason carries her traceback's last frames."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def transcript(self) -> Any:
+        return self._helper()
+
+    def _helper(self) -> Any:
+        return 1 // 0
