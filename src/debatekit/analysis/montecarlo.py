@@ -148,7 +148,7 @@ async def debate(
         root = spec.debate(table.instance, Reader(ledger))
         answer = verifier_answer(table.oracles.verifier, ledger, rngs[Role.VERIFIER])
         with trusting(*table.strategies.values()):
-            end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout, prefix)
+            end = await play(root, seats, answer, ledger, spec.alice_argues, table.timeout, prefix, rngs[Role.VERIFIER])
     playing = debating()
     return Outcome(end.verdict, end.forfeit, end.reason, ledger, [] if playing is None else playing.aside)
 
