@@ -45,6 +45,9 @@ class Truth(StrEnum):
     no = "no"
 
 
+IDENTITY = ("protocol", "constants", "problem", "size", "truth", "seed", "params", "alice", "bob")
+"""The fields a run's records repeat in each header (:meth:`RunSpec.identity`)."""
+
 CELL_FIELDS = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "params", "seed", "trials")
 """The fields a sweep's grid has axes for; a run's :attr:`RunSpec.id` digests these always, and the
 others only where they differ from their defaults (so a grid cell's id is what it always was)."""
@@ -105,6 +108,12 @@ class RunSpec:
             "move_timeout": self.move_timeout,
             "concurrency": self.concurrency,
         }
+
+    def identity(self) -> dict[str, Any]:
+        """What fixes debate i of the run whatever else it is run with (its trials, oracles' names,
+        time limit and concurrency aside), in :meth:`to_json`'s form: a record header's fields."""
+        data = self.to_json()
+        return {key: data[key] for key in IDENTITY}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunSpec:
