@@ -1,9 +1,10 @@
 """The Python API: the commands ``run``, ``solve``, ``plan`` and ``sweep`` as functions.
 
 Each takes what its command takes, by the same names and with the same defaults (protocols,
-problems, plan files and strategies by name, ``params`` as ``-P``), resolves them through the
-lookups the command line uses (:mod:`debatekit.runs`) and returns the object whose ``to_json()`` is what the command's
-``--json`` prints. A mistake raises :class:`UsageError` with the command's one-line message;
+problems, plan files and strategies by name, ``params`` as ``-P``; ``run`` also objects), builds
+what the command builds (``run``: a :class:`~debatekit.runs.spec.RunSpec`), resolves it as the
+command does (:mod:`debatekit.runs`) and returns the object whose ``to_json()`` is what the
+command's ``--json`` prints. A mistake raises :class:`UsageError` with the command's one-line message;
 nothing is printed. The typed engine functions stay in their modules
 (:func:`debatekit.analysis.montecarlo.run`, :func:`debatekit.analysis.exact.solve`, ...).
 
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
-from debatekit.runs.spec import RunSpec, constants_named, truth_named
+from debatekit.runs.spec import RunSpec, assignments, constants_named, truth_named
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
@@ -92,23 +93,23 @@ def run(
 
     with _usage():
         asked = RunSpec(
-            protocol,
-            problem if isinstance(problem, Instance) else str(problem),
-            size,
-            truth_named(truth),
-            alice,
-            bob,
-            constants_named(constants),
-            tuple((params or {}).items()),
-            seed,
-            trials,
-            oracle,
-            prover_oracle,
-            verifier_oracle,
-            None if judge_db is None else Path(judge_db),
-            answers_per_judge,
-            move_timeout,
-            concurrency,
+            protocol=protocol,
+            problem=problem if isinstance(problem, Instance) else str(problem),
+            size=size,
+            truth=truth_named(truth),
+            alice=alice,
+            bob=bob,
+            constants=constants_named(constants),
+            params=tuple((params or {}).items()),
+            seed=seed,
+            trials=trials,
+            oracle=oracle,
+            prover_oracle=prover_oracle,
+            verifier_oracle=verifier_oracle,
+            judge_db=None if judge_db is None else Path(judge_db),
+            answers_per_judge=answers_per_judge,
+            move_timeout=move_timeout,
+            concurrency=concurrency,
         )
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)
@@ -133,9 +134,8 @@ def solve(
     from debatekit.runs.solve import solved
 
     with _usage():
-        assignments = RunSpec(protocol, str(problem), params=tuple((params or {}).items())).assignments()
-        return solved(protocol, str(problem), size, truth_named(truth), assignments, _seed(seed), budget,
-                      constants_named(constants), all_inputs)  # fmt: skip
+        return solved(protocol, str(problem), size, truth_named(truth), assignments((params or {}).items()),
+                      _seed(seed), budget, constants_named(constants), all_inputs)  # fmt: skip
 
 
 def plan(

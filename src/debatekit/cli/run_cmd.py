@@ -89,9 +89,25 @@ def run(
     from debatekit.progress import progress
     from debatekit.runs.prepare import play, prepare, writable
 
-    asked = RunSpec(protocol_name, problem, size, truth, alice, bob, constants, tuple(_assigned(param)), seed, trials,
-                    oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge, move_timeout,
-                    concurrency)  # fmt: skip
+    asked = RunSpec(
+        protocol=protocol_name,
+        problem=problem,
+        size=size,
+        truth=truth,
+        alice=alice,
+        bob=bob,
+        constants=constants,
+        params=tuple(_assigned(param)),
+        seed=seed,
+        trials=trials,
+        oracle=oracle,
+        prover_oracle=prover_oracle,
+        verifier_oracle=verifier_oracle,
+        judge_db=judge_db,
+        answers_per_judge=answers_per_judge,
+        move_timeout=move_timeout,
+        concurrency=concurrency,
+    )
     ready = prepare(asked)
     spec = ready.spec
     record = writable(record, spec, resume, overwrite)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -83,7 +83,7 @@ class RunSpec:
 
     def assignments(self) -> list[str]:
         """``params`` as the ``-P NAME=VALUE`` assignments they stand for."""
-        return [f"{name}={_text(value)}" for name, value in self.params]
+        return assignments(self.params)
 
     def to_json(self) -> dict[str, Any]:
         """The run as plain JSON data: names as given, objects as descriptions (see the module)."""
@@ -235,9 +235,9 @@ def described(value: object, kind: str) -> str | None:
     return f"<{kind} object: {what}>"
 
 
-def _text(value: object) -> str:
-    """A parameter's value as ``-P`` text (booleans as TOML writes them)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
+def assignments(params: Iterable[tuple[str, object]]) -> list[str]:
+    """(name, value) pairs as the ``-P NAME=VALUE`` assignments they stand for (booleans as TOML writes them)."""
+    return [f"{name}={str(value).lower() if isinstance(value, bool) else value}" for name, value in params]
 
 
 def _of(value: Any, kind: Any, key: str) -> Any:
