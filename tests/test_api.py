@@ -230,3 +230,71 @@ def test_importing_debatekit_and_its_api_stays_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[] []"
+
+
+# ---- objects where the command line takes names (issue 21): each played, each described as an object
+
+
+def test_a_users_oracle_object_decides_the_verdict(tmp_path: Path) -> None:
+    """approval-majority's items judged by a TableOracle that approves everything (or nothing): the
+    honest players' transcript, and so the verdict, follow the oracle given, whatever the instance's
+    own judgements say; the record says the verifier asked another oracle than the instance's."""
+    from debatekit.oracle import TableOracle
+
+    approves = debatekit.run("cross-exam", problem="approval-majority", size=9, truth=False,
+                             oracle=TableOracle({}, 1.0), trials=5)  # fmt: skip
+    assert approves.accept_rate == 1.0 and approves.trials == 5
+    record = tmp_path / "debates.jsonl"
+    rejects = debatekit.run("cross-exam", problem="approval-majority", size=9, truth=True,
+                            oracle=TableOracle({}, 0.0), trials=5, record=record)  # fmt: skip
+    assert rejects.accept_rate == 0.0
+    assert json.loads(record.read_text(encoding="utf-8").splitlines()[0])["header"]["oracle"] == "other"
+
+
+def test_a_users_strategy_object_that_lies_loses_to_honest_bob() -> None:
+    """A Strategy object of the user's (untrusted: its moves go through the boundary) whose Alice
+    argues the false output: honest Bob catches it every time, and the result names it as an object."""
+    from debatekit.players.base import Strategy
+
+    lie = debatekit.PROTOCOLS["cross-exam"].strategies[Role.ALICE]["lie-output"]
+    liar = Strategy("my-liar", Role.ALICE, "argues the false output", lambda seat: lie.factory(seat))
+    result = debatekit.run("cross-exam", problem="parity", size=8, truth=False, alice=liar, trials=10)
+    assert result.honest_win_rate == 1.0 and result.accept_rate == 0.0
+    assert result.alice == "<strategy object: my-liar>"  # not the name of a strategy it is not
+
+
+def test_an_instance_built_by_hand_is_played_and_described() -> None:
+    """An Instance made here, not by a problem: its size and truth are the run's; its x decides."""
+    import numpy as np
+
+    from debatekit.machine.circuit import parity_circuit
+    from debatekit.problems import Instance
+
+    odd = Instance("parity", 8, True, np.array([1, 0, 0, 0, 0, 0, 0, 0], dtype=np.uint8), machine=parity_circuit(8))
+    result = debatekit.run("cross-exam", problem=odd, bob="point-random", trials=6)
+    assert (result.accept_rate, result.honest_win_rate, result.size, result.truth) == (1.0, 1.0, 8, "yes")
+    assert result.problem == "<instance object: parity>"
+    with pytest.raises(UsageError, match="the instance given has size 8"):
+        debatekit.run("cross-exam", problem=odd, size=16)
+
+
+def test_objects_are_described_not_named_in_the_runs_json() -> None:
+    """The one JSON form of a run (logs, sweeps, ``--json``) writes an object as a description, a
+    factory by the ``module:qualname`` that names it, and reads back what it wrote."""
+    from debatekit.oracle import TableOracle
+    from debatekit.runs.prepare import prepare
+    from debatekit.runs.spec import RunSpec, Truth
+
+    spec = RunSpec("cross-exam", "parity", 8, Truth.no, StubbornBob, lambda seat: None, oracle=TableOracle({}, 0.0))
+    data = spec.to_json()
+    assert data["alice"] == f"{__name__}:StubbornBob"
+    assert data["bob"].startswith("<factory object: ") and "<lambda>" in data["bob"]
+    assert data["oracles"]["oracle"] == "<oracle object: TableOracle>"
+    named = RunSpec("cross-exam", "parity", 8, Truth.no, "honest", "point-random", params=(("q", "2"),), seed=4)
+    assert RunSpec.from_json(json.loads(json.dumps(named.to_json()))) == named
+    played = prepare(RunSpec("cross-exam", "parity", bob=accepting_bob, oracle=TableOracle({}, 0.0))).run
+    assert (played.size, played.bob, played.to_json()["oracles"]["oracle"]) == (
+        64,
+        f"{__name__}:accepting_bob",
+        "<oracle object: TableOracle>",
+    )

@@ -16,8 +16,9 @@ import pytest
 
 from debatekit.cli.main import main
 from debatekit.experiments.backends import BackendError, local, ray_cluster
-from debatekit.experiments.grid import Cell, expand, load
+from debatekit.experiments.grid import expand, load
 from debatekit.experiments.sweep import finished, run_sweep
+from debatekit.runs.spec import RunSpec
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -86,7 +87,7 @@ def test_a_grid_expands_to_the_product_of_its_axes_in_id_order() -> None:
 def test_ids_are_stable_and_depend_only_on_the_cells_parameters() -> None:
     one = {"protocol": "cross-exam", "problem": "parity", "size": 16, "trials": 5}
     (cell,) = expand(one)
-    assert cell == Cell("cross-exam", "parity", 16, "yes", "honest", "honest", None, (), 0, 5)
+    assert cell == RunSpec("cross-exam", "parity", 16, "yes", "honest", "honest", None, (), 0, 5)
     assert cell.id == "7e7595a36e31"  # a digest of the canonical parameters: the same in every version
     (reordered,) = expand(dict(reversed(one.items())) | {"seed": 0, "truth": True})
     assert reordered.id == cell.id
@@ -312,8 +313,8 @@ def test_workers_are_capped_like_concurrency(
 ) -> None:
     """--workers above 256 (--concurrency's cap) is one line and status 2 on either backend, before
     any pool or cluster starts; the default, the machine's cores, is capped at 256."""
-    from debatekit.cli.common import MAX_CONCURRENCY
     from debatekit.experiments import backends
+    from debatekit.runs.spec import MAX_CONCURRENCY
 
     started: list[int] = []
 

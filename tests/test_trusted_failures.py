@@ -116,7 +116,7 @@ def test_a_built_in_bob_that_raises_is_loud_and_a_users_bob_forfeits(monkeypatch
     spec = PROTOCOLS["cross-exam"]
     instance = make_instance(PROBLEMS["parity"], 16, False, 0)
     alice, bob = spec.strategies[Role.ALICE]["honest"], spec.strategies[Role.BOB]["honest"]
-    from debatekit.cli.common import strategy as resolve
+    from debatekit.runs.names import strategy as resolve
 
     user = resolve(spec, Role.BOB, "user_strategies:CrashingBob")
     result = run(spec, instance, alice, user, trials=4, seed=0)
@@ -213,7 +213,7 @@ def test_exact_analysis_tells_a_built_in_that_raises_from_a_users(monkeypatch, c
     (P[V=1] = 0); the built-in honest Alice made to raise is an internal error, never a forfeit
     (the value 0 it would give), and ``debatekit solve`` exits 1 with one line."""
     from debatekit.analysis.exact import accept_probability, solve
-    from debatekit.cli.common import strategy as resolve
+    from debatekit.runs.names import strategy as resolve
 
     spec = PROTOCOLS["cross-exam"]
     instance = make_instance(PROBLEMS["parity"], 4, True, 0)

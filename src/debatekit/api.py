@@ -1,9 +1,10 @@
 """The Python API: the commands ``run``, ``solve``, ``plan`` and ``sweep`` as functions.
 
 Each takes what its command takes, by the same names and with the same defaults (protocols,
-problems, plan files and strategies by name, ``params`` as ``-P``), resolves them through the
-command line's own lookups and returns the object whose ``to_json()`` is what the command's
-``--json`` prints. A mistake raises :class:`UsageError` with the command's one-line message;
+problems, plan files and strategies by name, ``params`` as ``-P``; ``run`` also objects), builds
+what the command builds (``run``: a :class:`~debatekit.runs.spec.RunSpec`), resolves it as the
+command does (:mod:`debatekit.runs`) and returns the object whose ``to_json()`` is what the
+command's ``--json`` prints. A mistake raises :class:`UsageError` with the command's one-line message;
 nothing is printed. The typed engine functions stay in their modules
 (:func:`debatekit.analysis.montecarlo.run`, :func:`debatekit.analysis.exact.solve`, ...).
 
@@ -20,17 +21,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from debatekit.cli.options import Truth, UserError
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.protocols.stochastic.params import Constants, Proof
+from debatekit.mistakes import UserError
+from debatekit.protocols.stochastic.params import Proof
+from debatekit.runs.spec import RunSpec, assignments, constants_named, truth_named
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
-    from debatekit.cli.plan_cmd import Frontier
-    from debatekit.cli.run_cmd import Player
-    from debatekit.cli.solve_cmd import EveryInput, Solved
     from debatekit.experiments.sweep import SweepResult
+    from debatekit.problems import Instance
     from debatekit.protocols.stochastic.planner import Plan
+    from debatekit.runs.plan import Frontier
+    from debatekit.runs.solve import EveryInput, Solved
+    from debatekit.runs.spec import OracleChoice, Player
 
 
 class UsageError(ValueError):
@@ -45,27 +48,6 @@ def _usage() -> Iterator[None]:
         raise UsageError(str(err)) from None
 
 
-def _truth(truth: bool | str) -> Truth:
-    if isinstance(truth, bool):
-        return Truth.yes if truth else Truth.no
-    try:
-        return Truth(truth)
-    except ValueError:
-        raise UserError(f"truth must be True, False, 'yes' or 'no', got {truth!r}") from None
-
-
-def _constants(constants: str | None) -> Constants | None:
-    try:
-        return None if constants is None else Constants(constants)
-    except ValueError:
-        raise UserError(f"constants must be one of {', '.join(Constants)}, got {constants!r}") from None
-
-
-def _assignments(params: Mapping[str, object] | None) -> list[str]:
-    """``params`` as the ``-P NAME=VALUE`` assignments they stand for."""
-    return [f"{name}={value}" for name, value in (params or {}).items()]
-
-
 def _seed(seed: int) -> int:
     if seed < 0:
         raise UserError(f"seed must be at least 0, got {seed}")
@@ -75,7 +57,7 @@ def _seed(seed: int) -> int:
 def run(
     protocol: str,
     *,
-    problem: str | Path,
+    problem: str | Path | Instance,
     size: int | None = None,
     truth: bool | str = True,
     params: Mapping[str, object] | None = None,
@@ -84,9 +66,9 @@ def run(
     trials: int = 200,
     constants: str | None = None,
     seed: int = 0,
-    oracle: str = "builtin",
-    prover_oracle: str | None = None,
-    verifier_oracle: str | None = None,
+    oracle: OracleChoice = "builtin",
+    prover_oracle: OracleChoice | None = None,
+    verifier_oracle: OracleChoice | None = None,
     judge_db: str | Path | None = None,
     answers_per_judge: int = 1,
     record: str | Path | None = None,
@@ -100,19 +82,40 @@ def run(
     parameters in effect (``params``) and, when a model played, its usage by role
     (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
-    replaces it (``--resume``, ``--overwrite``)."""
-    from debatekit.cli import common
-    from debatekit.cli.run_cmd import play, prepare
+    replaces it (``--resume``, ``--overwrite``).
+
+    Besides names, ``problem`` may be an :class:`~debatekit.problems.Instance` (its size and truth
+    are the run's), ``alice``/``bob`` a :class:`~debatekit.players.base.Strategy` or a factory
+    taking a Seat, and each oracle an :class:`~debatekit.oracle.Oracle`; an object no name stands
+    for is recorded as a description saying it was one (``<oracle object: TableOracle>``)."""
+    from debatekit.problems import Instance
+    from debatekit.progress import progress
+    from debatekit.runs.prepare import play, prepare, writable
 
     with _usage():
-        ready = prepare(protocol, str(problem), size, _truth(truth), _assignments(params), alice, bob, trials,
-                        _constants(constants), seed, oracle, prover_oracle, verifier_oracle,
-                        None if judge_db is None else Path(judge_db), answers_per_judge, move_timeout,
-                        concurrency)  # fmt: skip
-        written = common.writable(None if record is None else Path(record), ready.spec, resume, overwrite)
-        with common.progress(trials, f"{ready.spec.name} on {ready.problem.name}") as advance:
-            return play(ready, trials, seed, advance, record=written, timeout=move_timeout,
-                        concurrency=concurrency, resume=resume)  # fmt: skip
+        asked = RunSpec(
+            protocol=protocol,
+            problem=problem if isinstance(problem, Instance) else str(problem),
+            size=size,
+            truth=truth_named(truth),
+            alice=alice,
+            bob=bob,
+            constants=constants_named(constants),
+            params=tuple((params or {}).items()),
+            seed=seed,
+            trials=trials,
+            oracle=oracle,
+            prover_oracle=prover_oracle,
+            verifier_oracle=verifier_oracle,
+            judge_db=None if judge_db is None else Path(judge_db),
+            answers_per_judge=answers_per_judge,
+            move_timeout=move_timeout,
+            concurrency=concurrency,
+        )
+        ready = prepare(asked)
+        written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)
+        with progress(trials, ready.title) as advance:
+            return play(ready, advance, record=written, resume=resume)
 
 
 def solve(
@@ -129,11 +132,11 @@ def solve(
 ) -> Solved | EveryInput:
     """``debatekit solve``: the honest side's exact value against the best adversary (on every input
     of ``size`` bits with ``all_inputs``); ``to_json()`` is what ``solve --json`` prints."""
-    from debatekit.cli.solve_cmd import solved
+    from debatekit.runs.solve import solved
 
     with _usage():
-        return solved(protocol, str(problem), size, _truth(truth), _assignments(params), _seed(seed), budget,
-                      _constants(constants), all_inputs)  # fmt: skip
+        return solved(protocol, str(problem), size, truth_named(truth), assignments((params or {}).items()),
+                      _seed(seed), budget, constants_named(constants), all_inputs)  # fmt: skip
 
 
 def plan(
@@ -150,7 +153,7 @@ def plan(
     """``debatekit plan``: the certified plan for stochastic debate (``constants`` "lean" or "paper":
     those constants; ``frontier``: plans against the prover budget); ``to_json()`` is what
     ``plan --json`` prints."""
-    from debatekit.cli.plan_cmd import FixedConstants, planned
+    from debatekit.runs.plan import FixedConstants, planned
 
     with _usage():
         try:
@@ -174,7 +177,8 @@ def sweep(
     """``debatekit sweep``: every cell of a grid file (or its table, as parsed TOML, with ``out``),
     skipping cells finished in ``out``; ``overrides`` are ``-P NAME=VALUE``; ``to_json()`` is what
     ``sweep --json`` prints."""
-    from debatekit.cli.sweep_cmd import Backend, swept
+    from debatekit.experiments.backends import Backend
+    from debatekit.experiments.sweep import swept
 
     with _usage():
         try:

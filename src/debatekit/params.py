@@ -15,11 +15,7 @@ import math
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from debatekit.problems.registry import Problem
-    from debatekit.protocols.spec import ProtocolSpec
+from typing import Any, Protocol, Self, TypeVar
 
 Value = int | float
 
@@ -139,6 +135,33 @@ def bind(assignments: Iterable[str], declarations: Sequence[type], owner: str) -
         raise ParamError(str(err)) from err
 
 
+class Declaring(Protocol):
+    """What :class:`Settings` reads of a problem (:class:`~debatekit.problems.registry.Problem`):
+    its name and its declaration. Stated here, below the problems, so this module imports none."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> type: ...
+
+
+class Configured(Protocol):
+    """What :class:`Settings` reads of a protocol (:class:`~debatekit.protocols.spec.ProtocolSpec`):
+    its name, its values, and itself playing others."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def params(self) -> Any: ...
+
+    def with_params(self, values: Any) -> Self: ...
+
+
+C = TypeVar("C", bound=Configured)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Parameter values by problem and by protocol name, for a job over many of them (the demo);
@@ -147,11 +170,11 @@ class Settings:
     problems: Mapping[str, Any] = field(default_factory=dict)
     protocols: Mapping[str, Any] = field(default_factory=dict)
 
-    def problem(self, found: Problem) -> Any:
+    def problem(self, found: Declaring) -> Any:
         """The values ``found`` plays."""
         return self.problems.get(found.name, found.params())
 
-    def protocol(self, spec: ProtocolSpec) -> ProtocolSpec:
+    def protocol(self, spec: C) -> C:
         """``spec`` playing its values."""
         return spec.with_params(self.protocols.get(spec.name, spec.params))
 

@@ -58,6 +58,7 @@ from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
 from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
 from debatekit.reader import Reader
+from debatekit.runs.spec import RunSpec, Truth
 
 
 def make_instance(problem: Problem, size: int, truth: bool, seed: int, params: Any = None) -> Instance:
@@ -210,20 +211,11 @@ class RunResult:
 def record_header(
     spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict, index: int
 ) -> dict[str, Any]:
-    """What identifies debate ``index`` of a run, for its record: enough for replay to rebuild it."""
-    return {
-        "protocol": spec.name,
-        "constants": spec.constants and spec.constants.value,
-        "problem": instance.problem,
-        "size": instance.size,
-        "truth": "yes" if instance.truth else "no",
-        "seed": seed,
-        "params": params,
-        "instance": fingerprint(instance),
-        "debate": index,
-        "alice": alice.name,
-        "bob": bob.name,
-    }
+    """What identifies debate ``index`` of a run, for its record: the run as played, in its one
+    JSON form (:meth:`RunSpec.identity`), with the instance's fingerprint; enough for replay to rebuild it."""
+    played = RunSpec(spec.name, instance.problem, instance.size, Truth.yes if instance.truth else Truth.no,
+                     alice.name, bob.name, spec.constants, tuple(params.items()), seed)  # fmt: skip
+    return played.identity() | {"instance": fingerprint(instance), "debate": index}
 
 
 def run_header(

@@ -52,8 +52,9 @@ def players(
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
     """List the built-in strategies of a protocol: ROLE NAME  description."""
-    from debatekit.cli.common import emit_json, protocol
+    from debatekit.cli.common import emit_json
     from debatekit.ledger import Role
+    from debatekit.runs.names import protocol
 
     spec = protocol(protocol_name)
     rows = [s for role in (Role.ALICE, Role.BOB) for s in spec.strategies[role].values()]

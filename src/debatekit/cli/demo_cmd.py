@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from debatekit.cli.logs_cmd import LogDirOption, NoLogOption
-from debatekit.cli.options import ParamOption, UserError
+from debatekit.cli.options import ParamOption
+from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -49,10 +50,11 @@ def demo(
     and parts finished to results.json (and summary.json), marked interrupted.
 
     Example: debatekit demo --quick"""
-    from debatekit.cli.common import emit_json, progress, stdout
+    from debatekit.cli.common import emit_json, stdout
     from debatekit.cli.logs_cmd import start_log
-    from debatekit.engine.interrupts import Interrupted
     from debatekit.experiments.demo import nothing, plan, run_demo
+    from debatekit.engine.interrupts import Interrupted
+    from debatekit.progress import progress
     from debatekit.experiments.demo_report import to_json, write_report, write_results
 
     chosen = settings(param)

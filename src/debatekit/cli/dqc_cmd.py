@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from debatekit.cli.options import UserError
+from debatekit.mistakes import UserError
 
 
 def dqc(

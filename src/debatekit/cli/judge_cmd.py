@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from debatekit.cli.options import UserError
+from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
     from debatekit.judge.store import Store

@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from debatekit.cli.options import JsonOption, SeedOption, SizeOption, Truth, TruthOption, UserError
+from debatekit.cli.options import JsonOption, SeedOption, SizeOption, TruthOption
+from debatekit.mistakes import UserError
+from debatekit.runs.spec import Truth
 
 
 def lipschitz(
@@ -20,8 +22,9 @@ def lipschitz(
     """K of the problem's machine: exact lower and upper bounds by enumeration when T <= 18,
     beside the closed-form K the problem declares (see debatekit.analysis.lipschitz)."""
     from debatekit.analysis.lipschitz import MAX_ENUMERATED_STEPS, LipschitzBounds, enumerate_bounds
-    from debatekit.cli.common import emit_json, instance
+    from debatekit.cli.common import emit_json
     from debatekit.problems import PROBLEMS
+    from debatekit.runs.names import instance
 
     if problem not in PROBLEMS:
         raise UserError(f"unknown problem {problem!r}; choose from: {', '.join(PROBLEMS)}")

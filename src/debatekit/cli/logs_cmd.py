@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from debatekit.cli.options import UserError
+from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
     from debatekit.experiments.logs import RunLog

@@ -28,7 +28,7 @@ from debatekit.cli import (
     stackelberg_cmd,
     sweep_cmd,
 )
-from debatekit.cli.options import UserError
+from debatekit.mistakes import UserError
 
 app = typer.Typer(
     name="debatekit",

@@ -1,25 +1,15 @@
-"""What the command signatures share: the user's-mistake error, choices and options. Building the app
-imports this and the command modules only, so it imports nothing beyond Typer (no numpy, no rich) and
-stochastic debate's light parameter module (its :class:`Constants`)."""
+"""What the command signatures share: choices and options. Building the app imports this and the
+command modules only, so it imports nothing beyond Typer (no numpy, no rich), stochastic debate's
+light parameter module (its :class:`Constants`) and the run description's :class:`Truth`."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
 from debatekit.protocols.stochastic.params import Constants
-
-
-class UserError(Exception):
-    """A mistake in the command line or a config: one line on stderr, exit status 2."""
-
-
-class Truth(StrEnum):
-    yes = "yes"
-    no = "no"
-
+from debatekit.runs.spec import Truth
 
 PROTOCOL_NAMES = ("cross-exam", "bisection", "stochastic", "circuit-cross-exam", "kw", "prover-estimator",
                   "naive-recursive")  # fmt: skip

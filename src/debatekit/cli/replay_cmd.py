@@ -17,7 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
-from debatekit.cli.options import Truth, UserError
+from debatekit.mistakes import UserError
+from debatekit.runs.spec import Truth
 
 RUN_FIELDS = ("protocol", "constants", "problem", "size", "truth", "seed", "params", "instance", "alice", "bob")
 """The fields every debate line shares with its header."""
@@ -83,10 +84,10 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
     """The protocol and instance a record's header fixes: the plan file ``problem``, else the one the
     header names if it is there, else a built-in problem by name. A verifier that asked another oracle than the
     instance's (a person, a model) has its answers bounded only, through the oracle's sample-only view."""
-    from debatekit.cli.common import configure, instance, problem_for, protocol
     from debatekit.oracle import SampleOnly
     from debatekit.problems.registry import PROBLEMS
     from debatekit.protocols.stochastic.params import Constants
+    from debatekit.runs.names import configure, instance, problem_for, protocol
 
     try:
         played = protocol(header["protocol"])

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from debatekit.cli.options import UserError
+from debatekit.mistakes import UserError
 
 
 def report(

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,30 +19,16 @@ from debatekit.cli.options import (
     ProtocolArgument,
     SeedOption,
     SizeOption,
-    Truth,
     TruthOption,
-    UserError,
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.protocols.stochastic.params import Constants
+from debatekit.mistakes import UserError
+from debatekit.runs.spec import RunSpec, Truth
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from rich.table import Table
 
-    from debatekit.analysis.montecarlo import Oracles, RunResult
-    from debatekit.ledger import Role
-    from debatekit.players.base import Seat, Strategy
-    from debatekit.problems import Instance, Problem
-    from debatekit.protocols.spec import ProtocolSpec
-
-    Player = str | Strategy | Callable[[Seat], Any]
-    """A strategy as ``--alice``/``--bob`` name it, a :class:`Strategy`, or a factory taking a Seat."""
-
-MAX_TRIALS = 10**10
-"""The most debates one run plays: a day or more at the batch engines' speed; beyond it a number
-is a slip (``1000000000000``), and a larger study is a sweep over seeds."""
+    from debatekit.analysis.montecarlo import RunResult
 
 
 def run(
@@ -99,32 +84,44 @@ def run(
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger; the run is
     logged in a new folder under --log-dir (see `debatekit logs`)."""
-    from debatekit.cli.common import emit_json, progress, stdout, writable
+    from debatekit.cli.common import emit_json, stdout
     from debatekit.cli.logs_cmd import start_log
+    from debatekit.progress import progress
+    from debatekit.runs.prepare import play, prepare, writable
 
-    ready = prepare(protocol_name, problem, size, truth, param, alice, bob, trials, constants, seed, oracle,
-                    prover_oracle, verifier_oracle, judge_db, answers_per_judge, move_timeout, concurrency)  # fmt: skip
-    spec, case = ready.spec, ready.instance
+    asked = RunSpec(
+        protocol=protocol_name,
+        problem=problem,
+        size=size,
+        truth=truth,
+        alice=alice,
+        bob=bob,
+        constants=constants,
+        params=tuple(_assigned(param)),
+        seed=seed,
+        trials=trials,
+        oracle=oracle,
+        prover_oracle=prover_oracle,
+        verifier_oracle=verifier_oracle,
+        judge_db=judge_db,
+        answers_per_judge=answers_per_judge,
+        move_timeout=move_timeout,
+        concurrency=concurrency,
+    )
+    ready = prepare(asked)
+    spec = ready.spec
     record = writable(record, spec, resume, overwrite)
     log = None
     if not no_log:
-        config = {
-            "command": "run", "protocol": spec.name, "problem": ready.problem.name, "size": case.size,
-            "truth": truth.value, "alice": alice, "bob": bob, "trials": trials, "seed": seed,
-            "constants": spec.constants and spec.constants.value,
-            "oracles": {"oracle": oracle, "prover_oracle": prover_oracle, "verifier_oracle": verifier_oracle},
-            "params": ready.params, "move_timeout": move_timeout, "resume": resume,
-        }  # fmt: skip
-        log = start_log(log_dir, config, record, log_records)
+        log = start_log(log_dir, {"command": "run"} | ready.run.to_json() | {"resume": resume}, record, log_records)
         if record is None and log_records:
             record = writable(log.records, spec)
     from debatekit.engine.interrupts import Interrupted
 
     started, stopped = time.perf_counter(), None
-    with progress(trials, f"{spec.name} on {ready.problem.name}") as advance:
+    with progress(trials, ready.title) as advance:
         try:
-            result = play(ready, trials, seed, advance, record=record, timeout=move_timeout, concurrency=concurrency,
-                          resume=resume)  # fmt: skip
+            result = play(ready, advance, record=record, resume=resume)
         except Interrupted as stop:  # a signal: summarise the debates finished, then exit 128 + its number
             stopped, result = stop, stop.result
     if result is None:  # stopped before any debate finished
@@ -149,142 +146,14 @@ def run(
         raise stopped
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """A run resolved from the names ``run`` takes and checked (shared by ``run``, the Python API
-    and a sweep's cells): the protocol with its parameters, the instance, the strategies, the
-    oracles routed by role, the parameters in effect, and whether a model plays or judges."""
+def _assigned(assignments: list[str] | None) -> list[tuple[str, str]]:
+    """``-P NAME=VALUE`` as (name, value) pairs, in order (:func:`debatekit.params.bind` checks them)."""
+    from debatekit.params import ParamError, split
 
-    spec: ProtocolSpec
-    problem: Problem
-    instance: Instance
-    alice: Strategy
-    bob: Strategy
-    oracles: Oracles
-    params: dict[str, Any]
-    models: bool
-
-
-def prepare(
-    protocol_name: str,
-    problem: str,
-    size: int | None,
-    truth: Truth,
-    param: list[str] | None,
-    alice: Player,
-    bob: Player,
-    trials: int,
-    constants: Constants | None,
-    seed: int,
-    oracle: str = "builtin",
-    prover_oracle: str | None = None,
-    verifier_oracle: str | None = None,
-    judge_db: Path | None = None,
-    answers_per_judge: int = 1,
-    move_timeout: float = DEFAULT_MOVE_TIMEOUT,
-    concurrency: int = 1,
-) -> Prepared:
-    """Resolve and check a run as ``debatekit run`` does (``UserError`` for a mistake): names, the
-    instance, strategies that can play it, the oracles; nothing is played or written."""
-    from debatekit.cli.common import (
-        configure,
-        in_flight,
-        instance,
-        model_spec,
-        oracles,
-        params_json,
-        positive,
-        problem_for,
-        protocol,
-        time_limit,
-        with_constants,
-    )
-    from debatekit.ledger import Role
-
-    spec = with_constants(protocol(protocol_name), constants)
-    found = problem_for(problem, spec)
-    spec, problem_values = configure(spec, found, param)
-    if positive(trials, "--trials") > MAX_TRIALS:
-        raise UserError(f"--trials is at most {MAX_TRIALS:.0e} in one run, got {trials}; spread more over seeds "
-                        "in a sweep (debatekit sweep)")  # fmt: skip
-    in_flight(concurrency)
-    time_limit(move_timeout)
-    if seed < 0:
-        raise UserError(f"--seed must be at least 0, got {seed}")
-    case = instance(found, size, truth, seed, problem_values)
-    players = _player(spec, Role.ALICE, alice), _player(spec, Role.BOB, bob)
-    for chosen in players:
-        if chosen.refuses is not None and (why := chosen.refuses(case)):
-            raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
-    positive(answers_per_judge, "--answers-per-judge")
-    routed = oracles(case, oracle, prover_oracle, verifier_oracle, judge_db, answers_per_judge)
-    named = [p for p in (alice, bob, oracle, prover_oracle, verifier_oracle) if isinstance(p, str)]
-    models = any(model_spec(text) is not None for text in named)
-    return Prepared(spec, found, case, *players, routed, params_json(spec, problem_values), models)
-
-
-def play(
-    ready: Prepared,
-    trials: int,
-    seed: int,
-    progress: Callable[[int], None] | None = None,
-    *,
-    record: Path | None = None,
-    timeout: float = DEFAULT_MOVE_TIMEOUT,
-    concurrency: int = 1,
-    resume: bool = False,
-) -> RunResult:
-    """Play a prepared run; its result's ``to_json()`` is what ``run --json`` prints: ``extra``
-    holds the parameters in effect (``params``) and, when a model played or judged, this run's
-    usage of it by role (``model_usage``). A resume that cannot be done, or planned constants the
-    planner cannot certify at this size, are ``UserError``."""
-    from debatekit.analysis.montecarlo import ResumeError
-    from debatekit.analysis.montecarlo import run as run_trials
-    from debatekit.engine.record import Mismatch, ReplayError
-    from debatekit.engine.trust import Unaffordable
-    from debatekit.files import FileMistake
-    from debatekit.protocols.stochastic.rules import Unplannable
-
-    if ready.models:
-        from debatekit.llm.players import usage_json
-
-        models_before = usage_json()
     try:
-        result = run_trials(ready.spec, ready.instance, ready.alice, ready.bob, trials, seed, progress,
-                            oracles=ready.oracles, record=record, timeout=timeout, concurrency=concurrency,
-                            params=ready.params, resume=resume)  # fmt: skip
-    except (ResumeError, ReplayError, Mismatch) as err:
-        raise UserError(f"--resume: {err}") from err
-    except FileMistake as err:  # a record or journal that is not JSON Lines
-        raise UserError(f"--resume: {err}") from err
-    except Unplannable as err:  # the certified planner's --constants planned, at a size past its reach
-        raise UserError(f"{ready.spec.name} cannot be planned for {ready.problem.name} at --size "
-                        f"{ready.instance.size}: {err}; choose a smaller --size") from err  # fmt: skip
-    except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
-        raise UserError(f"{ready.spec.name} on {ready.problem.name} at --size {ready.instance.size}: {err}") from None
-    extra = result.extra | {"params": ready.params}
-    if ready.models:  # LLM players or a model of the judge played: this run's usage by role
-        extra["model_usage"] = usage_json(since=models_before)
-    return replace(result, extra=extra)
-
-
-def _player(spec: ProtocolSpec, role: Role, given: Player) -> Strategy:
-    """A strategy as ``--alice``/``--bob`` name it (:func:`debatekit.cli.common.strategy`), or, from
-    Python, a :class:`Strategy` of that role or a factory taking a Seat (a class, say)."""
-    from debatekit.cli.common import strategy
-    from debatekit.players.base import Strategy
-
-    if isinstance(given, str):
-        return strategy(spec, role, given)
-    if isinstance(given, Strategy):
-        if given.role is not role:
-            raise UserError(f"{role.value}: strategy {given.name!r} plays {given.role.value}")
-        return given
-    if not callable(given):
-        raise UserError(f"{role.value}: {given!r} is not a strategy (a name, a Strategy or a factory taking a Seat)")
-    name = f"{given.__module__}:{getattr(given, '__qualname__', type(given).__name__)}"
-    doc = (given.__doc__ or "user strategy").strip().splitlines()[0]
-    return Strategy(name, role, doc, given)
+        return [split(text) for text in assignments or ()]
+    except ParamError as err:
+        raise UserError(str(err)) from err
 
 
 def table(result: RunResult, params: dict[str, float]) -> Table:

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from debatekit.cli.options import JsonOption, ProblemOption, SizeOption, Truth, TruthOption, UserError
+from debatekit.cli.options import JsonOption, ProblemOption, SizeOption, TruthOption
+from debatekit.mistakes import UserError
+from debatekit.runs.spec import Truth
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -47,8 +49,11 @@ def stability(
     import numpy as np
 
     from debatekit.analysis import stability as analysis
-    from debatekit.cli.common import emit_json, instance, positive, progress, stdout
+    from debatekit.cli.common import emit_json, stdout
     from debatekit.problems import PROBLEMS
+    from debatekit.progress import progress
+    from debatekit.runs.names import instance
+    from debatekit.runs.spec import positive
 
     if problem not in PROBLEMS:
         raise UserError(f"unknown problem {problem!r}; choose from: {', '.join(PROBLEMS)}")

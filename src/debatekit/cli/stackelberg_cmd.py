@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from debatekit.cli.options import JsonOption, UserError
+from debatekit.cli.options import JsonOption
+from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -60,9 +61,11 @@ def stackelberg(
     small (every judgement vector, clean evidence, uniform); P[A(x) = L(x)] beside 1 - 4*epsilon
     (see debatekit.analysis.stackelberg)."""
     from debatekit.analysis import stackelberg as analysis
-    from debatekit.cli.common import emit_json, positive, progress, stdout
+    from debatekit.cli.common import emit_json, stdout
     from debatekit.ledger import Role
     from debatekit.players.prover_estimator import STRATEGIES
+    from debatekit.progress import progress
+    from debatekit.runs.spec import positive
 
     epsilons = tuple(epsilon) if epsilon else DEFAULT_EPSILONS
     for eps in epsilons:

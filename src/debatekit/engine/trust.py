@@ -19,11 +19,23 @@ import os
 import sysconfig
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from debatekit.ledger import Role
-    from debatekit.players.base import Strategy
+
+
+class Seated(Protocol):
+    """What :func:`trusting` reads of a strategy (:class:`~debatekit.players.base.Strategy`): its
+    role and whether it is a trusted built-in. Stated here, below the players, so this module
+    imports none."""
+
+    @property
+    def role(self) -> Role: ...
+
+    @property
+    def trusted(self) -> bool: ...
+
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debatekit package
 _LIBRARIES = tuple(
@@ -90,7 +102,7 @@ def place_of(error: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def trusting(*strategies: Strategy) -> Iterator[None]:
+def trusting(*strategies: Seated) -> Iterator[None]:
     """Within: the seats of ``strategies`` that are trusted built-ins are the debate's trusted seats."""
     token = _TRUSTED.set(frozenset(s.role for s in strategies if s.trusted))
     try:

@@ -8,6 +8,7 @@ must be a module-level function and items and results picklable.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import signal
 import tempfile
@@ -16,10 +17,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from debatekit.engine.interrupts import held
+from debatekit.mistakes import UserError
+from debatekit.runs.spec import MAX_CONCURRENCY
 
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]
 RAY_DIR_ROOM = 40
@@ -28,6 +32,28 @@ in an AF_UNIX path's 107 bytes."""
 RAY_WAIT = 0.5
 """Seconds one ``ray.wait`` may block. A signal's handler that raises within Ray's calls breaks
 them (``SystemError``), so a signal there only sets the stop flag, acted on between waits."""
+
+
+class Backend(StrEnum):
+    """Where cells run (``--backend``): a local process pool, or a Ray cluster."""
+
+    local = "local"
+    ray = "ray"
+
+
+MAX_WORKERS = MAX_CONCURRENCY
+"""``--workers``' most processes (a local pool) or CPUs (a new Ray cluster), as many as
+``--concurrency``'s debates in flight: each is a process holding a Python interpreter and its
+threads, and a larger number is a slip (the default, the machine's cores, is capped at it)."""
+
+
+def pool_size(workers: int | None) -> int:
+    """``--workers``, checked: from 1 to :data:`MAX_WORKERS`; None: the cores, at most that."""
+    if workers is None:
+        return min(os.cpu_count() or 1, MAX_WORKERS)
+    if not 1 <= workers <= MAX_WORKERS:
+        raise UserError(f"--workers must be from 1 to {MAX_WORKERS} processes, got {workers}")
+    return workers
 
 
 class BackendError(RuntimeError):

@@ -1,4 +1,4 @@
-"""Sweep grids: a TOML file of axes, expanded into cells with stable ids.
+"""Sweep grids: a TOML file of axes, expanded into cells, each a :class:`~debatekit.runs.spec.RunSpec`.
 
 The file's top level gives axes (a value or a list of values each), and optionally ``[[grid]]``
 tables, each a grid of its own over the top level's axes with its own axes replacing them (a
@@ -23,25 +23,23 @@ tables, each a grid of its own over the top level's axes with its own axes repla
 
 Axes: ``protocol``, ``problem``, ``size`` (default: the problem's), ``truth`` (yes / no),
 ``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
-(default 0), ``params``; ``trials`` (default 200) is one number. A cell's id is a short hash of
-its canonical parameters, so it does not depend on the order of the file or of the axes. The
+(default 0), ``params``; ``trials`` (default 200) is one number. A cell's id (:attr:`RunSpec.id`)
+is a short hash of its canonical parameters, so it does not depend on the order of the file or of the axes. The
 file is read within :mod:`debatekit.files`' bounds, and a grid of more than :data:`MAX_CELLS`
 cells (counted as the product of its axes' lengths, before any is made) is refused.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from debatekit.cli.options import UserError
 from debatekit.files import FileMistake, read_toml
+from debatekit.mistakes import UserError
 from debatekit.protocols.stochastic.params import Constants
+from debatekit.runs.spec import RunSpec, Truth
 
 AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
 DEFAULTS: dict[str, list[Any]] = {"truth": ["yes"], "alice": ["honest"], "bob": ["honest"], "seed": [0]}
@@ -56,37 +54,6 @@ class GridError(ValueError):
     """A grid file that cannot be read or names something that does not exist."""
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One run of a sweep: ``trials`` debates of ``alice`` against ``bob``; ``params`` are the
-    ``-P`` assignments (name, value), sorted by name."""
-
-    protocol: str
-    problem: str
-    size: int
-    truth: str
-    alice: str
-    bob: str
-    constants: str | None
-    params: tuple[tuple[str, str], ...]
-    seed: int
-    trials: int
-
-    @property
-    def id(self) -> str:
-        """A 12-hex-digit digest of the cell's canonical parameters."""
-        named = {f.name: getattr(self, f.name) for f in fields(self)}  # asdict's keys, without its deep copies
-        canonical = json.dumps(named | {"params": dict(self.params)}, sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
-
-    def fields(self) -> dict[str, Any]:
-        """The cell's parameters by name (``params`` as a table), with its ``id``."""
-        return {"id": self.id} | asdict(self) | {"params": dict(self.params)}
-
-    def assignments(self) -> list[str]:
-        return [f"{name}={value}" for name, value in self.params]
-
-
 def fixed(overrides: list[str] | None) -> dict[str, str]:
     """``-P NAME=VALUE`` overrides as ``{NAME: VALUE}``, for every grid of a file or a table."""
     out = {}
@@ -98,7 +65,7 @@ def fixed(overrides: list[str] | None) -> dict[str, str]:
     return out
 
 
-def load(path: Path, overrides: list[str] | None = None) -> list[Cell]:
+def load(path: Path, overrides: list[str] | None = None) -> list[RunSpec]:
     """The cells of the grid file at ``path``, in id order, each checked (names, parameters);
     ``overrides`` (``NAME=VALUE``) fix a parameter in every grid."""
     try:
@@ -111,7 +78,7 @@ def load(path: Path, overrides: list[str] | None = None) -> list[Cell]:
         raise GridError(f"{path}: {err}") from err
 
 
-def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[Cell]:
+def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[RunSpec]:
     """The cells of a parsed grid (see the module's docstring), deduplicated, in id order."""
     grids = data.get("grid", [{}])
     if not isinstance(grids, list) or not all(isinstance(g, dict) for g in grids):
@@ -132,7 +99,7 @@ def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[Ce
     if count > MAX_CELLS:
         raise GridError(f"{count} cells, more than the {MAX_CELLS} a grid may hold; split it into several grids, "
                         "or give each cell more trials")  # fmt: skip
-    cells: dict[str, Cell] = {}
+    cells: dict[str, RunSpec] = {}
     for where, axes in tables:
         try:
             for cell in _product(*axes):
@@ -178,7 +145,7 @@ def _axes(table: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, list[s
     return axes, table["params"], trials
 
 
-def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[Cell]:
+def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[RunSpec]:
     names = sorted(params)
     assignments = [tuple(zip(names, values, strict=True)) for values in itertools.product(*(params[n] for n in names))]
     checked: dict[tuple, int] = {}  # the names and parameters, checked once: the problem's default size
@@ -188,8 +155,9 @@ def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: i
             key = (protocol, problem, alice, bob, constants, assigned)
             if key not in checked:
                 checked[key] = _checked(*key)
-            cells.append(Cell(protocol, problem, checked[key] if size is None else size, truth, alice, bob, constants,
-                              assigned, seed, trials))  # fmt: skip
+            cells.append(RunSpec(protocol, problem, checked[key] if size is None else size, Truth(truth), alice, bob,
+                                 None if constants is None else Constants(constants), assigned, seed,
+                                 trials))  # fmt: skip
     return cells
 
 
@@ -215,9 +183,9 @@ def _checked(
 ) -> int:
     """The problem's default size, once a cell's names and parameters are known to exist (the
     size, truth and seed axes do not change what is checked)."""
-    from debatekit.cli.common import configure, problem_for, strategy, with_constants
-    from debatekit.cli.common import protocol as protocol_named
     from debatekit.ledger import Role
+    from debatekit.runs.names import configure, problem_for, strategy, with_constants
+    from debatekit.runs.names import protocol as protocol_named
 
     try:
         try:

@@ -15,15 +15,20 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from debatekit.engine.interrupts import Interrupted
-from debatekit.experiments.backends import Mapper
-from debatekit.experiments.grid import Cell
+from debatekit.experiments import backends
+from debatekit.experiments.backends import Backend, BackendError, Mapper, pool_size
+from debatekit.experiments.grid import GridError, expand, fixed, load
+from debatekit.experiments.logs import LogError, writable_dir
 from debatekit.files import FileMistake, read_json
+from debatekit.mistakes import UserError
+from debatekit.runs.spec import RunSpec
 
 RESULTS_FILE = "results.parquet"
 
@@ -36,7 +41,7 @@ class CellError(ValueError):
 class CellResult:
     """A finished cell as a worker hands it back: its summary and its records (JSON lines)."""
 
-    cell: Cell
+    cell: RunSpec
     summary: dict[str, Any]
     records: str
     elapsed_s: float
@@ -61,21 +66,17 @@ class SweepResult:
                 "results_path": str(self.results_path)} | stopped  # fmt: skip
 
 
-def play_cell(cell: Cell) -> CellResult:
+def play_cell(cell: RunSpec) -> CellResult:
     """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and records."""
-    from debatekit.cli.options import Truth, UserError
-    from debatekit.cli.run_cmd import play, prepare
-    from debatekit.protocols.stochastic.params import Constants
+    from debatekit.runs.prepare import play, prepare
 
     started = time.perf_counter()
     try:
-        ready = prepare(cell.protocol, cell.problem, cell.size, Truth(cell.truth), cell.assignments(), cell.alice,
-                        cell.bob, cell.trials, None if cell.constants is None else Constants(cell.constants),
-                        cell.seed)  # fmt: skip
+        ready = prepare(cell)
         spec = ready.spec
         with tempfile.TemporaryDirectory(prefix="debatekit-cell-") as scratch:
             record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
-            result = play(ready, cell.trials, cell.seed, record=record)
+            result = play(ready, record=record)
             records = record.read_text(encoding="utf-8") if record is not None else ""
     except UserError as err:
         raise CellError(f"cell {cell.id}: {err}") from None
@@ -88,15 +89,15 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else getattr(value, "value", str(value))
 
 
-def cell_dir(out: Path, cell: Cell) -> Path:
+def cell_dir(out: Path, cell: RunSpec) -> Path:
     return out / "cells" / cell.id
 
 
-def finished(out: Path, cell: Cell) -> bool:
+def finished(out: Path, cell: RunSpec) -> bool:
     return (cell_dir(out, cell) / "summary.parquet").exists()
 
 
-def shard_of(cells: list[Cell], shard: tuple[int, int] | None) -> list[Cell]:
+def shard_of(cells: list[RunSpec], shard: tuple[int, int] | None) -> list[RunSpec]:
     """Slice i of n: the cells whose index, in id order, is i mod n."""
     if shard is None:
         return cells
@@ -105,7 +106,7 @@ def shard_of(cells: list[Cell], shard: tuple[int, int] | None) -> list[Cell]:
 
 
 def run_sweep(
-    cells: list[Cell],
+    cells: list[RunSpec],
     out: Path,
     mapper: Mapper,
     shard: tuple[int, int] | None = None,
@@ -161,7 +162,7 @@ def flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return row
 
 
-def merge(cells: list[Cell], out: Path) -> list[dict[str, Any]]:
+def merge(cells: list[RunSpec], out: Path) -> list[dict[str, Any]]:
     """Write the finished cells' rows, in id order, to ``results.parquet``; their summaries, each
     read through the bounded reader (a folder on disk is untrusted: a file that is not a cell's is
     a :class:`~debatekit.files.FileMistake` naming it)."""
@@ -192,3 +193,97 @@ def _summary(path: Path) -> dict[str, Any]:
     if not isinstance(summary, dict):
         raise FileMistake(path, 1, "not a cell's summary (a JSON object)")
     return summary
+
+
+def swept(
+    grid: Path | Mapping[str, Any],
+    backend: Backend = Backend.local,
+    workers: int | None = None,
+    address: str | None = None,
+    shard: str | None = None,
+    param: list[str] | None = None,
+    out: Path | None = None,
+) -> SweepResult:
+    """What ``debatekit sweep`` and :func:`debatekit.sweep` do, from the command's options: ``grid``
+    is a grid file or its parsed table (which then needs ``out``); ``UserError`` for a mistake."""
+    workers = pool_size(workers)
+    if address is not None and backend is not Backend.ray:
+        raise UserError("--address is for --backend ray")
+    slice_ = _shard(shard)
+    try:
+        cells = load(grid, param) if isinstance(grid, Path) else expand(dict(grid), fixed(param))
+    except GridError as err:
+        raise UserError(str(err)) from err
+    if out is not None:
+        folder = out
+    elif isinstance(grid, Path):
+        folder = Path("debatekit-sweeps") / grid.stem
+    else:
+        raise UserError("a grid given as a table needs --out, the sweep's folder")
+    try:
+        writable_dir(folder)
+    except LogError as err:
+        raise UserError(f"--out: {err}") from err
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError as err:
+        raise UserError("sweep needs pyarrow: pip install 'debatekit[sweep]'") from err
+    if backend is Backend.local:
+        opened = backends.local(workers)
+    else:
+        opened = backends.ray_cluster(address, workers, folder / "ray")
+    try:
+        todo = sum(not finished(folder, cell) for cell in shard_of(cells, slice_))
+        with opened as mapper, _progress(todo) as done:
+            return run_sweep(cells, folder, mapper, slice_, done)
+    except BackendError as err:
+        raise UserError(str(err)) from err
+    except (CellError, FileMistake) as err:  # a cell that cannot be played, a cell's file that is not one
+        raise UserError(str(err)) from err
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    index, sep, count = text.partition("/")
+    try:
+        parsed = int(index), int(count)
+    except ValueError:
+        parsed = (-1, 0)
+    if not sep or not 0 <= parsed[0] < parsed[1]:
+        raise UserError(f"--shard: expected i/n with 0 <= i < n, got {text!r}")
+    return parsed
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[CellResult], None]]:
+    """A transient progress bar on stderr (on a terminal): cells done, debates per second, time left.
+    Off a terminal, nothing (rich before 13.9 writes a blank line on stopping even a disabled bar)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from debatekit.progress import stderr
+
+    if not stderr.is_terminal:
+        yield lambda result: None
+        return
+
+    shown = Progress(
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("cells, {task.fields[rate]} debates/s,"),
+        TimeRemainingColumn(),
+        TextColumn("left"),
+        console=stderr,
+        transient=True,
+    )
+    started, debates = time.perf_counter(), 0
+    with shown:
+        task = shown.add_task("sweep", total=total, rate="0")
+
+        def done(result: CellResult) -> None:
+            nonlocal debates
+            debates += result.cell.trials
+            shown.update(task, advance=1, rate=f"{debates / max(time.perf_counter() - started, 1e-9):,.0f}")
+
+        yield done

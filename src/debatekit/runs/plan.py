@@ -1,0 +1,124 @@
+"""What ``debatekit plan`` and :func:`debatekit.plan` compute from their options: the certified plan
+for stochastic debate (:mod:`debatekit.protocols.stochastic.planner`), Lean's or the paper's constants, or the
+frontier of plans against the prover budget."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from debatekit.mistakes import UserError
+from debatekit.protocols.stochastic.params import Constants, Proof
+
+if TYPE_CHECKING:
+    from debatekit.protocols.stochastic.planner import Plan
+
+
+class FixedConstants(StrEnum):
+    """``plan --constants``: the constant choices reported as they are, not planned."""
+
+    lean = Constants.lean.value
+    paper = Constants.paper.value
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """``plan --frontier``: planned plans at each multiple of Lean's prover budget under both proofs,
+    beside Lean's and the paper's constants."""
+
+    direct: list[Plan]
+    lean_route: list[Plan]
+    lean: Plan
+    paper: Plan
+
+    def multiplier(self, p: Plan) -> int:
+        """A frontier row's budget as a multiple of Lean's per-step count for Alice."""
+        assert p.prover_budget is not None
+        return round(p.prover_budget[0] / self.lean.alice_queries_per_step)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "K": self.lean.k,
+            "T": self.lean.T,
+            "frontier": [
+                {"multiplier": self.multiplier(d), Proof.direct.value: d.to_json(), Proof.lean.value: r.to_json()}
+                for d, r in zip(self.direct, self.lean_route, strict=True)
+            ],
+            Constants.lean.value: self.lean.to_json(),
+            Constants.paper.value: self.paper.to_json(),
+        }
+
+
+def planned(
+    K: float,
+    T: int,
+    completeness: float | None = None,
+    soundness: float | None = None,
+    prover_budget: int | None = None,
+    constants: FixedConstants | None = None,
+    proof: Proof | None = None,
+    show_frontier: bool = False,
+) -> Plan | Frontier:
+    """What ``plan`` computes from its options (``UserError`` for a mistake)."""
+    from debatekit.protocols.stochastic import planner
+    from debatekit.progress import progress
+
+    _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
+    c = 3 / 5 if completeness is None else completeness
+    s = 3 / 5 if soundness is None else soundness
+    try:
+        if show_frontier:
+            steps = len(planner.FRONTIER_MULTIPLIERS)
+            with progress(2 * steps, "planning the frontier, both proofs") as advance:
+                direct = planner.frontier(K, T, c, s, advance=advance)
+                lean = planner.frontier(K, T, c, s, advance=lambda i: advance(steps + i), proof=Proof.lean)
+            return Frontier(direct, lean, planner.lean_plan(K, T), planner.paper_plan(K, T))
+        if constants is FixedConstants.lean:
+            return planner.lean_plan(K, T)
+        if constants is FixedConstants.paper:
+            return planner.paper_plan(K, T)
+        with progress(2, "searching, then certifying") as advance:
+            return planner.plan(K, T, c, s, prover_budget, advance=advance, proof=proof or Proof.direct)
+    except planner.PlanError as err:
+        raise UserError(str(err)) from err
+
+
+def _check(
+    K: float,
+    T: int,
+    completeness: float | None,
+    soundness: float | None,
+    prover_budget: int | None,
+    constants: FixedConstants | None,
+    proof: Proof | None,
+    show_frontier: bool,
+) -> None:
+    if not (math.isfinite(K) and K > 0):
+        raise UserError(f"--K must be a positive number, got {K:g}")
+    if T < 1:
+        raise UserError(f"--T must be at least 1, got {T}")
+    for name, value in (("--completeness", completeness), ("--soundness", soundness)):
+        if value is not None and not (0 < value < 1):
+            raise UserError(f"{name} must be in (0, 1), got {value:g}")
+    if prover_budget is not None and prover_budget < 1:
+        raise UserError(f"--prover-budget must be at least 1, got {prover_budget}")
+    if constants is not None:
+        extra = [
+            name
+            for name, given in (
+                ("--completeness", completeness is not None),
+                ("--soundness", soundness is not None),
+                ("--prover-budget", prover_budget is not None),
+                ("--proof", proof is not None),
+                ("--frontier", show_frontier),
+            )
+            if given
+        ]
+        if extra:
+            raise UserError(f"--constants {constants.value} reports fixed constants; drop {', '.join(extra)}")
+    if show_frontier and prover_budget is not None:
+        raise UserError("--frontier sets the prover budgets itself; drop --prover-budget")
+    if show_frontier and proof is not None:
+        raise UserError("--frontier reports both proofs side by side; drop --proof")
