@@ -52,10 +52,10 @@ def demo(
     Example: debatekit demo --quick"""
     from debatekit.cli.common import emit_json, stdout
     from debatekit.cli.logs_cmd import start_log
-    from debatekit.experiments.demo import nothing, plan, run_demo
     from debatekit.engine.interrupts import Interrupted
-    from debatekit.progress import progress
+    from debatekit.experiments.demo import nothing, plan, run_demo
     from debatekit.experiments.demo_report import to_json, write_report, write_results
+    from debatekit.progress import progress
 
     chosen = settings(param)
     if out is not None:

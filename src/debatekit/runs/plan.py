@@ -62,8 +62,8 @@ def planned(
     show_frontier: bool = False,
 ) -> Plan | Frontier:
     """What ``plan`` computes from its options (``UserError`` for a mistake)."""
-    from debatekit.protocols.stochastic import planner
     from debatekit.progress import progress
+    from debatekit.protocols.stochastic import planner
 
     _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
     c = 3 / 5 if completeness is None else completeness
