@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,8 +35,13 @@ from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.oracle import Asker, Oracle
 
-if TYPE_CHECKING:
-    from debatekit.protocols.proof import CommittedProof
+
+class Committed(Protocol):
+    """What the boundary reads of A's committed proof (:class:`~debatekit.protocols.proof.CommittedProof`)."""
+
+    def bits(self, positions: tuple[int, ...]) -> tuple[int, ...]: ...
+
+    def reason(self, j: int) -> str: ...
 
 
 Branches = list[tuple[float, Any]]
@@ -215,7 +220,7 @@ class Boundary:
 
     chance: Chance
     ledger: Ledger
-    prover: CommittedProof
+    prover: Committed
 
     def receive(
         self,
