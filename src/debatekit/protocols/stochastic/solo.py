@@ -62,6 +62,7 @@ from debatekit.protocols.stochastic.rules import (
 
 _ONE_ROW = np.zeros(1, dtype=np.int64)
 _ONE_ROW.flags.writeable = False
+_ORACLE = StepKind.ORACLE
 
 
 def one(value: float | int) -> np.ndarray:
@@ -105,10 +106,14 @@ class SoloView:
         return np.frombuffer(bytes(self._bits[: self._width]), dtype=np.uint8).reshape(1, -1)
 
     def estimate(self, n: int) -> Any:
-        return self._party.shape(self._party.estimate(self.t, self.kind, self._p, n))
+        party, kind = self._party, self.kind
+        value = party.estimate(self.t, kind, self._p, n) if kind is _ORACLE else self._p  # else p exactly
+        return value if party.shape is number else party.shape(value)
 
     def random(self) -> Any:
-        return self._party.shape(self._party.coin(self.t))
+        party = self._party
+        value = party.coin(self.t)
+        return value if party.shape is number else party.shape(value)
 
 
 class _Party:
@@ -366,7 +371,10 @@ class _Solo:
         if message is WITNESS:
             return self.witness()
         t = self.t
-        view, bound = (self.view_a, self.alice_methods) if role is _ALICE else (self.view_b, self.bob_methods)
+        if role is _ALICE:
+            view, bound = self.view_a, self.alice_methods
+        else:
+            view, bound = self.view_b, self.bob_methods
         if seen:
             shape = view._party.shape
             claim, bit = seen
