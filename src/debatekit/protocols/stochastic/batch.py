@@ -250,8 +250,6 @@ class _Batch:
         if self.events is not None:
             witness = self.values[good, machine.n_inputs : self.offset].tolist()
             self.events.add(good, [moved(Role.ALICE, WITNESS, None, w) for w in witness])
-        if bad.any():
-            self.ended = True
         return w
 
     def forfeit(self, rows: np.ndarray, role: Role, message: Message, t: int | None) -> None:

@@ -4,9 +4,9 @@ V(t, y) = P[V outputs 1 | the debate reached step t with bits y]. Each step is
 :func:`debatekit.protocols.stochastic.rules.debate`'s step in expectation, in its order (claim; in the
 paper form the bit; Bob's abort; then the verifier's test or the bit joining y), with its messages'
 tests (:data:`~debatekit.protocols.stochastic.rules.CLAIM`, ``ABORT``: a failing message loses for its
-sender). The generator is not driven here: a step's value needs every outcome of the verifier's and
-nature's draws at once, which a generator (one path at a time, not forkable) cannot give, so the sums
-below take its place. At step t, with p = P[y_t = 1 | y]:
+sender). ``debate`` is not called here: a step's value needs every outcome of the verifier's and
+nature's draws at once, which one path through it cannot give, so the sums below take its place.
+At step t, with p = P[y_t = 1 | y]:
 
 * honest Alice's claim is X/n_A with X ~ Bin(n_A, p) on an oracle step (p itself otherwise);
   the *best* Alice takes the supremum over every real claim in [0, 1] (:meth:`_Blocks.candidates`;

@@ -315,17 +315,18 @@ def debate(rules: Rules, machine: TranscriptMachine, play: Interpreter) -> None:
     step once, and a call costs the scalar interpreter a fraction of a yield, its request object
     and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
     paper = rules.form is Form.paper
+    say = play.say
     play.read(ALL, word_width(machine.length + 1), 0)  # V reads Bob's word: the step he aborts at, or none
     if machine.n_witness:
-        play.say(Role.ALICE, WITNESS)
+        say(Role.ALICE, WITNESS)
     for t in range(machine.length):
         if not play.begin(t):
             return
-        claim = play.say(Role.ALICE, CLAIM)
+        claim = say(Role.ALICE, CLAIM)
         bit = None
         if paper:
-            bit = coin_bit(claim, play.say(Role.ALICE, SHARE), play.say(Role.BOB, SHARE))
-        abort = play.say(Role.BOB, ABORT, claim, bit)
+            bit = coin_bit(claim, say(Role.ALICE, SHARE), say(Role.BOB, SHARE))
+        abort = say(Role.BOB, ABORT, claim, bit)
         aborted = abort == 1
         if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
             estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)

@@ -2,8 +2,8 @@
 :func:`debatekit.protocols.stochastic.rules.debate` as :mod:`debatekit.protocols.stochastic.batch`
 answers it for many.
 
-The batch interpreter pays numpy's fixed cost per request, which for one debate is most of the work;
-this one answers the same requests with numbers (the rules' tests, :func:`~.rules.coin_bit`, ... are
+The batch interpreter pays numpy's fixed cost per call, which for one debate is most of the work;
+this one answers the same calls with numbers (the rules' tests, :func:`~.rules.coin_bit`, ... are
 written for numbers and arrays alike), draws the same numbers from the debate's
 :class:`~debatekit.engine.streams.Stream` at the same counters (:func:`~debatekit.engine.streams.counter`),
 and writes the same events, so debate i comes out the same played either way (a test plays both). It
@@ -62,6 +62,7 @@ from debatekit.protocols.stochastic.rules import (
 
 _ONE_ROW = np.zeros(1, dtype=np.int64)
 _ONE_ROW.flags.writeable = False
+_ORACLE = StepKind.ORACLE
 
 
 def one(value: float | int) -> np.ndarray:
@@ -105,10 +106,14 @@ class SoloView:
         return np.frombuffer(bytes(self._bits[: self._width]), dtype=np.uint8).reshape(1, -1)
 
     def estimate(self, n: int) -> Any:
-        return self._party.shape(self._party.estimate(self.t, self.kind, self._p, n))
+        party, kind = self._party, self.kind
+        value = party.estimate(self.t, kind, self._p, n) if kind is _ORACLE else self._p  # else p exactly
+        return value if party.shape is number else party.shape(value)
 
     def random(self) -> Any:
-        return self._party.shape(self._party.coin(self.t))
+        party = self._party
+        value = party.coin(self.t)
+        return value if party.shape is number else party.shape(value)
 
 
 class _Party:
@@ -276,9 +281,9 @@ def play(
     queries = {role: party.queries for role, party in parties.items()}
     records = None
     if listed is not None:
-        records = [record(listed, solo.verdict_, loser, queries, solo.bits_read, solo.input_bits_read)]
+        records = [record(listed, solo.outcome, loser, queries, solo.bits_read, solo.input_bits_read)]
     return Tally(
-        np.array([solo.verdict_]), {role: np.array([queries[role]]) for role in Role}, np.array([solo.bits_read]),
+        np.array([solo.outcome]), {role: np.array([queries[role]]) for role in Role}, np.array([solo.bits_read]),
         np.array([solo.input_bits_read]), forfeited_count, solo.reasons, records=records,
     )  # fmt: skip
 
@@ -303,10 +308,10 @@ class _Solo:
         self.bits, self.stream, self.listed, self.note = shared.bits, shared.stream, shared.listed, shared.note
         self.players, self.strategies, self.parties = players, strategies, parties
         self.reasons: dict[Role, str] = {}
-        self.methods: dict[Message, Callable[..., Any]] = {}
+        self.alice_methods: dict[Message, Callable[..., Any]] = {}
         """Alice's bound methods, by message (looked up once per debate)."""
         self.bob_methods: dict[Message, Callable[..., Any]] = {}
-        self.verdict_, self.loser = -1, None
+        self.outcome, self.loser = -1, None
         self.bits_read = self.input_bits_read = 0
         self.t, self.kind, self.p, self.seen_bits = -1, StepKind.COMPUTE, 0.0, ()
         steps, offset = machine.length, machine.offset
@@ -321,7 +326,7 @@ class _Solo:
         moves = self.moves
         if moves and (role.value, message.what, t) in moves:
             return moves[(role.value, message.what, t)]
-        bound = self.methods if role is _ALICE else self.bob_methods
+        bound = self.alice_methods if role is _ALICE else self.bob_methods
         method = bound.get(message)
         if method is None:
             method = bound[message] = _bound(self.players[role], message.method)
@@ -337,14 +342,14 @@ class _Solo:
         return err
 
     def lose(self, role: Role, message: Message, t: int | None) -> None:
-        self.verdict_, self.loser = (0 if role is Role.ALICE else 1), role
+        self.outcome, self.loser = (0 if role is Role.ALICE else 1), role
         self.reasons.setdefault(role, message.reason)
         if self.listed is not None:
             self.note(forfeited(role, message, t))
         raise _Over
 
     def begin(self, t: int) -> bool:
-        if self.verdict_ >= 0:
+        if self.outcome >= 0:
             return False
         machine = self.machine
         self.t = t
@@ -366,7 +371,10 @@ class _Solo:
         if message is WITNESS:
             return self.witness()
         t = self.t
-        view, bound = (self.view_a, self.methods) if role is _ALICE else (self.view_b, self.bob_methods)
+        if role is _ALICE:
+            view, bound = self.view_a, self.alice_methods
+        else:
+            view, bound = self.view_b, self.bob_methods
         if seen:
             shape = view._party.shape
             claim, bit = seen
@@ -416,14 +424,14 @@ class _Solo:
             self.note(drawn(t, bit))
 
     def verdict(self, where: bool, accepted: Any) -> None:
-        self.verdict_ = int(accepted)
+        self.outcome = int(accepted)
 
     def read(self, where: bool, bits: int, input_bits: int) -> None:
         self.bits_read += bits
         self.input_bits_read += input_bits
 
     def last_bit(self) -> int | None:
-        return None if self.verdict_ >= 0 else self.bits[-1]
+        return None if self.outcome >= 0 else self.bits[-1]
 
 
 def _bound(player: Any, method: Callable[[Any], Callable[..., Any]]) -> Callable[..., Any]:
