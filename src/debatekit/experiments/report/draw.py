@@ -9,7 +9,7 @@ from typing import Any
 
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Run
 from debatekit.experiments.report.series import Rate
-from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.params import Constants, Proof
 
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
 TRUTH_COLOURS = {"yes": "tab:blue", "no": "tab:red"}
@@ -228,7 +228,7 @@ CONSTANTS_NAMES = {
 def draw_frontier(series: list[Frontier], path: Path) -> None:
     fig, axes = _panels(len(series), 3.8)
     for ax, f in zip(axes, series, strict=True):
-        for k, proof in enumerate(("direct", "lean")):
+        for k, proof in enumerate(Proof):
             points = [p for p in f.points if p.proof == proof]
             ax.plot([p.prover_budget for p in points], [p.verifier_queries for p in points], "o-", color=f"C{k}",
                     label=f"planned, {proof} proof")  # fmt: skip

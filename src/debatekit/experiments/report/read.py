@@ -10,7 +10,7 @@ from debatekit.experiments.logs import RUN_FILE, SUMMARY_FILE
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, FrontierPoint, Report, Run
 from debatekit.experiments.sweep import RESULTS_FILE, flat
 from debatekit.files import FileMistake, read_json, read_jsonl
-from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.params import Constants, Proof
 
 
 class ReportError(ValueError):
@@ -134,7 +134,7 @@ def frontier_from(data: dict[str, Any], source: str) -> Frontier:
     points = tuple(
         FrontierPoint(proof, int(row[proof]["prover_budget"][0]), int(row[proof]["verifier_queries"]))
         for row in data["frontier"]
-        for proof in ("direct", "lean")
+        for proof in Proof
     )
     constants = tuple(
         (name, int(data[name]["alice_queries_per_step"]), int(data[name]["verifier_queries"]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from debatekit.analysis.stats import wilson
+from debatekit.protocols.stochastic.params import Proof
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class Exact:
 
 @dataclass(frozen=True)
 class FrontierPoint:
-    proof: str
+    proof: Proof
     prover_budget: int
     """Alice's queries per step."""
     verifier_queries: int
