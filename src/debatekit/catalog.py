@@ -151,7 +151,7 @@ def _stochastic_spec(constants: Constants) -> ProtocolSpec:
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
         simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, constants=constants,
         variant=_stochastic_spec, describe=describe,
-        solver=lambda instance: _stochastic_solve(constants, instance),
+        solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
     )  # fmt: skip
 
 

@@ -39,7 +39,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -454,16 +454,29 @@ class StepView:
         return self.draw(self)
 
 
-class BatchAlice(Protocol):
+@runtime_checkable
+class Alice(Protocol):
+    """Alice's side of a step (Figure 2 steps 1-2): a claim and a coin share per live debate (one
+    debate's numbers for a ``scalar`` strategy); her witness (Theorem 7.2) is asked only where the
+    machine takes one."""
+
     def claims(self, view: StepView) -> Any: ...
 
     def shares(self, view: StepView) -> Any: ...
 
 
-class BatchBob(Protocol):
+@runtime_checkable
+class Bob(Protocol):
+    """Bob's side of a step (Figure 2 steps 2-3): a coin share, and whether to abort on Alice's claims
+    (``bits``: the step's bits in the paper form, None in Lean's, where Bob decides first)."""
+
     def aborts(self, view: StepView, claims: np.ndarray, bits: np.ndarray | None) -> Any: ...
 
     def shares(self, view: StepView) -> Any: ...
+
+
+PLAYERS = {Role.ALICE: Alice, Role.BOB: Bob}
+"""Each role's player interface, which the contract tests check every strategy against."""
 
 
 class HonestAlice:
