@@ -15,15 +15,17 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debatekit.engine.interrupts import held
 from debatekit.mistakes import UserError
 from debatekit.runs.spec import MAX_CONCURRENCY
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], Iterator[Any]]
 RAY_DIR_ROOM = 40
@@ -75,6 +77,8 @@ def local(workers: int) -> Iterator[Mapper]:
         yield _serial
         return
     scratch = tempfile.mkdtemp(prefix="debatekit-sweep-")
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait  # on use: `--help` stays fast
+
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker, initargs=(scratch,))
 
     def mapper(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:

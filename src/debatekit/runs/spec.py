@@ -14,8 +14,6 @@ Imports nothing heavy (no numpy), so the command line's signatures may use :clas
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -152,6 +150,9 @@ class RunSpec:
         """A 12-hex-digit digest of the run's canonical parameters: the grid's fields
         (:data:`CELL_FIELDS`), and any other that differs from its default."""
         if not self._id:
+            import hashlib
+            import json
+
             data, default = self.to_json(), _DEFAULT_JSON
             canonical = {key: value for key, value in data.items() if key in CELL_FIELDS or value != default[key]}
             digest = hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()[:12]
