@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import Enum, StrEnum
 from typing import Any, Protocol, runtime_checkable
 
@@ -48,7 +48,7 @@ from debatekit.ledger import Concession, Role
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
 from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic.params import Constants, PaperConstants, Params
+from debatekit.protocols.stochastic.params import Constants, PaperConstants, Params, counts
 from debatekit.reader import word_width
 
 Numbers = np.ndarray | float
@@ -88,23 +88,13 @@ class Rules:
 
     @classmethod
     def from_params(cls, params: Params) -> Rules:
-        return cls(
-            Form.lean, params.alice_samples, params.bob_samples, params.vera_samples,
-            params.bob_threshold, params.vera_threshold, params.s,
-            params.completeness_bound, params.soundness_bound,
-            {"k": params.k, "T": params.T, "v": params.v, "c": params.c, "s": params.s, "b": params.b,
-             "q": params.q, "w": params.w},
-        )  # fmt: skip
+        parameters = {"k": params.k, "T": params.T, "v": params.v, "c": params.c, "s": params.s, "b": params.b,
+                      "q": params.q, "w": params.w}  # fmt: skip
+        return cls(Form.lean, **asdict(counts(params)), parameters=parameters)
 
     @classmethod
     def from_paper(cls, paper: PaperConstants) -> Rules:
-        # Honest Bob's R samples estimate within 1/(4d) except with probability 1/(50T) (Hoeffding),
-        # so claims within 1/(4d) of the truth pass him with high probability.
-        return cls(
-            Form.paper, paper.prover_samples, paper.prover_samples, paper.verifier_samples,
-            paper.abort_threshold, paper.verifier_threshold, paper.verifier_threshold, 3 / 5, 3 / 5,
-            {"K": paper.K, "T": paper.T, "d": paper.d},
-        )  # fmt: skip
+        return cls(Form.paper, **asdict(counts(paper)), parameters={"K": paper.K, "T": paper.T, "d": paper.d})
 
     def rejects(self, claims: Numbers, estimates: Numbers) -> Numbers:
         """Honest Bob's test (Lean ``bob``; Figure 2 step 3): abort iff |claim - estimate| >= his threshold."""
