@@ -86,8 +86,11 @@ def test_shell_completion_offers_commands_protocols_and_problems() -> None:
     assert "sweep" in complete("debatekit sw")
     assert complete("debatekit run cr") == ["cross-exam"]
     assert set(complete("debatekit run cross-exam --problem ma")) == {"majority", "ma-witness"}
-    script = subprocess.run([EXECUTABLE, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
-    assert script.returncode == 0 and "_DEBATEKIT_COMPLETE" in script.stdout
+    # the script ``--show-completion`` prints, asked for bash by name: ``--show-completion`` itself
+    # detects the shell from the process's ancestors, which under pytest-xdist may have none
+    env = os.environ | {"_DEBATEKIT_COMPLETE": "source_bash"}
+    script = subprocess.run([EXECUTABLE], capture_output=True, text=True, env=env, timeout=60)
+    assert script.returncode == 0 and "_DEBATEKIT_COMPLETE=complete_bash" in script.stdout, script.stderr
 
 
 NUMBER_CUT = re.compile(r"\d…|…\d")
