@@ -45,11 +45,13 @@ class SpotCheckBob:
 
 if __name__ == "__main__":
     game = {"problem": "parity", "size": 32, "truth": False, "alice": "lie-step", "trials": 100, "seed": 0}
-    mine = debatekit.run("cross-exam", **game, bob=SpotCheckBob)
+    # By the name its worker process imports it by (a class defined in __main__ has none there;
+    # trust=True would play SpotCheckBob itself inline, for a debugger)
+    mine = debatekit.run("cross-exam", **game, bob="my_strategy:SpotCheckBob")
     honest = debatekit.run("cross-exam", **game, bob="honest")
     print(f"api: bob {mine.bob}: honest win rate {mine.honest_win_rate:.3f} against alice lie-step "
           f"(honest bob: {honest.honest_win_rate:.3f}; T = {mine.T})")  # fmt: skip
-    fair = debatekit.run("cross-exam", **(game | {"truth": True, "alice": "honest"}), bob=SpotCheckBob)
+    fair = debatekit.run("cross-exam", **(game | {"truth": True, "alice": "honest"}), bob="my_strategy:SpotCheckBob")
     print(f"api: bob {fair.bob}: accept rate {fair.accept_rate:.3f} against honest alice (a true claim)")
 
     here = Path(__file__).resolve().parent

@@ -258,9 +258,12 @@ def test_a_users_strategy_object_that_lies_loses_to_honest_bob() -> None:
 
     lie = debatekit.PROTOCOLS["cross-exam"].strategies[Role.ALICE]["lie-output"]
     liar = Strategy("my-liar", Role.ALICE, "argues the false output", lambda seat: lie.factory(seat))
-    result = debatekit.run("cross-exam", problem="parity", size=8, truth=False, alice=liar, trials=10)
+    with pytest.raises(UsageError, match=r"cannot be imported by name in a worker.*trust=True"):
+        debatekit.run("cross-exam", problem="parity", size=8, truth=False, alice=liar, trials=10)
+    result = debatekit.run("cross-exam", problem="parity", size=8, truth=False, alice=liar, trials=10, trust=True)
     assert result.honest_win_rate == 1.0 and result.accept_rate == 0.0
     assert result.alice == "<strategy object: my-liar>"  # not the name of a strategy it is not
+    assert result.extra["boundary"]["alice"] == "inline: --trust-players, boundary off"
 
 
 def test_an_instance_built_by_hand_is_played_and_described() -> None:

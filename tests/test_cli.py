@@ -369,12 +369,18 @@ def test_user_strategy_is_used_and_reported(capsys: pytest.CaptureFixture[str], 
     data = run_json(
         capsys,
         *("cross-exam", "--problem", "parity", "--size", "16", "--truth", "no"),
-        *("--alice", "lie-output", "--bob", name, "--trials", "4"),
+        *("--alice", "lie-output", "--bob", name, "--trials", "4", "--trust-players"),
     )
     assert data["bob"] == name
-    assert calls["AcceptingBob"] - before == 4
+    assert calls["AcceptingBob"] - before == 4  # inline, on the user's word: its calls counted here
     assert data["accept_rate"] == 1.0 and data["honest_win_rate"] == 0.0
     assert data["forfeits"] == {"alice": 0, "bob": 0}
+    assert data["boundary"] == {"alice": "built-in", "bob": "inline: --trust-players, boundary off"}
+    isolated = run_json(capsys, *("cross-exam", "--problem", "parity", "--size", "16", "--truth", "no"),
+                        *("--alice", "lie-output", "--bob", name, "--trials", "4"))  # fmt: skip
+    assert calls["AcceptingBob"] - before == 4  # in its workers: none here
+    assert isolated["boundary"] == {"alice": "built-in", "bob": "worker"}
+    assert (isolated["accept_rate"], isolated["honest_win_rate"], isolated["forfeits"]) == (1.0, 0.0, data["forfeits"])
 
 
 def test_user_strategy_in_the_text_table(capsys: pytest.CaptureFixture[str], user_path: str) -> None:
@@ -383,6 +389,11 @@ def test_user_strategy_in_the_text_table(capsys: pytest.CaptureFixture[str], use
     )
     assert code == 0, err
     assert f"{user_path}:AcceptingBob" in " ".join(out.split())
+    assert "boundary off" not in out
+    code, out, err = cli(capsys, "run", "cross-exam", "--problem", "parity", "--size", "8", "--bob",
+                         f"{user_path}:AcceptingBob", "--trust-players")  # fmt: skip
+    assert code == 0, err
+    assert "bob: inline: --trust-players, boundary off" in " ".join(out.split())
 
 
 @pytest.mark.parametrize(

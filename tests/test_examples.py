@@ -63,7 +63,7 @@ def test_api_exact(tmp_path: Path) -> None:
 def test_my_strategy_through_the_api_and_the_command_line(tmp_path: Path) -> None:
     out = example("my_strategy.py", tmp_path)
     [(mine, honest, steps)] = numbers(
-        r"api: bob __main__:SpotCheckBob: honest win rate ([\d.]+) against alice lie-step "
+        r"api: bob my_strategy:SpotCheckBob: honest win rate ([\d.]+) against alice lie-step "
         r"\(honest bob: ([\d.]+); T = (\d+)\)",
         out,
     )

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
+from debatekit.engine.isolation import isolates
 from debatekit.engine.play import debug_players
 from debatekit.protocols.stochastic.params import Constants
 
@@ -51,10 +53,19 @@ def one_line(err: str) -> str:
 @pytest.mark.parametrize(
     "bob", ["user_strategies:ExitingAtSeat", "user_strategies:InterruptingAtSeat", "builtins:exit"]
 )
-def test_a_strategy_that_ends_the_process_while_sitting_down_is_a_usage_error(
+def test_a_strategy_that_ends_the_process_while_sitting_down_loses_in_its_worker_and_inline_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], protocol: str, problem: str, size: str, bob: str
 ) -> None:
-    code, _, err = cli(capsys, "run", protocol, "--problem", problem, "--size", size, "--bob", bob, "--trials", "2")
+    argv = ("run", protocol, "--problem", problem, "--size", size, "--bob", bob, "--trials", "2")
+    if isolates(PROTOCOLS[protocol]):  # in its worker (issue 20): its process ends, not the run
+        code, out, err = cli(capsys, *argv, "--json")
+        assert code == 0, err
+        assert json.loads(out)["forfeits"] == {"alice": 0, "bob": 2}
+        assert "note: bob forfeited 2 of 2 debates, e.g. " in err
+        assert "SystemExit" in err or "KeyboardInterrupt" in err
+    else:  # its protocol's players are not isolated yet: inline, as on the user's word below
+        assert cli(capsys, *argv)[0] == 2
+    code, _, err = cli(capsys, *argv, "--trust-players")  # inline, it would end the engine's process
     assert code == 2
     assert f"bob strategy {bob!r} tried to end the process while sitting down" in one_line(err)
 
@@ -81,11 +92,14 @@ def test_the_note_names_the_file_and_line_and_debug_lets_the_traceback_through(
             "--trials", "3")  # fmt: skip
     line = next(n for n, text in enumerate((HERE / "user_strategies.py").read_text().splitlines(), 1)
                 if 'raise RuntimeError("user bob crashed")' in text)  # fmt: skip
-    code, _, err = cli(capsys, *argv)
+    code, _, err = cli(capsys, *argv)  # in its worker: the innermost frames of the user's code
+    assert code == 0
+    assert f"e.g. RuntimeError: user bob crashed (user_strategies.py:{line} in challenge)" in err
+    code, _, err = cli(capsys, *argv, "--trust-players")  # inline: the innermost frame
     assert code == 0
     assert f"e.g. RuntimeError: user bob crashed (user_strategies.py:{line})" in err
-    try:
-        code, _, err = cli(capsys, "--debug", *argv, "--no-log")
+    try:  # a traceback to debug with: inline, on the user's word
+        code, _, err = cli(capsys, "--debug", *argv, "--trust-players", "--no-log")
     finally:
         debug_players(False)
     assert code == 1
@@ -136,6 +150,13 @@ def test_a_move_timeout_or_concurrency_past_its_bound_is_one_line(
     assert (code, out) == (2, "")
     said = f"{float(value):g}" if option == "--move-timeout" else value
     assert one_line(err).startswith(f"debatekit: error: {option} must be ") and err.endswith(f", got {said}\n")
+
+
+@pytest.mark.parametrize("gib", ["0.1", "2000", "nan"])
+def test_a_player_memory_out_of_bounds_is_one_line(capsys: pytest.CaptureFixture[str], gib: str) -> None:
+    code, _, err = cli(capsys, "run", "cross-exam", "--problem", "parity", "--player-memory", gib)
+    assert code == 2
+    assert "--player-memory must be from 0.25 to 1024 GiB" in one_line(err)
 
 
 def test_a_move_timeout_and_concurrency_at_their_bounds_play(capsys: pytest.CaptureFixture[str]) -> None:

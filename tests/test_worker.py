@@ -7,7 +7,6 @@ today) it wins a debate it should lose, which is the hole; through a worker it l
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import pickle
@@ -24,20 +23,26 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests import worker_strategies
 
+import debatekit
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.engine import wire
 from debatekit.engine.boundary import Invalid
-from debatekit.engine.isolation import Limits, Pool, spec_of, strategy_for
+from debatekit.engine.isolation import Limits, Pool, Seating, spec_of
+from debatekit.engine.record import read_header
 from debatekit.engine.wire import WireError, decode, encode
 from debatekit.ledger import Role
 from debatekit.machine.turing import Config
+from debatekit.mistakes import UserError
 from debatekit.oracle import Question
 from debatekit.players.base import Seat, StrategyError, resolve
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam
+from debatekit.runs.prepare import Isolated, prepare
+from debatekit.runs.spec import RunSpec
 
 HERE = "tests.worker_strategies"
 LIMITS = Limits(timeout=10)
@@ -245,8 +250,10 @@ def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, rea
 
 @pytest.mark.parametrize(("name", "status"), [("ExitingBob", 3), ("SignallingBob", 143)])
 def test_inline_an_attack_on_the_process_ends_the_whole_run(name, status) -> None:
-    """The hole the worker closes: today's in-process player ends the command (no result)."""
+    """The hole the worker closes: a player trusted inline (``--trust-players``) ends the command
+    (no result); in its workers (the default) it loses its debates."""
     argv = ["run", "cross-exam", "--problem", "parity", "--size", "6", "--bob", f"{HERE}:{name}", "--json"]
+    argv += ["--trust-players"]
     env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()", *argv]
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
@@ -295,19 +302,48 @@ def test_a_strategy_that_does_not_load_is_a_usage_error() -> None:
     assert children() == []
 
 
-def test_the_switch_isolates_a_users_strategy_unless_trusted() -> None:
-    table = PROTOCOLS["cross-exam"].strategies[Role.BOB]
-    with contextlib.ExitStack() as pools:
-        assert strategy_for("honest", Role.BOB, table, pools, LIMITS) is table["honest"]
-        isolated = strategy_for(f"{HERE}:CountingBob", Role.BOB, table, pools, LIMITS)
-        assert isolated.factory.__self__.spec == f"{HERE}:CountingBob" and not isolated.trusted  # a Pool's
-        trusted = strategy_for(f"{HERE}:CountingBob", Role.BOB, table, pools, None)
-        assert trusted.factory.__name__ == "CountingBob"  # the class itself, inline
-    assert children() == []
+def test_a_run_seats_a_users_strategy_in_workers_unless_trusted() -> None:
+    """The switch of :func:`debatekit.runs.prepare.prepare`: built-ins inline, a user's strategy (by
+    name or as an object its module names) in workers, inline only on the user's word or where the
+    protocol's players are not isolated yet; what cannot be named for a worker is a usage error."""
+    name = f"{HERE}:CountingBob"
+    ready = prepare(RunSpec("cross-exam", "parity", size=8, bob=name))
+    assert ready.seating == {Role.ALICE: Seating.BUILT_IN, Role.BOB: Seating.WORKER}
+    assert ready.bob == Isolated(name, name) and ready.alice.trusted
+    by_object = prepare(RunSpec("cross-exam", "parity", size=8, bob=worker_strategies.CountingBob))
+    assert by_object.bob == Isolated(name, name)
+    trusted = prepare(RunSpec("cross-exam", "parity", size=8, bob=name, trust_players=True))
+    assert trusted.seating[Role.BOB] is Seating.TRUSTED and trusted.bob.factory is worker_strategies.CountingBob
+    not_yet = prepare(RunSpec("stochastic", "noisy-majority", bob=name))
+    assert not_yet.seating[Role.BOB] is Seating.NOT_YET and Seating.NOT_YET.off and not Seating.WORKER.off
+    with pytest.raises(UserError, match=r"cannot be imported by name in a worker.*trust=True"):
+        prepare(RunSpec("cross-exam", "parity", size=8, bob=lambda seat: None))
     assert spec_of(cross_exam.HonestBob) == "debatekit.protocols.cross_exam:HonestBob"
     for unnamed in (lambda seat: None, type("Local", (), {"__module__": "__main__"})):
         with pytest.raises(StrategyError, match="cannot be imported by name"):
             spec_of(unnamed)
+
+
+def test_the_record_header_says_where_each_player_ran(tmp_path) -> None:
+    for trust, bob in ((False, "worker"), (True, "inline: --trust-players, boundary off")):
+        record = tmp_path / f"{trust}.jsonl"
+        debatekit.run("cross-exam", problem="parity", size=6, bob=f"{HERE}:CountingBob", trials=2, record=record,
+                      trust=trust)  # fmt: skip
+        assert read_header(record)["boundary"] == {"alice": "built-in", "bob": bob}
+
+
+@pytest.mark.parametrize(
+    "name", ["OracleAlice", "ThreadAlice", "PatchingAlice", "FrameWalkingAlice", "HeapWalkingAlice", "LedgerAlice"]
+)
+def test_through_the_api_every_attack_on_the_verifier_loses_by_default(name) -> None:
+    """``debatekit.run`` plays a user's strategy in workers unless told to trust it: each attack
+    loses, and the result says where each player ran."""
+    result = debatekit.run("cross-exam", problem="approval-majority", size=8, truth=False,
+                           alice=f"{HERE}:{name}", trials=3, move_timeout=10)  # fmt: skip
+    assert (result.accept_rate, result.honest_win_rate, result.forfeits["alice"]) == (0.0, 1.0, 0)
+    assert result.verifier_bits_read_mean >= 0
+    assert result.extra["boundary"] == {"alice": "worker", "bob": "built-in"}
+    assert children() == []
 
 
 def test_workers_left_open_end_with_the_engine(tmp_path) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
 from debatekit.protocols.stochastic.params import Proof
-from debatekit.runs.spec import RunSpec, assignments, constants_named, truth_named
+from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, assignments, constants_named, truth_named
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
@@ -74,6 +74,8 @@ def run(
     record: str | Path | None = None,
     move_timeout: float = DEFAULT_MOVE_TIMEOUT,
     concurrency: int = 1,
+    trust: bool = False,
+    player_memory: float = DEFAULT_PLAYER_MEMORY,
     resume: bool = False,
     overwrite: bool = False,
 ) -> RunResult:
@@ -87,7 +89,13 @@ def run(
     Besides names, ``problem`` may be an :class:`~debatekit.problems.Instance` (its size and truth
     are the run's), ``alice``/``bob`` a :class:`~debatekit.players.base.Strategy` or a factory
     taking a Seat, and each oracle an :class:`~debatekit.oracle.Oracle`; an object no name stands
-    for is recorded as a description saying it was one (``<oracle object: TableOracle>``)."""
+    for is recorded as a description saying it was one (``<oracle object: TableOracle>``).
+
+    A user's strategy (a ``module:attr`` name or an object its module names) moves in worker
+    processes of its own, with ``player_memory`` GiB of address space and ``move_timeout`` seconds
+    a move, enforced by the operating system; ``trust=True`` plays it inline instead, to debug it
+    (the boundary is then off: the result's ``boundary`` and the record's header say so). A
+    function or class that no ``module:attr`` names can only be played with ``trust=True``."""
     from debatekit.problems import Instance
     from debatekit.progress import progress
     from debatekit.runs.prepare import play, prepare, writable
@@ -111,6 +119,8 @@ def run(
             answers_per_judge=answers_per_judge,
             move_timeout=move_timeout,
             concurrency=concurrency,
+            trust_players=trust,
+            player_memory=player_memory,
         )
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)

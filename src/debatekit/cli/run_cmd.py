@@ -23,7 +23,7 @@ from debatekit.cli.options import (
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
-from debatekit.runs.spec import RunSpec, Truth
+from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, Truth
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -73,6 +73,18 @@ def run(
         float, typer.Option("--move-timeout", metavar="SECONDS", help="A player's time for one move, then it forfeits.")
     ] = DEFAULT_MOVE_TIMEOUT,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Debates in flight at once (slow players).")] = 1,
+    trust_players: Annotated[
+        bool,
+        typer.Option(
+            "--trust-players",
+            help="Play a user's module:attr strategy inline, not in a worker process: to debug it with a debugger. "
+            "The boundary is then off, and the result and record say so.",
+        ),
+    ] = False,
+    player_memory: Annotated[
+        float,
+        typer.Option("--player-memory", metavar="GIB", help="Address space of a user's strategy's worker process."),
+    ] = DEFAULT_PLAYER_MEMORY,
     resume: Annotated[
         bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
     ] = False,
@@ -107,6 +119,8 @@ def run(
         answers_per_judge=answers_per_judge,
         move_timeout=move_timeout,
         concurrency=concurrency,
+        trust_players=trust_players,
+        player_memory=player_memory,
     )
     ready = prepare(asked)
     spec = ready.spec
@@ -159,6 +173,8 @@ def _assigned(assignments: list[str] | None) -> list[tuple[str, str]]:
 def table(result: RunResult, params: dict[str, float]) -> Table:
     from rich.table import Table
 
+    from debatekit.engine.isolation import Seating
+
     g = result.guarantee
     stopped = f"INTERRUPTED after {result.trials} of {result.extra['trials_asked']} debates: " if (
         result.extra.get("interrupted")) else ""  # fmt: skip
@@ -192,5 +208,8 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     used = {"delta": result.extra["delta"]} if "delta" in params and "delta" in result.extra else {}  # by depth
     settings = ", ".join(f"{name}={value:g}" for name, value in (params | used).items())
     note = result.extra.get("payoff_bound_uncovered") or result.extra.get("payoff_bound_note")
-    out.caption = g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
+    boundary = result.extra.get("boundary", {})
+    inline = [f"{role}: {where}" for role, where in boundary.items() if Seating(where).off]
+    out.caption = (g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
+                   + "".join(f"\n{seat}" for seat in inline))  # fmt: skip
     return out

@@ -27,11 +27,11 @@ format is its sender's forfeit, and a worker that exits, is killed by a signal o
 debate with the reason, its output's tail and its traceback's last frames of the user's code
 (:func:`~debatekit.engine.worker.summary`).
 
-:func:`strategy_for` is the switch a run's strategies go through: a built-in inline, a user's
-``module:attr`` in its pool, or, without limits (``--trust-players``; ``trust=True`` in the API),
-inline as :func:`~debatekit.players.base.resolve` loads it, for debugging a strategy with a
-debugger (the run's record and summary should then say the boundary was off). :func:`spec_of`
-names a strategy object passed through the API for its worker.
+:class:`Seating` says where each seat's player runs; :mod:`debatekit.runs.prepare` chooses it
+for a run: a built-in inline, a user's ``module:attr`` (or an object the API is given, by the name
+:func:`spec_of` finds) in its pool, or, on the user's word (``--trust-players``; ``trust=True``
+in the API), inline, for debugging a strategy with a debugger; the run's record header and result
+then say the boundary was off (``boundary``).
 """
 
 from __future__ import annotations
@@ -51,14 +51,18 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.play import Described
 from debatekit.engine.wire import HEADER, WireError, decode, dumps, encode, loads
 from debatekit.ledger import Role
 from debatekit.oracle import Unanswered
-from debatekit.players.base import Seat, Strategy, StrategyError, resolve
+from debatekit.players.base import Seat, Strategy, StrategyError
+
+if TYPE_CHECKING:
+    from debatekit.protocols.spec import ProtocolSpec
 
 GIB = 1 << 30
 RETIRED, ENDED = "retired", "the run ended"
@@ -391,16 +395,32 @@ class Pool:
         self.close()
 
 
-def strategy_for(
-    spec: str, role: Role, builtins: dict[str, Strategy], pools: contextlib.ExitStack, limits: Limits | None
-) -> Strategy:
-    """The switch a run's strategies go through: a built-in by name (trusted, inline), or a user's
-    ``module:attr`` in workers of its own (a :class:`Pool` entered on ``pools``, ended with them),
-    or inline as :func:`~debatekit.players.base.resolve` loads it when ``limits`` is None
-    (``--trust-players``: for a debugger; the boundary is off)."""
-    if limits is None or spec in builtins or ":" not in spec:
-        return resolve(spec, role, builtins)
-    return pools.enter_context(Pool(spec, role, limits)).strategy
+class Seating(StrEnum):
+    """Where a seat's player runs, as a run's record header and result say it (``boundary``)."""
+
+    BUILT_IN = "built-in"
+    """The protocol's own strategy: trusted reference code, inline."""
+    WORKER = "worker"
+    """A user's strategy, out of process (:class:`Pool`): the boundary holds."""
+    CLIENT = "client"
+    """A model's client, in process: it sends text, parsed to plain data at commit, and holds
+    nothing of the verifier's."""
+    TRUSTED = "inline: --trust-players, boundary off"
+    """A user's strategy inline on the user's word (``--trust-players``, ``trust=True``), to debug it."""
+    NOT_YET = "inline: this protocol's players are not isolated yet, boundary off"
+    """A user's strategy inline because its protocol's players are not yet played through a worker
+    (stochastic debate's batched players, the recursive protocols)."""
+
+    @property
+    def off(self) -> bool:
+        """Whether a user's code runs in the engine's process."""
+        return self in (Seating.TRUSTED, Seating.NOT_YET)
+
+
+def isolates(spec: ProtocolSpec) -> bool:
+    """Whether ``spec``'s players can move in workers: the protocols whose debates are
+    :mod:`~debatekit.engine.nodes` the engine plays one at a time, each move a method call."""
+    return spec.debate is not None and spec.simulate is None
 
 
 def spec_of(factory: Any) -> str:

@@ -219,8 +219,8 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
         atexit.unregister(note_usage)
         atexit.register(note_usage)
         return chosen
-    if ":" in name and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    if ":" in name:
+        from_here()
     try:
         return resolve(name, role, spec.strategies[role])
     except StrategyError as err:
@@ -243,6 +243,13 @@ def player(spec: ProtocolSpec, role: Role, given: Player) -> Strategy:
         raise UserError(f"{role.value}: {given!r} is not a strategy (a name, a Strategy or a factory taking a Seat)")
     doc = (given.__doc__ or "user strategy").strip().splitlines()[0]
     return Strategy(described(given, "strategy"), role, doc, given)
+
+
+def from_here() -> None:
+    """Let a user's ``module:attr`` be imported from the current directory (a worker is given this
+    process's path)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
 
 
 def _imported(name: str, role: Role) -> Strategy | None:

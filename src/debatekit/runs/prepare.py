@@ -4,19 +4,31 @@ oracles by role) and played; shared by ``debatekit run``, :func:`debatekit.run` 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from debatekit.mistakes import UserError
-from debatekit.runs.spec import MAX_TRIALS, RunSpec, Truth, in_flight, positive, time_limit
+from debatekit.runs.spec import MAX_TRIALS, RunSpec, Truth, in_flight, memory_limit, positive, time_limit
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles, RunResult
+    from debatekit.engine.isolation import Seating
+    from debatekit.ledger import Role
     from debatekit.players.base import Strategy
     from debatekit.problems import Instance
     from debatekit.protocols.spec import ProtocolSpec
+
+
+@dataclass(frozen=True)
+class Isolated:
+    """A user's strategy to be played in workers (:class:`~debatekit.engine.isolation.Pool`):
+    the name results and records give it, and the ``module:attr`` its worker imports."""
+
+    name: str
+    path: str
 
 
 @dataclass(frozen=True)
@@ -25,16 +37,18 @@ class Prepared:
     protocol's and problem's names, the size, the parameters in effect, the strategies' names,
     objects as their descriptions), the form logs and ``--json`` write; the protocol with its
     parameters, the instance, the strategies, the oracles routed by role, the parameters in
-    effect, and whether a model plays or judges."""
+    effect, whether a model plays or judges, and where each seat's player runs (``seating``; a
+    user's strategy to be played in workers is an :class:`Isolated`, its pool opened by :func:`play`)."""
 
     run: RunSpec
     spec: ProtocolSpec
     instance: Instance
-    alice: Strategy
-    bob: Strategy
+    alice: Strategy | Isolated
+    bob: Strategy | Isolated
     oracles: Oracles
     params: dict[str, Any]
     models: bool
+    seating: dict[Role, Seating]
 
     @property
     def title(self) -> str:
@@ -54,7 +68,6 @@ def prepare(run: RunSpec) -> Prepared:
         model_spec,
         oracles,
         params_json,
-        player,
         problem_for,
         protocol,
         with_constants,
@@ -69,6 +82,7 @@ def prepare(run: RunSpec) -> Prepared:
                         "in a sweep (debatekit sweep)")  # fmt: skip
     in_flight(run.concurrency)
     time_limit(run.move_timeout)
+    memory_limit(run.player_memory)
     if run.seed < 0:
         raise UserError(f"--seed must be at least 0, got {run.seed}")
     if given is not None:
@@ -76,10 +90,12 @@ def prepare(run: RunSpec) -> Prepared:
     else:
         assert found is not None
         case = instance(found, run.size, run.truth, run.seed, problem_values)
-    players = player(spec, Role.ALICE, run.alice), player(spec, Role.BOB, run.bob)
-    for chosen in players:
-        if chosen.refuses is not None and (why := chosen.refuses(case)):
+    sides = (Role.ALICE, run.alice), (Role.BOB, run.bob)
+    seated = {role: _seated(spec, role, given, run.trust_players) for role, given in sides}
+    for chosen, _ in seated.values():
+        if not isinstance(chosen, Isolated) and chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
+    players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge)
     named = [p for p in (run.alice, run.bob, run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
@@ -95,7 +111,35 @@ def prepare(run: RunSpec) -> Prepared:
         bob=players[1].name,
         params=tuple(params.items()),
     )
-    return Prepared(played, spec, case, *players, routed, params, models)
+    seating = {role: where for role, (_, where) in seated.items()}
+    return Prepared(played, spec, case, *players, routed, params, models, seating)
+
+
+def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[Strategy | Isolated, Seating]:
+    """``role``'s strategy and where it runs: a built-in inline, a model's client in process, a
+    user's strategy in workers (:class:`Isolated`: by its ``module:attr``, never imported here),
+    or inline on the user's word (``trust``) or where the protocol's players are not isolated yet."""
+    from debatekit.engine.isolation import Seating, isolates, spec_of
+    from debatekit.players.base import Strategy, StrategyError
+    from debatekit.runs.names import from_here, model_spec, player
+
+    if isinstance(given, str):
+        if model_spec(given) is not None:
+            return player(spec, role, given), Seating.CLIENT
+        if given in spec.strategies[role] or ":" not in given:  # a built-in, or a mistake named
+            return player(spec, role, given), Seating.BUILT_IN
+    elif isinstance(given, Strategy) and given.trusted:
+        return player(spec, role, given), Seating.BUILT_IN
+    if trust or not isolates(spec):
+        return player(spec, role, given), Seating.TRUSTED if trust else Seating.NOT_YET
+    if isinstance(given, str):
+        from_here()  # the worker imports it from this process's path
+        return Isolated(given, given), Seating.WORKER
+    chosen = player(spec, role, given)
+    try:
+        return Isolated(chosen.name, spec_of(chosen.factory)), Seating.WORKER
+    except StrategyError as err:
+        raise UserError(f"{role.value}: {err} (trust=True in the API, --trust-players on the command line)") from None
 
 
 def _own(given: Instance, run: RunSpec) -> Instance:
@@ -124,6 +168,7 @@ def play(
     from debatekit.engine.record import Mismatch, ReplayError
     from debatekit.engine.trust import Unaffordable
     from debatekit.files import FileMistake
+    from debatekit.ledger import Role
     from debatekit.protocols.stochastic.rules import Unplannable
 
     run = ready.run
@@ -131,10 +176,14 @@ def play(
         from debatekit.llm.players import usage_json
 
         models_before = usage_json()
+    boundary = {role.value: where.value for role, where in ready.seating.items()}
     try:
-        result = run_trials(ready.spec, ready.instance, ready.alice, ready.bob, run.trials, run.seed, progress,
-                            oracles=ready.oracles, record=record, timeout=run.move_timeout,
-                            concurrency=run.concurrency, params=ready.params, resume=resume)  # fmt: skip
+        with contextlib.ExitStack() as pools:
+            alice, bob = (_played(ready, role, pools) for role in (Role.ALICE, Role.BOB))
+            result = run_trials(ready.spec, ready.instance, alice, bob, run.trials, run.seed, progress,
+                                oracles=ready.oracles, record=record, timeout=run.move_timeout,
+                                concurrency=run.concurrency, params=ready.params, resume=resume,
+                                boundary=boundary)  # fmt: skip
     except (ResumeError, ReplayError, Mismatch) as err:
         raise UserError(f"--resume: {err}") from err
     except FileMistake as err:  # a record or journal that is not JSON Lines
@@ -144,10 +193,28 @@ def play(
                         f"{ready.instance.size}: {err}; choose a smaller --size") from err  # fmt: skip
     except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
         raise UserError(f"{ready.spec.name} on {run.problem} at --size {ready.instance.size}: {err}") from None
-    extra = result.extra | {"params": ready.params}
+    extra = result.extra | {"params": ready.params, "boundary": boundary}
     if ready.models:  # LLM players or a model of the judge played: this run's usage by role
         extra["model_usage"] = usage_json(since=models_before)
     return replace(result, extra=extra)
+
+
+def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strategy:
+    """``role``'s strategy as the run plays it: an :class:`Isolated` one through its pool of
+    workers (entered on ``pools``, ended with the run), under the run's time and memory limits."""
+    from debatekit.engine.isolation import GIB, Limits, Pool
+    from debatekit.ledger import Role
+    from debatekit.players.base import StrategyError
+
+    chosen = ready.alice if role is Role.ALICE else ready.bob
+    if not isinstance(chosen, Isolated):
+        return chosen
+    limits = Limits(timeout=ready.run.move_timeout, memory=int(ready.run.player_memory * GIB))
+    try:
+        pool = pools.enter_context(Pool(chosen.path, role, limits))
+    except StrategyError as err:
+        raise UserError(str(err)) from None
+    return replace(pool.strategy, name=chosen.name)
 
 
 def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False, overwrite: bool = True) -> Path | None:

@@ -51,6 +51,11 @@ CELL_FIELDS = ("protocol", "problem", "size", "truth", "alice", "bob", "constant
 others only where they differ from their defaults (so a grid cell's id is what it always was)."""
 
 
+DEFAULT_PLAYER_MEMORY = 4.0
+"""``--player-memory``'s default GiB of address space for a user's strategy's worker: generous
+for a Python player with numpy, far below what would trouble the machine."""
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """``trials`` debates of ``alice`` against ``bob`` in ``protocol`` on ``problem``'s instance of
@@ -58,7 +63,10 @@ class RunSpec:
     assignments as (name, value) pairs; ``constants`` stochastic debate's choice; the oracles by
     side (``prover_oracle``/``verifier_oracle`` default to ``oracle``; people answer from
     ``judge_db``, at most ``answers_per_judge`` answers per judge and question); a player's time
-    for one move; debates in flight. ``size`` None is the problem's default."""
+    for one move; debates in flight. A user's strategy moves in worker processes of its own
+    (:mod:`debatekit.engine.isolation`) with at most ``player_memory`` GiB of address space,
+    unless ``trust_players`` plays it inline (to debug it; the boundary is then off).
+    ``size`` None is the problem's default."""
 
     protocol: str
     problem: str | Instance
@@ -77,6 +85,8 @@ class RunSpec:
     answers_per_judge: int = 1
     move_timeout: float = DEFAULT_MOVE_TIMEOUT
     concurrency: int = 1
+    trust_players: bool = False
+    player_memory: float = DEFAULT_PLAYER_MEMORY
     _id: str = field(default="", init=False, repr=False, compare=False)
 
     def assignments(self) -> list[str]:
@@ -105,6 +115,8 @@ class RunSpec:
             },
             "move_timeout": self.move_timeout,
             "concurrency": self.concurrency,
+            "trust_players": self.trust_players,
+            "player_memory": self.player_memory,
         }
 
     def identity(self) -> dict[str, Any]:
@@ -141,6 +153,10 @@ class RunSpec:
                 answers_per_judge=_of(oracles.get("answers_per_judge", 1), int, "answers_per_judge"),
                 move_timeout=float(_of(data.get("move_timeout", DEFAULT_MOVE_TIMEOUT), int | float, "move_timeout")),
                 concurrency=_of(data.get("concurrency", 1), int, "concurrency"),
+                trust_players=_of(data.get("trust_players", False), bool, "trust_players"),
+                player_memory=float(
+                    _of(data.get("player_memory", DEFAULT_PLAYER_MEMORY), int | float, "player_memory")
+                ),
             )
         except KeyError as err:
             raise UserError(f"a run needs its {err.args[0]}") from None
@@ -185,6 +201,13 @@ MAX_CONCURRENCY = 256
 threads (two or three in all), so 256 stay within the thread and process limits of common
 containers (often 1,024 to 4,096), while a model API's or a panel of people's own limit on
 parallel work is rarely above it; 3,000 exhausted a machine's threads and was charged to a player."""
+
+
+def memory_limit(gib: float) -> float:
+    """``--player-memory``, checked: from 0.25 GiB (a worker's interpreter and numpy) to 1 TiB."""
+    if not 0.25 <= gib <= 1024:
+        raise UserError(f"--player-memory must be from 0.25 to 1024 GiB, got {gib:g}")
+    return gib
 
 
 def time_limit(seconds: float) -> float:
@@ -242,7 +265,7 @@ def assignments(params: Iterable[tuple[str, object]]) -> list[str]:
 
 
 def _of(value: Any, kind: Any, key: str) -> Any:
-    if (isinstance(value, bool) and kind is not str) or not isinstance(value, kind):
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
         raise UserError(f"a run's {key} cannot be {value!r}")
     return value
 
