@@ -409,3 +409,38 @@ def running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+# -- stochastic debate: batched players through a view the engine keeps --
+
+STOCHASTIC_HONEST = "debatekit.protocols.stochastic.rules:HonestAlice", "debatekit.protocols.stochastic.rules:HonestBob"
+
+
+@pytest.mark.parametrize("truth", [True, False])
+def test_isolated_stochastic_players_play_batches_as_inline(truth) -> None:
+    """Honest players by ``module:attr`` in workers play the same debates as the built-ins inline:
+    their views' estimates are read from the engine, counted for their roles, in the same order."""
+    spec = PROTOCOLS["stochastic"]
+    instance = make_instance(PROBLEMS["noisy-majority"], 12, truth, 1)
+    builtin = {role: spec.strategies[role]["honest"] for role in (Role.ALICE, Role.BOB)}
+    expected = run(spec, instance, builtin[Role.ALICE], builtin[Role.BOB], 300, 5)
+    with Pool(STOCHASTIC_HONEST[0], Role.ALICE, LIMITS) as alice, Pool(STOCHASTIC_HONEST[1], Role.BOB, LIMITS) as bob:
+        played = run(spec, instance, alice.strategy, bob.strategy, 300, 5)
+    same = ("accept_rate", "alice_queries_mean", "bob_queries_mean", "verifier_queries_mean", "verifier_bits_read_mean")
+    assert [getattr(played, f) for f in same] == [getattr(expected, f) for f in same]
+    assert played.forfeits == {"alice": 0, "bob": 0}
+    assert children() == []
+
+
+def test_a_stochastic_alice_that_rewrites_the_live_transcript_wins_inline_and_loses_isolated() -> None:
+    spec = PROTOCOLS["stochastic"]
+    instance = make_instance(PROBLEMS["noisy-majority"], 12, False, 1)
+    bob = spec.strategies[Role.BOB]["honest"]
+    honest = run(spec, instance, spec.strategies[Role.ALICE]["honest"], bob, 200, 2)
+    inline = resolve(f"{HERE}:RewritingStochasticAlice", Role.ALICE, {})
+    attacked = in_a_child(lambda: run(spec, instance, inline, bob, 200, 2))
+    with Pool(f"{HERE}:RewritingStochasticAlice", Role.ALICE, LIMITS) as pool:
+        guarded = run(spec, instance, pool.strategy, bob, 200, 2)
+    assert attacked.accept_rate > honest.accept_rate + 0.5  # the hole: the verifier read her rewrite
+    assert guarded.accept_rate == honest.accept_rate  # her moves are honest Alice's; her rewrite reached nothing
+    assert guarded.forfeits == {"alice": 0, "bob": 0}

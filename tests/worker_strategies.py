@@ -261,3 +261,25 @@ class CrashingAlice:
 
     def _helper(self) -> Any:
         return 1 // 0
+
+
+# -- stochastic debate: a player handed the engine's view --
+
+
+class RewritingStochasticAlice:
+    """Claims as honest Alice does (her estimates), then rewrites the debate's live transcript through
+    what her view holds (a debate played alone's ``_bits``: x, w and the bits so far) to all ones:
+    in process the verifier reads the rewritten bits."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def claims(self, view: Any) -> Any:
+        claims = view.estimate(view.rules.alice_samples)
+        bits = getattr(view, "_bits", None)
+        if isinstance(bits, bytearray):
+            bits[:] = b"\x01" * len(bits)
+        return claims
+
+    def shares(self, view: Any) -> Any:
+        return view.random()

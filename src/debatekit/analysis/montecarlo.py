@@ -494,8 +494,9 @@ def _batches(
     journal: Journal | None = None,
     prefixes: dict[int, list[dict]] | None = None,
 ) -> None:
-    """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins in
-    blocks of ``spec.batch``, anyone else one debate per call with ``concurrency`` calls in flight
+    """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins and
+    players in workers (whose limits the workers keep) in blocks of ``spec.batch``, anyone else
+    one debate per call with ``concurrency`` calls in flight
     (each move under the time limit, each debate's events journaled as they happen and resumed
     from ``prefixes``), except where the protocol plays a run in one call (``batch`` None);
     summarised and recorded in order as blocks end, into ``done[0]`` (so what finished is there
@@ -505,11 +506,11 @@ def _batches(
     play in this thread, which a signal reaches."""
     assert spec.simulate is not None
     waiting = played.oracle.waits or any(oracle.waits for oracle in routed.values())
-    trusted = alice.trusted and bob.trusted and not waiting
+    trusted = all(s.trusted or s.isolated for s in (alice, bob)) and not waiting  # whose limits are kept for us
     size = spec.batch or len(debates) or 1
     if not trusted and spec.batch:  # slow players: one debate per call, several calls in flight
         size = 1
-    players = (alice, bob) if alice.trusted and bob.trusted else (limited(alice, timeout), limited(bob, timeout))
+    players = tuple(s if s.trusted or s.isolated else limited(s, timeout) for s in (alice, bob))
     run = run_key(spec, instance, alice, bob, seed, params)
     stop = debates.stop
     blocks = (range(start, min(stop, start + size)) for start in range(debates.start, stop, size))  # lazy

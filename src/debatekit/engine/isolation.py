@@ -56,7 +56,8 @@ from typing import TYPE_CHECKING, Any
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.play import Described
-from debatekit.engine.wire import HEADER, WireError, decode, dumps, encode, loads
+from debatekit.engine.trust import InternalError
+from debatekit.engine.wire import HEADER, Handle, WireError, decode, dumps, encode, loads
 from debatekit.ledger import Role
 from debatekit.oracle import Unanswered
 from debatekit.players.base import Seat, Strategy, StrategyError
@@ -144,14 +145,17 @@ class Worker:
         self.instance: Any = None
         """The instance object the worker holds a copy of (None before the first debate)."""
         self.cpu = 0.0
+        self.rows: Any = None
+        """The live rows of stochastic debate the worker was sent last (:func:`_handle`)."""
         self.description: Any = None
         self.gone: str | None = None
         """Why the worker is no more, once it is not."""
 
-    def request(self, message: dict, timeout: float | None, ask: Any = None) -> Any:
+    def request(self, message: dict, timeout: float | None, ask: Any = None, views: list | None = None) -> Any:
         """Send ``message`` and return the decoded ``ok`` of the reply, answering the worker's oracle
-        queries through ``ask`` meanwhile; :class:`PlayerFailed` when the player's code failed,
-        and (the worker then killed) when it ran past ``timeout``, died, or broke the format."""
+        queries through ``ask`` and its reads of the call's ``views`` (:func:`_handle`) meanwhile;
+        :class:`PlayerFailed` when the player's code failed, and (the worker then killed) when it
+        ran past ``timeout``, died, or broke the format."""
         if self.gone is not None:
             raise PlayerFailed(f"the player's worker is gone ({self.gone})")
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -166,6 +170,9 @@ class Worker:
                 if "error" in reply:
                     error = reply["error"]
                     raise PlayerFailed(error[:1000] if type(error) is str else "an error that is not text")
+                if "view" in reply:
+                    self._send(dumps(self._read(reply["view"], views or [])), deadline, timeout)
+                    continue
                 if "ask" not in reply:
                     raise WireError(f"an unknown reply {sorted(reply)}")
                 self._send(dumps(self._answer(reply["ask"], ask)), deadline, timeout)
@@ -188,6 +195,32 @@ class Worker:
             return {"answer": int(ask.many(query, r))}
         except Exception as err:  # the provers' oracle refused the player's question, as inline
             return {"refused": f"{type(err).__name__}: {err}"[:500]}
+
+    def _read(self, asked: Any, views: list) -> dict:
+        """The worker's read of a stochastic debate ``StepView`` it holds a :class:`Handle` to:
+        ``[index, "values" | "probabilities" | "estimate" | "random", args]``, answered as the view answers the player
+        inline (its estimates counted for the player's role); a read the view refuses (a draw
+        where none may be made) is refused. The view's own failure is the engine's."""
+        from debatekit.protocols.stochastic.rules import SampleOnlyError
+
+        if type(asked) is not list or len(asked) != 3 or type(asked[0]) is not int or not 0 <= asked[0] < len(views):
+            raise WireError("a view's read that is not [index, name, args]")
+        view, name, args = views[asked[0]], asked[1], decode(asked[2])
+        if name == "estimate":
+            if type(args) is not list or len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] < 1 << 62:
+                return {"refused": f"estimate takes a count of samples, not {args!r}"[:500]}
+            call = lambda: view.estimate(args[0])  # noqa: E731
+        elif name in ("values", "probabilities", "random") and args == []:
+            call = view.random if name == "random" else lambda: getattr(view, name)
+        else:
+            raise WireError(f"a view has no read {name!r}")
+        try:
+            return {"answer": encode(call())}
+        except SampleOnlyError as err:
+            return {"refused": str(err)}
+        except Exception as err:  # the engine's own view failed: a bug, never the player's forfeit
+            self.kill("the engine failed answering it")
+            raise InternalError.of(err) from err
 
     def _send(self, data: bytes, deadline: float | None, timeout: float | None) -> None:
         view = memoryview(data)
@@ -260,8 +293,14 @@ class Remote:
             raise AttributeError(name)
 
         def method(*args: Any) -> Any:
-            worker = self._worker
-            return worker.request({"call": name, "args": encode(list(args))}, worker.limits.timeout, self._ask)
+            worker, views = self._worker, []
+            sent = [_handle(a, views, worker) for a in args]
+            try:
+                data = encode(sent)
+            except BaseException:
+                worker.rows = None  # the rows were not sent after all
+                raise
+            return worker.request({"call": name, "args": data}, worker.limits.timeout, self._ask, views)
 
         return method
 
@@ -291,7 +330,7 @@ class Pool:
     @property
     def strategy(self) -> Strategy:
         """The strategy whose players are this pool's."""
-        return Strategy(self.spec, self.role, str(self.description), self.seat)
+        return Strategy(self.spec, self.role, str(self.description), self.seat, isolated=True)
 
     def _start(self) -> Worker:
         """A new worker with the strategy loaded (its description returned by the load)."""
@@ -421,6 +460,26 @@ def isolates(spec: ProtocolSpec) -> bool:
     """Whether ``spec``'s players can move in workers: the protocols whose debates are
     :mod:`~debatekit.engine.nodes` the engine plays one at a time, each move a method call."""
     return spec.debate is not None and spec.simulate is None
+
+
+def _handle(arg: Any, views: list, worker: Worker) -> Any:
+    """An argument as it crosses: a stochastic debate ``StepView`` (or a debate played alone's
+    ``SoloView``) as a :class:`Handle` (its step, kind and live rows sent at once, the rows only
+    when they are not those ``worker`` was sent last; the probabilities an unbounded player may
+    read, its values, estimates and draws read through the handle, so the worker never holds the
+    engine's table or sampler), kept in ``views``; anything else as it is."""
+    from debatekit.protocols.stochastic.rules import StepView
+    from debatekit.protocols.stochastic.solo import SoloView
+
+    if type(arg) is not StepView and type(arg) is not SoloView:
+        return arg
+    views.append(arg)
+    rows = arg.rows
+    same = worker.rows is not None and worker.rows.shape == rows.shape and bool((worker.rows == rows).all())
+    if not same:
+        worker.rows = rows
+    fields = {"t": arg.t, "steps": arg.steps, "kind": arg.kind.value, "rows": None if same else rows}
+    return Handle(len(views) - 1, fields)
 
 
 def spec_of(factory: Any) -> str:

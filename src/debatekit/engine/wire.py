@@ -19,7 +19,7 @@ Values (:func:`encode`, :func:`decode`) are JSON data with tagged objects for wh
 * ``{"dist": [[outcome, weight], ...]}`` a mixed move (:class:`~debatekit.prob.Dist`);
 * ``{"dc": name, "v": [fields...]}`` one of the frozen dataclasses that protocols hand players or
   players send (:data:`TYPES`: bisection's ``Config``, a committed ``Invalid`` word, a judgement's
-  ``Question``), rebuilt through its own constructor.
+  ``Question``, a :class:`Handle` to an object the engine keeps), rebuilt through its own constructor.
 
 Anything else does not cross: :func:`encode` raises :class:`WireError` naming its type (a player
 that sends it forfeits). A batch protocol's arrays cross as arrays, one row per debate.
@@ -32,7 +32,7 @@ import json
 import math
 import os
 import struct
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any
 
@@ -49,8 +49,20 @@ INT_BITS = 256
 """The widest integer that crosses (a wider one is a malformed frame)."""
 HEADER = struct.Struct(">I")
 
-TYPES: dict[str, type] = {kind.__name__: kind for kind in (Config, Invalid, Question)}
-"""The dataclasses that cross, by name: what the tree protocols hand players and take back."""
+
+@dataclass(frozen=True)
+class Handle:
+    """An object the engine keeps and a player reads only through it (stochastic debate's
+    ``StepView``): ``index`` names it among the call's handles, ``fields`` are what is sent at
+    once; the rest the worker asks for, each ask answered by the engine
+    (:mod:`debatekit.engine.isolation`)."""
+
+    index: int
+    fields: dict
+
+
+TYPES: dict[str, type] = {kind.__name__: kind for kind in (Config, Invalid, Question, Handle)}
+"""The dataclasses that cross, by name: what the protocols hand players and take back."""
 _NAMES = {kind: name for name, kind in TYPES.items()}
 _DTYPES = frozenset(
     ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")

@@ -15,7 +15,9 @@ answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
   back to the engine, which counts it.
 * ``{"call": name, "args": [...]}``: ``getattr(player, name)(*args)`` (awaited when it returns an
   awaitable); the reply is the encoded result, or the error with the last frames of the user's
-  code. While a call runs, the worker may send ``{"ask": [query, r]}`` and read ``{"answer": n}``.
+  code. While a call runs, the worker may send ``{"ask": [query, r]}`` and read ``{"answer": n}``,
+  and read a view the engine keeps (a :class:`~debatekit.engine.wire.Handle` among the arguments,
+  stochastic debate's ``StepView``: :class:`RemoteView`) with ``{"view": [index, name, args]}``.
 
 The engine pickles what it sends here (trusted to untrusted: the worker unpickles); the engine
 reads only JSON from the worker.
@@ -37,7 +39,7 @@ import traceback
 from dataclasses import replace
 from typing import Any
 
-from debatekit.engine.wire import WireError, decode, encode, read_frame, write_frame
+from debatekit.engine.wire import Handle, WireError, decode, encode, read_frame, write_frame
 
 FORKED = 70
 """The status a child forked by the player's code exits with, at once."""
@@ -68,6 +70,50 @@ class RemoteAsk:
         return self.many(query, r)
 
 
+class RemoteView:
+    """Stochastic debate's ``StepView`` as an isolated player sees it (its :class:`Handle`): the step
+    ``t`` of ``steps``, its ``kind``, the live ``rows`` and the protocol's ``rules`` are here;
+    ``probabilities`` (and ``p``, refused where the oracle gives only samples, as inline),
+    ``values``, :meth:`estimate` and :meth:`random` are read from the engine, which counts the
+    estimates for the player's role."""
+
+    def __init__(self, channel: Channel, handle: Handle):
+        from debatekit.machine.transcript import StepKind
+
+        fields = handle.fields
+        if fields["rows"] is not None:  # else the live rows are those of the last view
+            channel.rows = fields["rows"]
+        self._channel, self._index, self._p = channel, handle.index, None
+        self.t, self.steps, self.rows = fields["t"], fields["steps"], channel.rows
+        self.kind, self.rules = StepKind(fields["kind"]), channel.rules
+
+    @property
+    def probabilities(self) -> Any:
+        if self._p is None:
+            self._p = self._channel.read(self._index, "probabilities", [])
+        return self._p
+
+    @property
+    def p(self) -> Any:
+        import numpy as np
+
+        from debatekit.protocols.stochastic.rules import SampleOnlyError
+
+        if np.isnan(self.probabilities).any():  # a sample-only oracle
+            raise SampleOnlyError("this strategy reads P[y_t = 1], which a sample-only oracle does not give")
+        return self.probabilities
+
+    @property
+    def values(self) -> Any:
+        return self._channel.read(self._index, "values", [])
+
+    def estimate(self, n: int) -> Any:
+        return self._channel.read(self._index, "estimate", [n])
+
+    def random(self) -> Any:
+        return self._channel.read(self._index, "random", [])
+
+
 class Channel:
     """The worker's two pipe ends, and its state: the strategy, the instance, the player."""
 
@@ -77,6 +123,9 @@ class Channel:
         self.role: Any = None
         self.instance: Any = None
         self.player: Any = None
+        self.rules: Any = None
+        self.rows: Any = None
+        """The live rows of stochastic debate's last view (:class:`RemoteView`)."""
         self.forked = False
 
     def ask(self, query: Any, r: int) -> int:
@@ -87,6 +136,16 @@ class Channel:
         if "answer" not in reply:
             raise RuntimeError(reply.get("refused", "the engine did not answer the query"))
         return int(reply["answer"])
+
+    def read(self, index: int, name: str, args: list) -> Any:
+        """A read of a view the engine keeps (:class:`RemoteView`)."""
+        write_frame(self.outgoing, {"view": [index, name, encode(args)]})
+        reply = read_frame(self.incoming, self.limit)
+        if reply is None:
+            os._exit(0)  # the engine is gone
+        if "answer" not in reply:
+            raise RuntimeError(reply.get("refused", "the engine did not answer the read"))
+        return decode(reply["answer"])
 
     def serve(self) -> None:
         while (request := read_frame(self.incoming, self.limit)) is not None:
@@ -101,7 +160,8 @@ class Channel:
 
     def handle(self, request: dict) -> Any:
         if "call" in request:
-            result = getattr(self.player, request["call"])(*decode(request["args"]))
+            args = [RemoteView(self, a) if type(a) is Handle else a for a in decode(request["args"])]
+            result = getattr(self.player, request["call"])(*args)
             return asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result
         if "reset" in request:
             from debatekit.players.base import Seat
@@ -109,7 +169,7 @@ class Channel:
             if "instance" in request:
                 self.instance = replace(pickle.loads(base64.b64decode(request["instance"])), oracle=WITHHELD)
             rng, rules = pickle.loads(base64.b64decode(request["reset"]))
-            self.player = None
+            self.player, self.rules = None, rules
             ask = RemoteAsk(self, self.role) if request.get("ask") else None
             self.player = self.factory(Seat(self.instance, self.role, rng, ask, rules))
             return resource.getrusage(resource.RUSAGE_SELF).ru_utime

@@ -51,6 +51,9 @@ class Strategy:
     trusted: bool = False
     """A built-in programmed strategy: its moves run inline, without a time limit. Every other
     player (a user's, an LLM, a person) moves in a worker thread or coroutine under the limit."""
+    isolated: bool = False
+    """Moves in worker processes (:class:`~debatekit.engine.isolation.Pool`), which enforce its time
+    and memory limits themselves: the batch engines may give it many debates a call, as a built-in."""
     honest: bool = False
     """The theorem's honest player for its role: its completeness promise covers this strategy
     (declared, never inferred from the name; analysis reads it)."""
