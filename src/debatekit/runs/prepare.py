@@ -29,6 +29,9 @@ class Isolated:
 
     name: str
     path: str
+    batched: bool = True
+    scalar: bool = False
+    """Its shapes in stochastic debate, as its :class:`~debatekit.players.base.Strategy` declares them."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
         return Isolated(given, given), Seating.WORKER
     chosen = player(spec, role, given)
     try:
-        return Isolated(chosen.name, spec_of(chosen.factory)), Seating.WORKER
+        return Isolated(chosen.name, spec_of(chosen.factory), chosen.batched, chosen.scalar), Seating.WORKER
     except StrategyError as err:
         raise UserError(f"{role.value}: {err} (trust=True in the API, --trust-players on the command line)") from None
 
@@ -214,7 +217,7 @@ def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strateg
         pool = pools.enter_context(Pool(chosen.path, role, limits))
     except StrategyError as err:
         raise UserError(str(err)) from None
-    return replace(pool.strategy, name=chosen.name)
+    return replace(pool.strategy, name=chosen.name, batched=chosen.batched, scalar=chosen.scalar)
 
 
 def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False, overwrite: bool = True) -> Path | None:
