@@ -233,6 +233,12 @@ def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(na
         ("HoggingBob", "MemoryError"),
         ("ForkingBob", "forked"),
         ("GarblingBob", "a frame of 2147483647 bytes"),
+        ("BlockingAsyncBob", "no move within 1 s"),
+        ("SwallowingAsyncBob", "no move within 1 s"),
+        ("SlowAwaitBob", "no move within 1 s"),
+        ("SlowStrBob", "no move within 1 s"),
+        ("LoopStoppingBob", "Event loop stopped before Future completed"),
+        ("CancellingBob", "CancelledError"),
     ],
 )
 def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, reason) -> None:

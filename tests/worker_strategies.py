@@ -9,6 +9,7 @@ allocations, forks, floods) loses its debate in a worker and the run goes on.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import gc
 import os
@@ -219,6 +220,67 @@ class GarblingBob(ExitingBob):
     def challenge(self, message: Any) -> Any:
         os.write(int(sys.argv[2]), b"\x7f\xff\xff\xff")
         time.sleep(5)
+
+
+class BlockingAsyncBob(ExitingBob):
+    """An ``async`` move that blocks its event loop (``time.sleep``, not ``await``)."""
+
+    async def challenge(self, message: Any) -> Any:
+        time.sleep(10**6)
+
+
+class SwallowingAsyncBob(ExitingBob):
+    """An ``async`` move that swallows every cancellation and waits on."""
+
+    async def challenge(self, message: Any) -> Any:
+        while True:
+            try:
+                await asyncio.sleep(10**6)
+            except asyncio.CancelledError:
+                continue
+
+
+class _SlowAwait:
+    def __await__(self) -> Any:
+        time.sleep(10**6)
+        yield
+
+
+class SlowAwaitBob(ExitingBob):
+    """Returns an awaitable whose ``__await__`` never ends."""
+
+    def challenge(self, message: Any) -> Any:
+        return _SlowAwait()
+
+
+class _SlowStr(Exception):
+    def __str__(self) -> str:
+        time.sleep(10**6)
+        return ""
+
+
+class SlowStrBob(ExitingBob):
+    """Raises an exception whose ``__str__`` never ends (its reason cannot be written)."""
+
+    def challenge(self, message: Any) -> Any:
+        raise _SlowStr
+
+
+class LoopStoppingBob(ExitingBob):
+    """An ``async`` move that stops the event loop it runs on."""
+
+    async def challenge(self, message: Any) -> Any:
+        asyncio.get_running_loop().stop()
+        await asyncio.sleep(10**6)
+
+
+class CancellingBob(ExitingBob):
+    """An ``async`` move that cancels every task, itself included."""
+
+    async def challenge(self, message: Any) -> Any:
+        for task in asyncio.all_tasks():
+            task.cancel()
+        await asyncio.sleep(10**6)
 
 
 class PrintingBob:
