@@ -40,6 +40,7 @@ import atexit
 import base64
 import contextlib
 import dataclasses
+import functools
 import os
 import pickle
 import select
@@ -468,10 +469,7 @@ def _handle(arg: Any, views: list, worker: Worker) -> Any:
     when they are not those ``worker`` was sent last; the probabilities an unbounded player may
     read, its values, estimates and draws read through the handle, so the worker never holds the
     engine's table or sampler), kept in ``views``; anything else as it is."""
-    from debatekit.protocols.stochastic.rules import StepView
-    from debatekit.protocols.stochastic.solo import SoloView
-
-    if type(arg) is not StepView and type(arg) is not SoloView:
+    if type(arg) not in _view_types():
         return arg
     views.append(arg)
     rows = arg.rows
@@ -480,6 +478,15 @@ def _handle(arg: Any, views: list, worker: Worker) -> Any:
         worker.rows = rows
     fields = {"t": arg.t, "steps": arg.steps, "kind": arg.kind.value, "rows": None if same else rows}
     return Handle(len(views) - 1, fields)
+
+
+@functools.cache
+def _view_types() -> tuple[type, ...]:
+    """Stochastic debate's view types, imported once, when a player is first called."""
+    from debatekit.protocols.stochastic.rules import StepView
+    from debatekit.protocols.stochastic.solo import SoloView
+
+    return StepView, SoloView
 
 
 def spec_of(factory: Any) -> str:
