@@ -56,12 +56,12 @@ from functools import lru_cache
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.streams import Streams, binomial_cdf, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import batch as stochastic_batch
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.params import Constants

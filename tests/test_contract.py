@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker
@@ -30,6 +29,7 @@ from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.problems.registry import Instance
 from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 
 CONTRACT_INSTANCES = {

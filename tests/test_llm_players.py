@@ -24,7 +24,6 @@ pytest.importorskip("openai")
 pytest.importorskip("tenacity")
 
 from debatekit.analysis.montecarlo import RunResult, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Role
@@ -36,6 +35,7 @@ from debatekit.problems import PROBLEMS
 from debatekit.problems.plan import Ask
 from debatekit.problems.plan_file import PLANS, load
 from debatekit.protocols.prover_estimator import Rules
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import rules_for
 from llm_server import Reply, Server, chat, serving

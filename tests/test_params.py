@@ -9,12 +9,13 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from debatekit.catalog import PROTOCOLS, ProverEstimatorParams
+from debatekit.catalog import ProverEstimatorParams
 from debatekit.cli.main import main
 from debatekit.params import Bounds, NoParams, ParamError, bind, bind_everywhere, declared, param
 from debatekit.problems import PROBLEMS
 from debatekit.problems.obfuscated_primality import DIVISION_BUDGET, LEAF, WIDTH, PrimalityParams
 from debatekit.protocols.prover_estimator import COARSE_DELTA
+from debatekit.protocols.registry import PROTOCOLS
 
 
 @dataclass(frozen=True)

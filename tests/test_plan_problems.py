@@ -23,7 +23,6 @@ import pytest
 
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import LeafOracle
@@ -32,6 +31,7 @@ from debatekit.oracle import KnownOracle, Question
 from debatekit.problems import PROBLEMS, InstanceError
 from debatekit.problems.plan import Ask, ClaimTree, Plan
 from debatekit.problems.plan_file import BUILTIN, PLANS, PlanError, load, plan_problem, register_plan
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
@@ -392,7 +392,7 @@ def test_a_stochastic_claim_tree_agrees_with_the_ground_truth(tmp_path: Path) ->
     tree = ClaimTree.of(plan, plan.judge())
     assert tree is not None and (tree.depth, tree.width) == (2, 3)
     assert tree.truth("top", 2) == pytest.approx(plan.probability, abs=1e-12)
-    assert plan.protocols == ("stochastic", "prover-estimator")
+    assert plan_problem(write(tmp_path, data)).protocols == ("stochastic", "prover-estimator")
     order[-1]["reads"] = ["and0", "and1", "q8"]  # no longer uniform
     assert ClaimTree.shape(load(write(tmp_path, data | {"steps": order}))[0]) is None
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 
 

@@ -14,11 +14,11 @@ from scipy.stats import binom
 
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import exact as stochastic_exact
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.exact import Play

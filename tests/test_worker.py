@@ -26,7 +26,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine import wire
 from debatekit.engine.boundary import Invalid
 from debatekit.engine.isolation import Limits, Pool, spec_of, strategy_for
@@ -38,6 +37,7 @@ from debatekit.players.base import Seat, StrategyError, resolve
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 
 HERE = "tests.worker_strategies"
 LIMITS = Limits(timeout=10)

@@ -74,10 +74,10 @@ def players(
 def list_params(json_out: bool) -> None:
     """``problems --params``: each problem's and protocol's parameters (name, type, default, range,
     description); a run takes those of its problem and its protocol."""
-    from debatekit.catalog import PROTOCOLS
     from debatekit.cli.common import emit_json
     from debatekit.params import declared
     from debatekit.problems import PROBLEMS
+    from debatekit.protocols.registry import PROTOCOLS
 
     owners = [("problem", p.name, declared(p.params)) for p in PROBLEMS.values()]
     owners += [("protocol", s.name, declared(type(s.params))) for s in PROTOCOLS.values()]

@@ -2,8 +2,8 @@
 
 Analysis reads this record and never special-cases a protocol by name: the game tree comes from
 ``debate``, the promised completeness and soundness and the per-debate bounds from
-``guarantee``, the strategies for each role from ``strategies``, and the interface each role's
-player keeps from ``players``. A protocol's parameters
+``guarantee``, the strategies for each role from ``strategies``, the problems it plays from
+``needs``, and the interface each role's player keeps from ``players``. A protocol's parameters
 (:mod:`debatekit.params`) are the values in ``params``; ``with_params`` gives the protocol playing
 other values.
 """
@@ -19,7 +19,7 @@ from debatekit.ledger import Role
 from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
-from debatekit.problems.registry import Instance
+from debatekit.problems.registry import Form, Instance
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.reader import Reader
 
@@ -52,6 +52,9 @@ class ProtocolSpec:
     length: Callable[[Instance], int]
     """T, the length of the computation debated."""
     strategies: dict[Role, dict[str, Strategy]]
+    needs: frozenset[Form]
+    """What an instance must carry for this protocol: every problem whose forms include these
+    supports it (:attr:`~debatekit.problems.registry.Problem.protocols`)."""
     players: dict[Role, type] | None = None
     """Each role's player interface: the ``typing.Protocol`` whose methods the rules call on that
     role's player (the protocol module's ``PLAYERS``); the contract tests check every strategy of

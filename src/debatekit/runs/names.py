@@ -13,13 +13,13 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.mistakes import UserError
 from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import ProtocolSpec
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import Truth, described
@@ -165,7 +165,7 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
     else:
         known = ", ".join(PROBLEMS)
         raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json)")
-    if spec.name not in found.protocols:
+    if not spec.needs <= found.forms:
         raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
     return found
 
