@@ -123,3 +123,8 @@ def test_every_toy_strategy_keeps_the_contract(toy, tmp_path, role) -> None:
         (tmp_path / strategy).mkdir()
         contract.test_every_strategy_implements_its_player_interface("toy", role, strategy)
         contract.test_every_strategy_keeps_the_contract(tmp_path / strategy, "toy", role, strategy)
+
+
+@pytest.mark.parametrize("truth", [True, False], ids=["yes", "no"])
+def test_honest_toy_play_is_its_exact_value(truth) -> None:
+    contract.test_honest_play_is_its_exact_value("toy", truth)
