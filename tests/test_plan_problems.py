@@ -23,6 +23,7 @@ import pytest
 
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
+from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import LeafOracle
@@ -350,7 +351,11 @@ class Recording(KnownOracle):
 def test_a_debate_asks_only_the_plans_questions(name: str, protocol: str) -> None:
     plan = plans(name)[True]
     instance = make_instance(PROBLEMS[name], len(plan.steps), True, 0)
-    spec = PROTOCOLS[protocol] if protocol == "cross-exam" else PROTOCOLS[protocol].variant(Constants.lean)  # type: ignore[misc]
+    spec = (
+        PROTOCOLS[protocol]
+        if protocol == "cross-exam"
+        else PROTOCOLS[protocol].with_params(StochasticParams(Constants.lean))
+    )
     recording = Recording(instance.oracle)  # type: ignore[arg-type]
     honest = (spec.honest(Role.ALICE), spec.honest(Role.BOB))
     result = run(spec, instance, *honest, trials=3, seed=0, oracles=Oracles(recording, recording))

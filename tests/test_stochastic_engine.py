@@ -13,6 +13,7 @@ import pytest
 from scipy.stats import binom, chisquare
 
 from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.catalog import StochasticParams
 from debatekit.engine.record import read_records
 from debatekit.engine.streams import Streams
 from debatekit.ledger import Role
@@ -27,7 +28,7 @@ SEED = 7
 
 
 def spec(constants: Constants):
-    return PROTOCOLS["stochastic"].variant(constants)
+    return PROTOCOLS["stochastic"].with_params(StochasticParams(constants))
 
 
 def players(s, alice: str, bob: str) -> tuple[Strategy, Strategy]:

@@ -300,6 +300,7 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
     """The batch interpreter (stochastic/batch) reads a message for many debates at once; one
     unreadable entry made every debate of the batch unreadable (all four forfeited)."""
     from debatekit.analysis.montecarlo import make_instance
+    from debatekit.catalog import StochasticParams
     from debatekit.ledger import Role
     from debatekit.players.base import Strategy
     from debatekit.problems import PROBLEMS
@@ -322,7 +323,7 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
             return sent
 
     spec = PROTOCOLS["stochastic"]
-    spec = spec.variant(Constants.paper) if what == "share" else spec
+    spec = spec.with_params(StochasticParams(Constants.paper)) if what == "share" else spec
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
     tally = spec.simulate(instance, Strategy("sender", Role.ALICE, "", Sender), spec.honest(Role.BOB), 0, range(4),
                           None, True)  # fmt: skip

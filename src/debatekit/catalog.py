@@ -40,8 +40,19 @@ def _stochastic_solve(constants: Constants, instance: Instance):
     return exact.solve(instance, _stochastic_rules(constants, instance))
 
 
-def _stochastic_spec(constants: Constants) -> ProtocolSpec:
+@dataclass(frozen=True)
+class StochasticParams:
+    """Stochastic debate's parameters: the constant choice (Figure 2's sample counts and
+    thresholds; ``--constants`` sets it too)."""
+
+    constants: Constants = param(  # noqa: RUF009 (a field, as every param; ruff knows no enum is immutable)
+        Constants.planned, "the constants: planned (certified plan), lean (Lean's defaults) or paper (Theorem 6.2's)"
+    )
+
+
+def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
     """Stochastic-oracle debate with the given constants."""
+    constants = params.constants
 
     def guarantee(instance: Instance) -> Guarantee:
         rules = _stochastic_rules(constants, instance)
@@ -85,8 +96,8 @@ def _stochastic_spec(constants: Constants) -> ProtocolSpec:
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
         frozenset({Form.TRANSCRIPT, Form.LIPSCHITZ}),
-        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, constants=constants,
-        variant=_stochastic_spec, describe=describe,
+        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, params=params, configure=_stochastic_spec,
+        describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
     )  # fmt: skip
 
@@ -172,7 +183,7 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
     )
 
 
-STOCHASTIC = _stochastic_spec(Constants.planned)
+STOCHASTIC = _stochastic_spec(StochasticParams())
 PROVER_ESTIMATOR = _prover_estimator_spec(ProverEstimatorParams())
 NAIVE_RECURSIVE = ProtocolSpec(
     "naive-recursive",

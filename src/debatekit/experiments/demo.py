@@ -188,8 +188,8 @@ def _play(result: DemoResult, quick: bool, tick: Callable[[int], None], settings
 
     for (name, problem, constants), sizes in CASES.items():
         spec, size = PROTOCOLS[name], sizes[0 if quick else 1]
-        if constants is not None and spec.variant is not None:
-            spec = spec.variant(constants)
+        if constants is not None:
+            spec = spec.with_params(replace(spec.params, constants=constants))
         for truth in (True, False):
             case = make_instance(PROBLEMS[problem], size, truth, seed)
             for adversary in spec.strategies[honest_role(spec, truth).opponent].values():

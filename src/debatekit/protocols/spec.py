@@ -20,7 +20,6 @@ from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Form, Instance
-from debatekit.protocols.stochastic.params import Constants
 from debatekit.reader import Reader
 
 
@@ -74,10 +73,6 @@ class ProtocolSpec:
     replay: Callable[[dict, Instance], Any] | None = None
     """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
     interpreter run again on the record's messages and answers."""
-    constants: Constants | None = None
-    """The constant choice this spec plays, for protocols that have several (stochastic debate)."""
-    variant: Callable[[Constants], ProtocolSpec] | None = None
-    """The same protocol with other constants."""
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None

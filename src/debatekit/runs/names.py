@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from debatekit.ledger import Role
 from debatekit.mistakes import UserError
 from debatekit.oracle import Oracle, SampleOnly
-from debatekit.params import ParamError, as_dict, bind
+from debatekit.params import ParamError, as_dict, bind, declared
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.registry import PROTOCOLS
@@ -136,13 +137,18 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         raise UserError(f"{option}: {err}") from err
 
 
-def with_constants(spec: ProtocolSpec, constants: Constants | None) -> ProtocolSpec:
-    """The protocol with the chosen constants (only protocols that have constants take them)."""
+def with_constants(spec: ProtocolSpec, assignments: Iterable[str] | None, constants: Constants | None) -> list[str]:
+    """The ``-P`` assignments with ``--constants``, which sets the ``constants`` parameter of a
+    protocol that declares one (stochastic debate) as ``-P constants=...`` does; the two must agree."""
+    given = list(assignments or ())
     if constants is None:
-        return spec
-    if spec.variant is None:
+        return given
+    if "constants" not in {p.name for p in declared(type(spec.params))}:
         raise UserError(f"--constants applies to stochastic debate, not {spec.name}")
-    return spec.variant(constants)
+    named = [text.strip() for name, _, text in (a.partition("=") for a in given) if name.strip() == "constants"]
+    if any(text != constants.value for text in named):
+        raise UserError(f"--constants {constants.value} and -P constants={named[0]} disagree")
+    return given if named else [*given, f"constants={constants.value}"]
 
 
 def protocol(name: str) -> ProtocolSpec:

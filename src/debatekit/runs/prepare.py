@@ -60,10 +60,10 @@ def prepare(run: RunSpec) -> Prepared:
         with_constants,
     )
 
-    spec = with_constants(protocol(run.protocol), run.constants)
+    spec = protocol(run.protocol)
     given = run.problem if isinstance(run.problem, Instance) else None
     found = None if given is not None else problem_for(str(run.problem), spec)
-    spec, problem_values = configure(spec, found, run.assignments())
+    spec, problem_values = configure(spec, found, with_constants(spec, run.assignments(), run.constants))
     if positive(run.trials, "--trials") > MAX_TRIALS:
         raise UserError(f"--trials is at most {MAX_TRIALS:.0e} in one run, got {run.trials}; spread more over seeds "
                         "in a sweep (debatekit sweep)")  # fmt: skip
