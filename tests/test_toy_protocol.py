@@ -1,7 +1,7 @@
 """A new protocol is one module plus one registration line (issue 21): the toy protocol of
 tests/toy_protocol.py, registered by ``register``, is played by ``debatekit run`` and the API, writes
 a record that replays, resumes a stopped run and a debate stopped while it waited on the judge, is
-solved exactly, is supported by every problem whose forms meet its needs, is offered by shell
+solved exactly, is supported by every problem whose features meet its needs, is offered by shell
 completion, and keeps the contract every registered protocol keeps, with no other change to src."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from debatekit.engine.nodes import Check, Judge, Move, Node, Query
 from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat, Strategy, by_name
-from debatekit.problems.registry import Form, Instance
+from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols.cross_exam import machine_of
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import Reader
@@ -148,7 +148,7 @@ SPEC = ProtocolSpec(
     guarantee,
     lambda instance: machine_of(instance).length,
     STRATEGIES,
-    frozenset({Form.TRANSCRIPT, Form.DETERMINISTIC}),
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC}),
     players={Role.ALICE: Alice, Role.BOB: Bob},
     deterministic_oracle=True,
 )

@@ -12,7 +12,7 @@ from debatekit.params import param
 from debatekit.players import naive_recursive as naive_recursive_players
 from debatekit.players import prover_estimator as prover_estimator_players
 from debatekit.players import stochastic as stochastic_players
-from debatekit.problems.registry import Form, Instance
+from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols import prover_estimator
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.protocols.stochastic import batch as stochastic_batch
@@ -95,7 +95,7 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
         "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
-        frozenset({Form.TRANSCRIPT, Form.LIPSCHITZ}),
+        frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
         simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, params=params, configure=_stochastic_spec,
         describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
@@ -172,7 +172,7 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         _prover_estimator_guarantee,
         _leaves,
         prover_estimator_players.STRATEGIES,
-        frozenset({Form.DECOMPOSITION}),
+        frozenset({Feature.DECOMPOSITION}),
         simulate=functools.partial(recursive.simulate, recursive.PROVER_ESTIMATOR, rules=rules),
         conclude=functools.partial(recursive.conclusions, recursive.PROVER_ESTIMATOR, rules=rules),
         batch=recursive.BATCH,
@@ -193,7 +193,7 @@ NAIVE_RECURSIVE = ProtocolSpec(
     _naive_recursive_guarantee,
     _leaves,
     naive_recursive_players.STRATEGIES,
-    frozenset({Form.DECOMPOSITION, Form.DETERMINISTIC}),
+    frozenset({Feature.DECOMPOSITION, Feature.DETERMINISTIC}),
     simulate=functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
     conclude=functools.partial(recursive.conclusions, recursive.NAIVE_RECURSIVE),
     batch=recursive.BATCH,

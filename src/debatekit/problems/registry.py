@@ -30,9 +30,9 @@ _MEMO_LOCK = threading.Lock()
 """Guards the making of an instance's per-key memo locks."""
 
 
-class Form(Enum):
+class Feature(Enum):
     """What a problem's instances carry, which a protocol may need (``ProtocolSpec.needs``): a
-    problem supports every protocol whose needs its forms include."""
+    problem supports every protocol whose needs its features include."""
 
     TRANSCRIPT = "transcript"
     """A transcript machine M with M(x) (and a witness, Theorem 7.1) the answer: ``Instance.machine``."""
@@ -137,7 +137,7 @@ Maker = Callable[[int, bool, np.random.Generator], Instance]
 class Problem:
     name: str
     description: str
-    forms: frozenset[Form]
+    features: frozenset[Feature]
     """What its instances carry; the protocols it supports follow (:attr:`protocols`)."""
     default_size: int
     min_size: int
@@ -148,10 +148,10 @@ class Problem:
 
     @property
     def protocols(self) -> tuple[str, ...]:
-        """The registered protocols whose needs its forms meet, in the registry's order."""
+        """The registered protocols whose needs its features meet, in the registry's order."""
         from debatekit.protocols.registry import PROTOCOLS
 
-        return tuple(name for name, spec in PROTOCOLS.items() if spec.needs <= self.forms)
+        return tuple(name for name, spec in PROTOCOLS.items() if spec.needs <= self.features)
 
     def instance(self, size: int, truth: bool, rng: np.random.Generator, params: Any = None) -> Instance:
         """An instance of ``size`` with answer ``truth``; ``params`` (an instance of
@@ -172,7 +172,7 @@ PROBLEMS: dict[str, Problem] = {}
 def problem(
     name: str,
     description: str,
-    forms: frozenset[Form],
+    features: frozenset[Feature],
     default_size: int,
     min_size: int = 1,
     max_size: int = 2**22,
@@ -183,7 +183,7 @@ def problem(
     [min_size, max_size] are refused (the maximum keeps a run within memory and minutes)."""
 
     def register(make: Maker) -> Maker:
-        PROBLEMS[name] = Problem(name, description, forms, default_size, min_size, max_size, make, params)
+        PROBLEMS[name] = Problem(name, description, features, default_size, min_size, max_size, make, params)
         return make
 
     return register

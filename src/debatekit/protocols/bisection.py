@@ -27,7 +27,7 @@ from debatekit.ledger import Role
 from debatekit.machine.turing import Config, TuringMachine
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
-from debatekit.problems.registry import Form, Instance
+from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import Reader, word_width
 
@@ -165,7 +165,7 @@ def spec() -> ProtocolSpec:
         guarantee,
         lambda instance: machine_of(instance).time,
         STRATEGIES,
-        frozenset({Form.TURING}),
+        frozenset({Feature.TURING}),
         players=PLAYERS,
         deterministic_oracle=True,
     )

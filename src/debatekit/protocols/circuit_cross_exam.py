@@ -202,7 +202,7 @@ def spec() -> ProtocolSpec:
     """Circuit cross-examination's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy
     table, which imports this module, is imported as it is built)."""
     from debatekit.players.circuit_cross_exam import STRATEGIES
-    from debatekit.problems.registry import Form
+    from debatekit.problems.registry import Feature
     from debatekit.protocols.spec import ProtocolSpec
 
     return ProtocolSpec(
@@ -213,7 +213,7 @@ def spec() -> ProtocolSpec:
         guarantee,
         lambda instance: circuit_of(instance).length,
         STRATEGIES,
-        frozenset({Form.CIRCUIT}),
+        frozenset({Feature.CIRCUIT}),
         players=PLAYERS,
         describe=description,
         alice_argues=0,

@@ -139,7 +139,7 @@ def spec() -> ProtocolSpec:
     """Cross-examination's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy table,
     which imports this module, is imported as it is built)."""
     from debatekit.players.cross_exam import STRATEGIES
-    from debatekit.problems.registry import Form
+    from debatekit.problems.registry import Feature
     from debatekit.protocols.spec import ProtocolSpec
 
     return ProtocolSpec(
@@ -150,7 +150,7 @@ def spec() -> ProtocolSpec:
         guarantee,
         lambda instance: machine_of(instance).length,
         STRATEGIES,
-        frozenset({Form.TRANSCRIPT, Form.DETERMINISTIC}),
+        frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC}),
         players=PLAYERS,
         deterministic_oracle=True,
     )

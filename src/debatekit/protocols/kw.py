@@ -30,7 +30,7 @@ from debatekit.ledger import Role
 from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
-from debatekit.problems.registry import Form, Instance
+from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols.circuit_cross_exam import OptimalRounds, Rounds, original_rounds, read_variable
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.reader import Reader
@@ -166,7 +166,7 @@ def spec() -> ProtocolSpec:
         guarantee,
         lambda instance: levelled_of(instance).size,
         STRATEGIES,
-        frozenset({Form.LEVELLED}),
+        frozenset({Feature.LEVELLED}),
         players=PLAYERS,
         describe=description,
         alice_argues=0,

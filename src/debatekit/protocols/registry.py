@@ -8,7 +8,7 @@ imports the table as it runs). A protocol of one's own (a test's, a user's packa
 line, :func:`register`, by ``module:attr`` or with the spec itself; from then on it is in
 :data:`PROTOCOLS` like a built-in one: ``debatekit run`` and the API play it, ``replay`` and
 ``--resume`` read its records, ``solve`` searches it, and every problem whose
-:attr:`~debatekit.problems.registry.Problem.forms` include what it ``needs`` supports it.
+:attr:`~debatekit.problems.registry.Problem.features` include what it ``needs`` supports it.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from debatekit.ledger import Role
 from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
-from debatekit.problems.registry import Form, Instance
+from debatekit.problems.registry import Feature, Instance
 from debatekit.reader import Reader
 
 
@@ -51,8 +51,8 @@ class ProtocolSpec:
     length: Callable[[Instance], int]
     """T, the length of the computation debated."""
     strategies: dict[Role, dict[str, Strategy]]
-    needs: frozenset[Form]
-    """What an instance must carry for this protocol: every problem whose forms include these
+    needs: frozenset[Feature]
+    """What an instance must carry for this protocol: every problem whose features include these
     supports it (:attr:`~debatekit.problems.registry.Problem.protocols`)."""
     players: dict[Role, type] | None = None
     """Each role's player interface: the ``typing.Protocol`` whose methods the rules call on that

@@ -171,7 +171,7 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
     else:
         known = ", ".join(PROBLEMS)
         raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json)")
-    if not spec.needs <= found.forms:
+    if not spec.needs <= found.features:
         raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
     return found
 
