@@ -26,7 +26,6 @@ import time
 import numpy as np
 
 from debatekit.analysis.montecarlo import play_one
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.boundary import commit_bits, frozen
 from debatekit.engine.nodes import Judge, judge
 from debatekit.ledger import Ledger, Role
@@ -35,6 +34,7 @@ from debatekit.oracle import Asker
 from debatekit.players.base import Seat
 from debatekit.problems import Instance
 from debatekit.protocols import cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.reader import Reader
 from timing import median_time, print_table
 

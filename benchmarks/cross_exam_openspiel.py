@@ -89,11 +89,11 @@ import numpy as np
 
 from debatekit.analysis.exact import solve
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.machine.transcript import StepKind
 from debatekit.prob import Dist
 from debatekit.problems.registry import PROBLEMS, Instance
 from debatekit.protocols.cross_exam import machine_of
+from debatekit.protocols.registry import PROTOCOLS
 from timing import median_time, print_table
 
 try:

@@ -32,12 +32,12 @@ import time
 from pathlib import Path
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records
 from debatekit.ledger import Role
 from debatekit.llm import Cache, Model, ModelSpec, model_of
 from debatekit.llm.players import LLM, PLAYERS
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 PROTOCOL, PROBLEM, SPEC = "cross-exam", "caffeine", "local/smollm2"
 

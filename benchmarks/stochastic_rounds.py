@@ -56,12 +56,13 @@ from functools import lru_cache
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.streams import Streams, binomial_cdf, counter
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import batch as stochastic_batch
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.params import Constants
@@ -275,9 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     machine = stochastic.machine_of(instance)
     T = machine.length
     constants = Constants(args.constants)
-    spec = PROTOCOLS["stochastic"].variant(constants)  # type: ignore[misc]
+    spec = PROTOCOLS["stochastic"].with_params(StochasticParams(constants))
     rules = stochastic.rules_for(constants, float(instance.lipschitz), T)
-    described = spec.describe(instance)["parameters"]  # type: ignore[misc]
+    described = spec.describe(instance)["parameters"]
     for name in ("alice_samples", "bob_samples", "vera_samples", "bob_threshold", "vera_threshold"):
         assert described[name] == getattr(rules, name), f"catalog and rules_for disagree on {name}"
     alice, bob = spec.strategies[Role.ALICE]["honest"], spec.strategies[Role.BOB]["honest"]

@@ -28,13 +28,13 @@ import sys
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.isolation import Limits, Pool
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker
 from debatekit.players.base import Seat, resolve
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.cross_exam import HonestAlice
+from debatekit.protocols.registry import PROTOCOLS
 from timing import median_time, print_table
 
 USER_BOB = "debatekit.protocols.cross_exam:HonestBob"

@@ -18,10 +18,10 @@ from __future__ import annotations
 import argparse
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.isolation import Limits, Pool
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from timing import median_time, print_table
 
 HONEST = {

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Role
 from debatekit.oracle import aside, debating
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 
 def noting(inner: Strategy) -> Strategy:

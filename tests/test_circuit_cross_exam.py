@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from conftest import bit_arrays, circuit_values, circuits
 from debatekit.analysis.exact import accept_probability, solve
 from debatekit.analysis.montecarlo import make_instance, play_one
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.machine.circuit import Circuit, majority_circuit, parity_circuit
@@ -27,6 +26,7 @@ from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.problems.dqc_tqbf import clause_structure
 from debatekit.protocols.circuit_cross_exam import bits_bound, speaker
+from debatekit.protocols.registry import PROTOCOLS
 
 SPEC = PROTOCOLS["circuit-cross-exam"]
 

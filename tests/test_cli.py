@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 HERE = Path(__file__).resolve().parent
 

@@ -8,7 +8,9 @@ registries (so a new protocol or adversary is tested from its first commit):
   truth (declared ``truthful`` or ``honest``) without crashing the verifier: the rates, forfeits and
   maxima are the counts of its records, which replay; the defender wins as often as the guarantee
   promises; the verifier's queries and reads stay within it; on the decomposition protocols, A's
-  mean payoff meets the payoff bound wherever it is promised.
+  mean payoff meets the payoff bound wherever it is promised;
+* on every protocol written as nodes, honest against honest on both truths, the rate of played
+  debates is the exact P[V = 1] of enumerating the same nodes, which keeps the guarantee.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from typing import Any, Protocol
 import numpy as np
 import pytest
 
+from debatekit.analysis.exact import accept_probability
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker
@@ -30,6 +32,7 @@ from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.problems.registry import Instance
 from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 
 CONTRACT_INSTANCES = {
@@ -248,3 +251,30 @@ def test_every_strategy_keeps_the_contract(tmp_path, name, role, strategy) -> No
         payoffs = [r["payoff"] for r in records]
         assert result.extra["payoff_mean"] == pytest.approx(sum(payoffs) / trials)
         keeps_the_payoff_bound(result.extra)
+
+
+NODE_PROTOCOLS = [name for name, spec in PROTOCOLS.items() if spec.debate is not None]
+
+
+@pytest.mark.parametrize("truth", [True, False], ids=["yes", "no"])
+@pytest.mark.parametrize("name", NODE_PROTOCOLS)
+def test_honest_play_is_its_exact_value(name, truth) -> None:
+    """Honest against honest, the acceptance rate of played debates is P[V = 1] computed by
+    enumeration of the same nodes (:func:`~debatekit.analysis.exact.accept_probability`), and
+    that value keeps the guarantee: at least the completeness on a yes-instance, at most the
+    soundness on a no-instance."""
+    spec = PROTOCOLS[name]
+    problem, size = CONTRACT_INSTANCES[name]
+    instance = make_instance(PROBLEMS[problem], size, truth, 0)
+    alice, bob = spec.honest(Role.ALICE), spec.honest(Role.BOB)
+    exact = float(accept_probability(spec, instance, alice, bob))
+    g = spec.guarantee(instance)
+    assert exact >= g.completeness if truth else exact <= g.soundness
+    trials = 20
+    result = run(spec, instance, alice, bob, trials=trials, seed=0)
+    accepted = round(result.accept_rate * trials)
+    if exact in (0.0, 1.0):
+        assert accepted == exact * trials
+    else:  # a two-sided test at level ALPHA
+        assert lower_tail(trials, exact, accepted) >= ALPHA / 2
+        assert lower_tail(trials, 1 - exact, trials - accepted) >= ALPHA / 2

@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import CountStatistic, LeafOracle
@@ -19,6 +18,7 @@ from debatekit.players.count_estimator import Cells, CountEstimator, refine
 from debatekit.problems.evidence_majority import EvidenceMajority
 from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import expected_rewards
+from debatekit.protocols.registry import PROTOCOLS
 
 
 def every_z(q: int) -> np.ndarray:

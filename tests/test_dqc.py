@@ -24,8 +24,8 @@ from debatekit.analysis.dqc import (
     truth_table,
 )
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 SPEC = PROTOCOLS["circuit-cross-exam"]
 

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, Table, debate_seed, make_instance, play_one, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.boundary import NOT_A_BIT, commit_bits, commit_plain, frozen, mixed_branches, plain_int, safe_repr
 from debatekit.engine.record import read_records, replay
@@ -34,6 +33,7 @@ from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import prover_estimator as pe
+from debatekit.protocols.registry import PROTOCOLS
 
 # (protocol, problem, size): every protocol written as nodes, on an instance where each side can
 # be the honest one.

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.players import estimator as est
 from debatekit.players.base import Seat
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 
 def trained(problem: str, size: int, truth: bool, alice: str) -> est.Indistinguishable:

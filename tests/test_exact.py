@@ -16,7 +16,6 @@ from scipy.stats import binomtest
 from conftest import circuit_values
 from debatekit.analysis.exact import ExactError, accept_probability, solve
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.circuit import Gate
 from debatekit.machine.transcript import MachineBuilder
@@ -24,6 +23,7 @@ from debatekit.oracle import FunctionOracle, SampleOracle
 from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 
 CROSS = PROTOCOLS["cross-exam"]
 BISECT = PROTOCOLS["bisection"]

@@ -23,7 +23,6 @@ from conftest import (
     sent,
 )
 from debatekit.analysis.montecarlo import make_instance, play_one
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.machine.turing import Config, TuringMachine, palindrome_machine, parity_machine
 from debatekit.oracle import NO_ORACLE, TableOracle
@@ -31,6 +30,7 @@ from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 
 CROSS = PROTOCOLS["cross-exam"]
 BISECT = PROTOCOLS["bisection"]

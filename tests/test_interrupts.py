@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.interrupts import Interrupted, interruptible
 from debatekit.experiments import demo
 from debatekit.experiments.demo_report import to_json
 from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 EXECUTABLE = str(Path(sys.executable).with_name("debatekit"))
 TESTS = Path(__file__).parent

@@ -19,11 +19,11 @@ pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import sync_playwright
 
 from debatekit.analysis.montecarlo import Oracles, RunResult, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.judge import People, Store
 from debatekit.ledger import Role
 from debatekit.oracle import Question
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from judge_helpers import served
 
 CHROMIUM = Path("/usr/bin/chromium")

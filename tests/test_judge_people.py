@@ -22,12 +22,12 @@ import httpx
 from markupsafe import escape
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.judge import People, Store
 from debatekit.judge.store import TaskKey
 from debatekit.ledger import Role
 from debatekit.oracle import Asking, Question, consulted, here, in_debate
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from judge_helpers import form_fields, served
 
 RNG = np.random.default_rng(0)

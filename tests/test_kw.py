@@ -15,12 +15,12 @@ from tests.test_cli import assert_usage_error, cli, one_json, run_json
 
 from debatekit.analysis.exact import accept_probability, solve, solve_every_input
 from debatekit.analysis.montecarlo import play_one
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.nodes import End, Move, advance, judge
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.levelled import levelled, random_circuit
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import honest_role
 from debatekit.reader import Reader
 

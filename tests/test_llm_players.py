@@ -24,7 +24,7 @@ pytest.importorskip("openai")
 pytest.importorskip("tenacity")
 
 from debatekit.analysis.montecarlo import RunResult, make_instance, run
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Role
@@ -36,6 +36,7 @@ from debatekit.problems import PROBLEMS
 from debatekit.problems.plan import Ask
 from debatekit.problems.plan_file import PLANS, load
 from debatekit.protocols.prover_estimator import Rules
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import rules_for
 from llm_server import Reply, Server, chat, serving
@@ -317,7 +318,7 @@ def test_a_lying_claim_makes_honest_bob_abort_and_the_verifier_reject(http, tmp_
 def test_paper_form_llm_players_share_coins_and_one_model_never_aborts_on_itself(http, tmp_path) -> None:
     http.play(judging("code-review", False))
     env = environ(http, tmp_path)
-    spec = PROTOCOLS["stochastic"].variant(Constants.paper)
+    spec = PROTOCOLS["stochastic"].with_params(StochasticParams(Constants.paper))
     result, records = played(
         "stochastic", "code-review", False, llm("stochastic", Role.ALICE, env), llm("stochastic", Role.BOB, env),
         tmp_path / "r.jsonl", spec=spec,

@@ -21,7 +21,6 @@ pytest.importorskip("openai")
 pytest.importorskip("tenacity")
 
 from debatekit.analysis.montecarlo import make_instance, result_of
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.cli.run_cmd import table
 from debatekit.engine.summary import Summary
@@ -31,6 +30,7 @@ from debatekit.llm import config as llm_config
 from debatekit.llm.model import Limits
 from debatekit.llm.players import shared_model
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from llm_server import Reply, Server, chat, serving
 
 

@@ -19,7 +19,6 @@ from debatekit.analysis.obfuscation import (
     pe_payoffs,
 )
 from debatekit.analysis.stats import wilson
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.players.base import Seat
 from debatekit.problems import PROBLEMS
@@ -34,6 +33,7 @@ from debatekit.problems.obfuscated_primality import (
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols.prover_estimator import Rules, expected_rewards
+from debatekit.protocols.registry import PROTOCOLS
 
 PRIMALITY = PROBLEMS["obfuscated-primality"]
 NAIVE = PROTOCOLS["naive-recursive"].strategies

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from debatekit.catalog import PROTOCOLS, ProverEstimatorParams
+from debatekit.catalog import ProverEstimatorParams
 from debatekit.cli.main import main
 from debatekit.params import Bounds, NoParams, ParamError, bind, bind_everywhere, declared, param
 from debatekit.problems import PROBLEMS
 from debatekit.problems.obfuscated_primality import DIVISION_BUDGET, LEAF, WIDTH, PrimalityParams
 from debatekit.protocols.prover_estimator import COARSE_DELTA
+from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.stochastic.params import Constants
 
 
 @dataclass(frozen=True)
@@ -191,14 +193,31 @@ def test_demo_settings_apply_to_every_declaration_of_a_name() -> None:
 def test_problems_lists_every_parameter(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "problems", "--params")
     assert code == 0
-    for name in ("q", "leaf", "budget", "eps", "rho", "delta"):
+    for name in ("q", "leaf", "budget", "eps", "rho", "delta", "constants"):
         assert any(line.split()[0] == name for line in out.splitlines() if line.startswith("  ")), name
     assert "problem obfuscated-primality:" in out and "protocol prover-estimator:" in out
+    assert "protocol stochastic:" in out and "planned|lean|paper" in out
     code, out, _ = cli(capsys, "problems", "--params", "--json")
     owners = {(o["kind"], o["name"]): [p["name"] for p in o["params"]] for o in json.loads(out)["params"]}
     assert owners == {
         ("problem", "obfuscated-primality"): ["q", "leaf", "budget"],
+        ("protocol", "stochastic"): ["constants"],
         ("protocol", "prover-estimator"): ["eps", "rho", "delta"],
     }
     code, out, _ = cli(capsys, "run", "--help")
     assert "--param" in out and "problems --params" in " ".join(out.split())
+
+
+def test_stochastic_constants_are_its_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    """One way to vary a protocol: stochastic debate's constants are its declared parameter
+    (``-P constants=...``), which ``--constants`` sets too; the two must agree."""
+    common = ("stochastic", "--problem", "noisy-majority", "--size", "8", "--trials", "3")
+    flag, param_ = run_json(capsys, *common, "--constants", "lean"), run_json(capsys, *common, "-P", "constants=lean")
+    assert flag["constants"] == param_["constants"] == "lean" and flag["params"] == {"constants": "lean"}
+    assert flag == param_
+    assert run_json(capsys, *common, "--constants", "lean", "-P", "constants=lean") == flag
+    code, out, err = cli(capsys, "run", *common, "--constants", "lean", "-P", "constants=paper")
+    assert (code, out) == (2, "") and "disagree" in err and err.count("\n") == 1
+    code, out, err = cli(capsys, "run", *common, "-P", "constants=tight")
+    assert (code, out) == (2, "") and "is one of planned, lean, paper" in err and err.count("\n") == 1
+    assert PROTOCOLS["stochastic"].params.constants is Constants.planned

@@ -11,7 +11,6 @@ import pytest
 
 from debatekit.analysis import obfuscation, recursive
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
@@ -21,6 +20,7 @@ from debatekit.problems import PROBLEMS
 from debatekit.problems.obfuscated_primality import DIVISION_BUDGET
 from debatekit.protocols import prover_estimator as pe
 from debatekit.protocols.recursive_engine import Sampled
+from debatekit.protocols.registry import PROTOCOLS
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
 

@@ -15,7 +15,6 @@ import pytest
 
 from debatekit.analysis import recursive
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.boundary import NOT_A_BIT
 from debatekit.engine.summary import Summary
@@ -25,6 +24,7 @@ from debatekit.players.estimator import committed_proof
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import prover_estimator as pe
 from debatekit.protocols.proof import PROOF_BATCH, CommittedProof, ProofTruth
+from debatekit.protocols.registry import PROTOCOLS
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))

@@ -11,7 +11,6 @@ import pytest
 from debatekit.analysis import recursive
 from debatekit.analysis.montecarlo import make_instance
 from debatekit.analysis.stats import normal_ci
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import Decomposition
@@ -23,6 +22,7 @@ from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
 from debatekit.protocols.proof import ProofTruth
 from debatekit.protocols.recursive_engine import Exact, Sampled
+from debatekit.protocols.registry import PROTOCOLS
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
 SEED = 9

@@ -23,7 +23,7 @@ import pytest
 
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import LeafOracle
@@ -32,6 +32,7 @@ from debatekit.oracle import KnownOracle, Question
 from debatekit.problems import PROBLEMS, InstanceError
 from debatekit.problems.plan import Ask, ClaimTree, Plan
 from debatekit.problems.plan_file import BUILTIN, PLANS, PlanError, load, plan_problem, register_plan
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
@@ -350,7 +351,11 @@ class Recording(KnownOracle):
 def test_a_debate_asks_only_the_plans_questions(name: str, protocol: str) -> None:
     plan = plans(name)[True]
     instance = make_instance(PROBLEMS[name], len(plan.steps), True, 0)
-    spec = PROTOCOLS[protocol] if protocol == "cross-exam" else PROTOCOLS[protocol].variant(Constants.lean)  # type: ignore[misc]
+    spec = (
+        PROTOCOLS[protocol]
+        if protocol == "cross-exam"
+        else PROTOCOLS[protocol].with_params(StochasticParams(Constants.lean))
+    )
     recording = Recording(instance.oracle)  # type: ignore[arg-type]
     honest = (spec.honest(Role.ALICE), spec.honest(Role.BOB))
     result = run(spec, instance, *honest, trials=3, seed=0, oracles=Oracles(recording, recording))
@@ -392,7 +397,7 @@ def test_a_stochastic_claim_tree_agrees_with_the_ground_truth(tmp_path: Path) ->
     tree = ClaimTree.of(plan, plan.judge())
     assert tree is not None and (tree.depth, tree.width) == (2, 3)
     assert tree.truth("top", 2) == pytest.approx(plan.probability, abs=1e-12)
-    assert plan.protocols == ("stochastic", "prover-estimator")
+    assert plan_problem(write(tmp_path, data)).protocols == ("stochastic", "prover-estimator")
     order[-1]["reads"] = ["and0", "and1", "q8"]  # no longer uniform
     assert ClaimTree.shape(load(write(tmp_path, data | {"steps": order}))[0]) is None
 

@@ -25,7 +25,6 @@ from conftest import (
     sent,
 )
 from debatekit.analysis.montecarlo import make_instance, play_one, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.boundary import as_bit, as_index
 from debatekit.ledger import Role
 from debatekit.machine.circuit import parity_circuit
@@ -35,6 +34,7 @@ from debatekit.oracle import NO_ORACLE, TableOracle
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import honest_role
 from debatekit.reader import word_width
 

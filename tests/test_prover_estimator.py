@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Ledger, Role
 from debatekit.machine.decomposition import Automaton, Decomposition, natural
@@ -23,6 +22,7 @@ from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
 from debatekit.protocols.proof import CommittedProof, ProofTruth
 from debatekit.protocols.recursive_engine import Record, Sampled
+from debatekit.protocols.registry import PROTOCOLS
 
 
 class MajorityTree(Decomposition):

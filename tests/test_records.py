@@ -353,12 +353,12 @@ def test_a_record_of_undecided_debates_replays_as_undecided(tmp_path, capsys, pr
     forfeit); replay reproduces each as undecided (exit 0). The same debate's record relabelled
     undecided where it was decided does not reproduce."""
     from debatekit.analysis.montecarlo import make_instance, run
-    from debatekit.catalog import PROTOCOLS
     from debatekit.engine.record import read_records
     from debatekit.engine.record import replay as replayed
     from debatekit.ledger import Role
     from debatekit.players.base import Strategy
     from debatekit.problems import PROBLEMS
+    from debatekit.protocols.registry import PROTOCOLS
 
     spec, record = PROTOCOLS[protocol], tmp_path / "r.jsonl"
     instance = make_instance(PROBLEMS[problem], size, True, 0)
@@ -382,13 +382,13 @@ def test_a_record_does_not_replay_where_the_oracle_table_or_the_machine_differs(
     from dataclasses import replace
 
     from debatekit.analysis.montecarlo import make_instance, run
-    from debatekit.catalog import PROTOCOLS
     from debatekit.engine.record import read_records
     from debatekit.engine.record import replay as replayed
     from debatekit.ledger import Role
     from debatekit.oracle import SampleOnly, TableOracle
     from debatekit.problems import PROBLEMS
     from debatekit.problems.stochastic import SUPPORTED
+    from debatekit.protocols.registry import PROTOCOLS
 
     spec, record = PROTOCOLS["stochastic"], tmp_path / "r.jsonl"
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)

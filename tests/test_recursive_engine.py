@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import ReplayError, fingerprint
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import prover_estimator as pe
+from debatekit.protocols.registry import PROTOCOLS
 
 PE, NAIVE = PROTOCOLS["prover-estimator"], PROTOCOLS["naive-recursive"]
 SEED = 11

@@ -10,13 +10,13 @@ from dataclasses import replace
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, ResumeError, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.record import journal_path, read_records, replay
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly, SampleOracle
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 CASES = [
     ("cross-exam", "approval-majority", 8, "honest", "point-random"),

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 
 
@@ -25,7 +26,7 @@ def test_stochastic_debate_with_a_sample_only_oracle_plays_the_same_honest_debat
     """Honest parties only ever count answers, so hiding p changes none of their debates: the
     counts come one per question from the oracle instead of one vectorised binomial draw, from the
     same generators in the same order."""
-    spec = PROTOCOLS["stochastic"].variant(Constants.lean)
+    spec = PROTOCOLS["stochastic"].with_params(StochasticParams(Constants.lean))
     instance = make_instance(PROBLEMS["noisy-majority"], 10, truth, 0)
     honest = spec.strategies[Role.ALICE]["honest"], spec.strategies[Role.BOB]["honest"]
     known = run(spec, instance, *honest, trials=60, seed=3)
@@ -35,7 +36,7 @@ def test_stochastic_debate_with_a_sample_only_oracle_plays_the_same_honest_debat
 
 
 def test_an_adversary_that_needs_probabilities_forfeits_with_a_sample_only_oracle() -> None:
-    spec = PROTOCOLS["stochastic"].variant(Constants.lean)
+    spec = PROTOCOLS["stochastic"].with_params(StochasticParams(Constants.lean))
     instance = make_instance(PROBLEMS["noisy-majority"], 10, False, 0)
     result = run(
         spec,

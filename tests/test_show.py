@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 BOXES = str.maketrans(dict.fromkeys("│┃┏┓┗┛━─┡┩╇┬┴┼┌┐└┘├┤╋┳┻", " "))
 """Rich's table borders, dropped from what is compared."""

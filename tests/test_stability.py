@@ -412,7 +412,7 @@ def test_a_sampled_survey_states_only_what_the_sample_shows() -> None:
 
 def register(monkeypatch: pytest.MonkeyPatch, name: str, make: Callable[[int], Instance]) -> None:
     """A throwaway problem in the registry, for this test only."""
-    problem = Problem(name, "test only", (), 8, 1, 64, lambda n, truth, rng: make(n))
+    problem = Problem(name, "test only", frozenset(), 8, 1, 64, lambda n, truth, rng: make(n))
     monkeypatch.setitem(PROBLEMS, name, problem)
 
 

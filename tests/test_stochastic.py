@@ -13,12 +13,13 @@ from scipy.stats import binomtest
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import exact as stochastic_exact
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.exact import Play
@@ -29,7 +30,7 @@ TRIALS = 500
 
 
 def spec(constants: Constants):
-    return PROTOCOLS["stochastic"].variant(constants)
+    return PROTOCOLS["stochastic"].with_params(StochasticParams(constants))
 
 
 def ci(successes: int, trials: int, level: float) -> tuple[float, float]:

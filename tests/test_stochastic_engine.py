@@ -13,13 +13,14 @@ import pytest
 from scipy.stats import binom, chisquare
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.engine.record import read_records
 from debatekit.engine.streams import Streams
 from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob
 
@@ -27,7 +28,7 @@ SEED = 7
 
 
 def spec(constants: Constants):
-    return PROTOCOLS["stochastic"].variant(constants)
+    return PROTOCOLS["stochastic"].with_params(StochasticParams(constants))
 
 
 def players(s, alice: str, bob: str) -> tuple[Strategy, Strategy]:

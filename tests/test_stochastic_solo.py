@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import journal_path, read_records, replay
 from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.oracle import Oracle
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob
 
 SEED = 5

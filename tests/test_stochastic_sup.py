@@ -14,11 +14,12 @@ from scipy.stats import binom
 
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import PROTOCOLS
+from debatekit.catalog import StochasticParams
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
 from debatekit.problems import PROBLEMS, Instance
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import exact as stochastic_exact
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.exact import Play
@@ -180,7 +181,7 @@ def test_no_instance_value_matches_a_scan_of_every_jump_point() -> None:
     (it printed 0.9341664 for honest Bob, 5.5e-3 too high); the exact solver agrees with a scan
     of every jump point to 1e-10."""
     rules, instance = xor_rules_and_instance()
-    solved = PROTOCOLS["stochastic"].variant(Constants.lean).solver(instance).value
+    solved = PROTOCOLS["stochastic"].with_params(StochasticParams(Constants.lean)).solver(instance).value
     assert solved == pytest.approx(1 - scanned_best_alice(instance, rules), abs=1e-10)
     assert solved < 0.9287
 
@@ -189,6 +190,6 @@ def test_best_alice_against_a_given_bob_is_refused() -> None:
     """A given Bob's decisions need not change only at the tests' jump points, so no finite set
     of claims is known to reach the supremum."""
     rules, instance = xor_rules_and_instance()
-    never = PROTOCOLS["stochastic"].variant(Constants.lean).strategies[Role.BOB]["never-abort"]
+    never = PROTOCOLS["stochastic"].with_params(StochasticParams(Constants.lean)).strategies[Role.BOB]["never-abort"]
     with pytest.raises(ExactError, match="best Alice"):
         stochastic_exact.accept_probability(instance, rules, Play.BEST, never)

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
 from debatekit.engine.record import read_records
 from debatekit.engine.trust import InternalError
@@ -21,6 +20,7 @@ from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam, prover_estimator
 from debatekit.protocols.recursive_engine import Sampled
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.reader import Reader
 from test_contract import CONTRACT_INSTANCES

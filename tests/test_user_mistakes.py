@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
-from debatekit.engine.isolation import isolates
 from debatekit.engine.play import debug_players
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 
 HERE = Path(__file__).parent
@@ -57,7 +56,7 @@ def test_a_strategy_that_ends_the_process_while_sitting_down_loses_in_its_worker
     capsys: pytest.CaptureFixture[str], protocol: str, problem: str, size: str, bob: str
 ) -> None:
     argv = ("run", protocol, "--problem", problem, "--size", size, "--bob", bob, "--trials", "2")
-    if isolates(PROTOCOLS[protocol]):  # in its worker (issue 20): its process ends, not the run
+    if PROTOCOLS[protocol].isolated:  # in its worker (issue 20): its process ends, not the run
         code, out, err = cli(capsys, *argv, "--json")
         assert code == 0, err
         assert json.loads(out)["forfeits"] == {"alice": 0, "bob": 2}
@@ -321,10 +320,11 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
     """The batch interpreter (stochastic/batch) reads a message for many debates at once; one
     unreadable entry made every debate of the batch unreadable (all four forfeited)."""
     from debatekit.analysis.montecarlo import make_instance
-    from debatekit.catalog import PROTOCOLS
+    from debatekit.catalog import StochasticParams
     from debatekit.ledger import Role
     from debatekit.players.base import Strategy
     from debatekit.problems import PROBLEMS
+    from debatekit.protocols.registry import PROTOCOLS
 
     class Sender:  # the truth, except debate 0's first claim or share
         def __init__(self, seat: object):
@@ -343,7 +343,7 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
             return sent
 
     spec = PROTOCOLS["stochastic"]
-    spec = spec.variant(Constants.paper) if what == "share" else spec
+    spec = spec.with_params(StochasticParams(Constants.paper)) if what == "share" else spec
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
     tally = spec.simulate(instance, Strategy("sender", Role.ALICE, "", Sender), spec.honest(Role.BOB), 0, range(4),
                           None, True)  # fmt: skip

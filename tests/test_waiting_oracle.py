@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.record import journal_path, read_records, replay
 from debatekit.ledger import Role
 from debatekit.oracle import Asking, Oracle, Query, asking
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.registry import PROTOCOLS
 
 CASES = [  # protocol, problem, size, Alice, Bob: one of each interpreter's protocols
     ("cross-exam", "approval-majority", 6, "honest", "point-random"),

@@ -27,7 +27,6 @@ from tests import worker_strategies
 
 import debatekit
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine import wire
 from debatekit.engine.boundary import Invalid
 from debatekit.engine.isolation import Limits, Pool, Seating, spec_of
@@ -41,6 +40,7 @@ from debatekit.players.base import Seat, StrategyError, resolve
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.runs.prepare import Isolated, prepare
 from debatekit.runs.spec import RunSpec
 
@@ -320,7 +320,8 @@ def test_a_run_seats_a_users_strategy_in_workers_unless_trusted() -> None:
     assert by_object.bob == Isolated(name, name)
     trusted = prepare(RunSpec("cross-exam", "parity", size=8, bob=name, trust_players=True))
     assert trusted.seating[Role.BOB] is Seating.TRUSTED and trusted.bob.factory is worker_strategies.CountingBob
-    not_yet = prepare(RunSpec("stochastic", "noisy-majority", bob=name))
+    assert prepare(RunSpec("stochastic", "noisy-majority", bob=name)).seating[Role.BOB] is Seating.WORKER
+    not_yet = prepare(RunSpec("naive-recursive", "obfuscated-primality", bob=name))
     assert not_yet.seating[Role.BOB] is Seating.NOT_YET and Seating.NOT_YET.off and not Seating.WORKER.off
     with pytest.raises(UserError, match=r"cannot be imported by name in a worker.*trust=True"):
         prepare(RunSpec("cross-exam", "parity", size=8, bob=lambda seat: None))

@@ -37,7 +37,7 @@ _HOME = {
     "PROBLEMS": "debatekit.problems",
     "Instance": "debatekit.problems",
     "problem": "debatekit.problems",
-    "PROTOCOLS": "debatekit.catalog",
+    "PROTOCOLS": "debatekit.protocols.registry",
     # protocol metadata and the engine
     "ProtocolSpec": "debatekit.protocols.spec",
     "Guarantee": "debatekit.protocols.spec",

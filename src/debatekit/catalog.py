@@ -1,4 +1,6 @@
-"""The protocols debatekit runs, by name (a plain dict, as the problems are)."""
+"""The specs of stochastic debate and of the recursive protocols (prover-estimator, naive
+recursion), registered by :mod:`debatekit.protocols.registry` as ``debatekit.catalog:NAME``; the
+node protocols' specs are in their own modules. Each moves beside its rules as those are rewritten."""
 
 from __future__ import annotations
 
@@ -7,84 +9,17 @@ from dataclasses import dataclass
 
 from debatekit.analysis import recursive, recursive_replay
 from debatekit.params import param
-from debatekit.players import bisection as bisection_players
-from debatekit.players import circuit_cross_exam as circuit_cross_exam_players
-from debatekit.players import cross_exam as cross_exam_players
-from debatekit.players import kw as kw_players
 from debatekit.players import naive_recursive as naive_recursive_players
 from debatekit.players import prover_estimator as prover_estimator_players
 from debatekit.players import stochastic as stochastic_players
-from debatekit.problems.registry import Instance
-from debatekit.protocols import (
-    bisection,
-    circuit_cross_exam,
-    cross_exam,
-    kw,
-    prover_estimator,
-)
+from debatekit.problems.registry import Feature, Instance
+from debatekit.protocols import prover_estimator
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.protocols.stochastic import batch as stochastic_batch
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic import solo as stochastic_solo
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.reader import word_width
-
-
-def _cross_exam_guarantee(instance: Instance) -> Guarantee:
-    machine = cross_exam.machine_of(instance)
-    return Guarantee(
-        1.0,
-        0.0,
-        1,
-        cross_exam.bits_bound(machine),
-        "Thm 5.3/7.1: c=1, s=0, <=1 oracle query, (l+1)*ceil(log2(T+1))+2 bits",
-    )
-
-
-def _bisection_guarantee(instance: Instance) -> Guarantee:
-    tm = bisection.machine_of(instance)
-    return Guarantee(
-        1.0,
-        0.0,
-        1,
-        bisection.bits_bound(tm),
-        "Thm 5.1: c=1, s=0, <=1 oracle query, ceil(log2 T)*(config+1)+config bits",
-    )
-
-
-def _circuit_cross_exam_guarantee(instance: Instance) -> Guarantee:
-    """Theorem 6 / Lemma 8: completeness 1, soundness 0, no oracle, ceil(log2(m+1)) + 3 bits read
-    (the +1 is Bob's ACCEPT word; it adds a bit to the paper's ceil(log2 m) + 3 only when the
-    circuit's size m is a power of two)."""
-    circuit = circuit_cross_exam.circuit_of(instance)
-    return Guarantee(
-        1.0,
-        0.0,
-        0,
-        circuit_cross_exam.bits_bound(circuit),
-        "Thm 6 / Lemma 8 (query complexity): c=1, s=0, ceil(log2(size+1))+3 bits of x, alpha, beta read",
-    )
-
-
-def _circuit_description(instance: Instance) -> dict:
-    circuit = circuit_cross_exam.circuit_of(instance)
-    return {"circuit_size": circuit.length, "circuit_depth": circuit.depth}
-
-
-def _kw_guarantee(instance: Instance) -> Guarantee:
-    return Guarantee(
-        1.0,
-        0.0,
-        0,
-        kw.bits_bound(kw.levelled_of(instance)),
-        "Thm 5 (Karchmer-Wigderson walk, after any rounds): c=1, s=0, depth+1 bits of x, alpha, beta read",
-    )
-
-
-def _kw_description(instance: Instance) -> dict:
-    """The levelled circuit walked, and the rounds played before the walk (0 without them)."""
-    circuit = kw.levelled_of(instance)
-    return {"circuit_size": circuit.size, "circuit_depth": circuit.depth, "rounds": kw.rounds_of(instance)}
 
 
 def _stochastic_rules(constants: Constants, instance: Instance) -> stochastic.Rules:
@@ -105,8 +40,19 @@ def _stochastic_solve(constants: Constants, instance: Instance):
     return exact.solve(instance, _stochastic_rules(constants, instance))
 
 
-def _stochastic_spec(constants: Constants) -> ProtocolSpec:
+@dataclass(frozen=True)
+class StochasticParams:
+    """Stochastic debate's parameters: the constant choice (Figure 2's sample counts and
+    thresholds; ``--constants`` sets it too)."""
+
+    constants: Constants = param(  # noqa: RUF009 (a field, as every param; ruff knows no enum is immutable)
+        Constants.planned, "the constants: planned (certified plan), lean (Lean's defaults) or paper (Theorem 6.2's)"
+    )
+
+
+def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
     """Stochastic-oracle debate with the given constants."""
+    constants = params.constants
 
     def guarantee(instance: Instance) -> Guarantee:
         rules = _stochastic_rules(constants, instance)
@@ -149,9 +95,11 @@ def _stochastic_spec(constants: Constants) -> ProtocolSpec:
         "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
-        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, constants=constants,
-        variant=_stochastic_spec, describe=describe,
+        frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
+        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, params=params, configure=_stochastic_spec,
+        describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
+        isolated=True,
     )  # fmt: skip
 
 
@@ -225,6 +173,7 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         _prover_estimator_guarantee,
         _leaves,
         prover_estimator_players.STRATEGIES,
+        frozenset({Feature.DECOMPOSITION}),
         simulate=functools.partial(recursive.simulate, recursive.PROVER_ESTIMATOR, rules=rules),
         conclude=functools.partial(recursive.conclusions, recursive.PROVER_ESTIMATOR, rules=rules),
         batch=recursive.BATCH,
@@ -235,68 +184,20 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
     )
 
 
-PROTOCOLS: dict[str, ProtocolSpec] = {
-    "cross-exam": ProtocolSpec(
-        "cross-exam",
-        "Theorem 5.3 (Figure 1); with a witness Theorem 7.1 (Figure 3)",
-        "Alice writes the transcript, Bob names one step, V checks it",
-        cross_exam.debate,
-        _cross_exam_guarantee,
-        lambda instance: cross_exam.machine_of(instance).length,
-        cross_exam_players.STRATEGIES,
-        players=cross_exam.PLAYERS,
-        deterministic_oracle=True,
-    ),
-    "bisection": ProtocolSpec(
-        "bisection",
-        "Theorem 5.1 (Figure 4)",
-        "Alice bisects the run of a Turing machine, Bob picks the false half, V checks one step",
-        bisection.debate,
-        _bisection_guarantee,
-        lambda instance: bisection.machine_of(instance).time,
-        bisection_players.STRATEGIES,
-        players=bisection.PLAYERS,
-        deterministic_oracle=True,
-    ),
-    "stochastic": _stochastic_spec(Constants.planned),
-    "circuit-cross-exam": ProtocolSpec(
-        "circuit-cross-exam",
-        "Theorem 6 and Lemma 8 of the debate query complexity paper",
-        "Prover 0 writes every gate value, Prover 1 names a wrong gate or the output, V checks one gate",
-        circuit_cross_exam.debate,
-        _circuit_cross_exam_guarantee,
-        lambda instance: circuit_cross_exam.circuit_of(instance).length,
-        circuit_cross_exam_players.STRATEGIES,
-        players=circuit_cross_exam.PLAYERS,
-        describe=_circuit_description,
-        alice_argues=0,
-    ),
-    "kw": ProtocolSpec(
-        "kw",
-        "Theorem 5 of the debate query complexity paper (Karchmer-Wigderson)",
-        "the provers play any rounds, then walk a levelled AND/OR circuit down to one input or transcript bit, "
-        "one bit per gate; V reads the path",
-        kw.debate,
-        _kw_guarantee,
-        lambda instance: kw.levelled_of(instance).size,
-        kw_players.STRATEGIES,
-        players=kw.PLAYERS,
-        describe=_kw_description,
-        alice_argues=0,
-    ),
-    "prover-estimator": _prover_estimator_spec(ProverEstimatorParams()),
-    "naive-recursive": ProtocolSpec(
-        "naive-recursive",
-        "Section 7 of the prover-estimator debate paper (the baseline obfuscation breaks)",
-        "A decomposes and answers every subclaim, B picks one to recurse on, V checks the leaf",
-        None,
-        _naive_recursive_guarantee,
-        _leaves,
-        naive_recursive_players.STRATEGIES,
-        simulate=functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
-        conclude=functools.partial(recursive.conclusions, recursive.NAIVE_RECURSIVE),
-        batch=recursive.BATCH,
-        replay=functools.partial(recursive_replay.replay, recursive.NAIVE_RECURSIVE),
-        describe=_recursive_description,
-    ),
-}
+STOCHASTIC = _stochastic_spec(StochasticParams())
+PROVER_ESTIMATOR = _prover_estimator_spec(ProverEstimatorParams())
+NAIVE_RECURSIVE = ProtocolSpec(
+    "naive-recursive",
+    "Section 7 of the prover-estimator debate paper (the baseline obfuscation breaks)",
+    "A decomposes and answers every subclaim, B picks one to recurse on, V checks the leaf",
+    None,
+    _naive_recursive_guarantee,
+    _leaves,
+    naive_recursive_players.STRATEGIES,
+    frozenset({Feature.DECOMPOSITION, Feature.DETERMINISTIC}),
+    simulate=functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
+    conclude=functools.partial(recursive.conclusions, recursive.NAIVE_RECURSIVE),
+    batch=recursive.BATCH,
+    replay=functools.partial(recursive_replay.replay, recursive.NAIVE_RECURSIVE),
+    describe=_recursive_description,
+)

@@ -1,8 +1,9 @@
 """Declared parameters of problems and protocols, set on the command line as ``-P NAME=VALUE``.
 
 A parameter set is a frozen dataclass whose fields are the parameters, each declared with
-:func:`param` (its type is the field's annotation, ``int`` or ``float``; the declaration gives
-the default, a one-line description and the admissible range). A problem or protocol with no
+:func:`param` (its type is the field's annotation: ``int``, ``float``, or a ``StrEnum`` of named
+choices such as stochastic debate's constants; the declaration gives the default, a one-line
+description and, for numbers, the admissible range). A problem or protocol with no
 parameters declares :class:`NoParams`. :func:`bind` parses ``NAME=VALUE`` texts against one or
 more such declarations, checks each value's type and range, and returns one instance of each,
 the defaults filled in; any mistake is a :class:`ParamError` with a one-line message.
@@ -15,9 +16,10 @@ import math
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, Self, TypeVar
 
-Value = int | float
+Value = int | float | StrEnum
 
 
 class ParamError(ValueError):
@@ -67,13 +69,23 @@ class Param:
     """One declared parameter, as read from its dataclass field."""
 
     name: str
-    kind: type[int] | type[float]
+    kind: type[int] | type[float] | type[StrEnum]
     default: Value
     description: str
     bounds: Bounds
 
+    @property
+    def admitted(self) -> str:
+        """What it admits, in words: its choices, or its range."""
+        return "|".join(self.kind) if issubclass(self.kind, StrEnum) else str(self.bounds)
+
     def parse(self, text: str) -> Value:
         """The value ``text`` names, checked against the type and range (ParamError otherwise)."""
+        if issubclass(self.kind, StrEnum):
+            try:
+                return self.kind(text.strip())
+            except ValueError:
+                raise ParamError(f"parameter {self.name} is one of {', '.join(self.kind)}, got {text!r}") from None
         try:
             value = self.kind(text.strip())
         except ValueError:
@@ -95,8 +107,8 @@ def declared(params: type) -> tuple[Param, ...]:
     for f in dataclasses.fields(params):
         description, bounds = f.metadata["param"]
         kind = hints[f.name]
-        if kind not in (int, float):
-            raise TypeError(f"parameter {params.__name__}.{f.name} must be int or float, not {kind}")
+        if kind not in (int, float) and not (isinstance(kind, type) and issubclass(kind, StrEnum)):
+            raise TypeError(f"parameter {params.__name__}.{f.name} must be int, float or a StrEnum, not {kind}")
         found.append(Param(f.name, kind, f.default, description, bounds))
     return tuple(found)
 

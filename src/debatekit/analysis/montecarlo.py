@@ -212,9 +212,11 @@ def record_header(
     spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict, index: int
 ) -> dict[str, Any]:
     """What identifies debate ``index`` of a run, for its record: the run as played, in its one
-    JSON form (:meth:`RunSpec.identity`), with the instance's fingerprint; enough for replay to rebuild it."""
+    JSON form (:meth:`RunSpec.identity`), with the instance's fingerprint; enough for replay to rebuild it.
+    A protocol declaring constants (stochastic debate's parameter) names them in the header's own field."""
+    constants = getattr(spec.params, "constants", None)
     played = RunSpec(spec.name, instance.problem, instance.size, Truth.yes if instance.truth else Truth.no,
-                     alice.name, bob.name, spec.constants, tuple(params.items()), seed)  # fmt: skip
+                     alice.name, bob.name, constants, tuple(params.items()), seed)  # fmt: skip
     return played.identity() | {"instance": fingerprint(instance), "debate": index}
 
 

@@ -28,7 +28,6 @@ import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.analysis.stats import wilson, z_value
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.params import DEFAULTS, Settings
 from debatekit.players.base import Seat
@@ -38,6 +37,7 @@ from debatekit.problems import PROBLEMS
 from debatekit.problems.obfuscated_primality import LEAF, FactorIntervals, random_prime
 from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import Rules, decomposition_of
+from debatekit.protocols.registry import PROTOCOLS
 
 
 @dataclass(frozen=True)

@@ -74,10 +74,10 @@ def players(
 def list_params(json_out: bool) -> None:
     """``problems --params``: each problem's and protocol's parameters (name, type, default, range,
     description); a run takes those of its problem and its protocol."""
-    from debatekit.catalog import PROTOCOLS
     from debatekit.cli.common import emit_json
     from debatekit.params import declared
     from debatekit.problems import PROBLEMS
+    from debatekit.protocols.registry import PROTOCOLS
 
     owners = [("problem", p.name, declared(p.params)) for p in PROBLEMS.values()]
     owners += [("protocol", s.name, declared(type(s.params))) for s in PROTOCOLS.values()]
@@ -86,7 +86,7 @@ def list_params(json_out: bool) -> None:
         emit_json({"params": [{"kind": k, "name": n, "params": [_param_json(q) for q in ps]} for k, n, ps in owners]})
         return
     listed = [
-        (f"{kind} {name}:", [((q.name, q.kind.__name__, str(q.default), str(q.bounds)), q.description) for q in ps])
+        (f"{kind} {name}:", [((q.name, q.kind.__name__, str(q.default), q.admitted), q.description) for q in ps])
         for kind, name, ps in owners
     ]
     widths = [max(len(cells[i]) for _, rows in listed for cells, _ in rows) for i in range(4)]

@@ -109,9 +109,9 @@ def fresh(out: Path) -> None:
 
 def settings(assignments: list[str] | None) -> Settings:
     """The ``-P`` values for every built-in problem and protocol."""
-    from debatekit.catalog import PROTOCOLS
     from debatekit.params import ParamError, bind_everywhere
     from debatekit.problems import PROBLEMS
+    from debatekit.protocols.registry import PROTOCOLS
 
     try:
         return bind_everywhere(

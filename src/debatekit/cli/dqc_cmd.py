@@ -58,8 +58,8 @@ def dqc(
 
 def _one(analysis: Any, name: str, n: int, budget: int, explore: bool, explore_budget: int) -> dict:
     from debatekit.analysis.montecarlo import make_instance
-    from debatekit.catalog import PROTOCOLS
     from debatekit.problems import PROBLEMS, InstanceError
+    from debatekit.protocols.registry import PROTOCOLS
 
     try:
         result = analysis.exact_dqc(name, n, budget)

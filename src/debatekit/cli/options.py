@@ -1,6 +1,7 @@
 """What the command signatures share: choices and options. Building the app imports this and the
 command modules only, so it imports nothing beyond Typer (no numpy, no rich), stochastic debate's
-light parameter module (its :class:`Constants`) and the run description's :class:`Truth`."""
+light parameter module (its :class:`Constants`), the run description's :class:`Truth` and the
+protocols' names (:func:`debatekit.protocols.registry.names`, which imports no protocol)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,22 @@ from typing import Annotated
 
 import typer
 
+from debatekit.protocols import registry
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import Truth
 
-PROTOCOL_NAMES = ("cross-exam", "bisection", "stochastic", "circuit-cross-exam", "kw", "prover-estimator",
-                  "naive-recursive")  # fmt: skip
 PROBLEM_NAMES = ("parity", "majority", "palindrome", "sat-witness", "approval-majority", "equality",
                  "addition-overflow", "tqbf", "bike-lanes", "caffeine", "code-review", "obfuscated-primality",
                  "evidence-majority", "noisy-majority", "xor-of-judgements", "meta-analysis", "ma-witness")  # fmt: skip
-"""The registries' names, for ``--help`` without importing them (a test holds them equal)."""
+"""The problems' names, for ``--help`` without importing them (a test holds them equal)."""
 
 ProtocolArgument = Annotated[
     str,
     typer.Argument(
         metavar="PROTOCOL",
-        help=f"The protocol: {', '.join(PROTOCOL_NAMES)}.",
+        help=f"The protocol: {', '.join(registry.names())}.",
         show_default=False,
-        autocompletion=lambda: PROTOCOL_NAMES,
+        autocompletion=registry.names,
     ),
 ]
 ProblemOption = Annotated[

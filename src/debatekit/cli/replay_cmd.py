@@ -86,13 +86,11 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
     instance's (a person, a model) has its answers bounded only, through the oracle's sample-only view."""
     from debatekit.oracle import SampleOnly
     from debatekit.problems.registry import PROBLEMS
-    from debatekit.protocols.stochastic.params import Constants
-    from debatekit.runs.names import configure, instance, problem_for, protocol
+    from debatekit.runs.names import configure, instance, problem_for, protocol, with_constants
+    from debatekit.runs.spec import constants_named
 
     try:
         played = protocol(header["protocol"])
-        if header.get("constants") and played.variant is not None:
-            played = played.variant(Constants(header["constants"]))
         name, file = header["problem"], header.get("file")
         if problem is not None:
             name = str(problem)
@@ -102,7 +100,8 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
             raise UserError(f"{path}:1: the plan file {file!r} the run read is not there; give --problem FILE")
         found = problem_for(name, played)
         assignments = [f"{key}={value}" for key, value in header["params"].items()]
-        spec, values = configure(played, found, assignments)
+        constants = constants_named(header.get("constants"))
+        spec, values = configure(played, found, with_constants(played, assignments, constants))
         case = instance(found, header["size"], Truth(header["truth"]), header["seed"], values)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise UserError(f"{path}:1: not a record's header ({type(err).__name__}: {err})") from None

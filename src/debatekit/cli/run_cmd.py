@@ -206,7 +206,9 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
             promised = f"none ({promised} not promised)"
         out.add_row("A's payoff (mean, 95% CI)", f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]", promised)
     used = {"delta": result.extra["delta"]} if "delta" in params and "delta" in result.extra else {}  # by depth
-    settings = ", ".join(f"{name}={value:g}" for name, value in (params | used).items())
+    settings = ", ".join(
+        f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}" for name, value in (params | used).items()
+    )
     note = result.extra.get("payoff_bound_uncovered") or result.extra.get("payoff_bound_note")
     boundary = result.extra.get("boundary", {})
     inline = [f"{role}: {where}" for role, where in boundary.items() if Seating(where).off]

@@ -53,7 +53,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.play import Described
@@ -62,9 +62,6 @@ from debatekit.engine.wire import HEADER, Handle, WireError, decode, dumps, enco
 from debatekit.ledger import Role
 from debatekit.oracle import Unanswered
 from debatekit.players.base import Seat, Strategy, StrategyError
-
-if TYPE_CHECKING:
-    from debatekit.protocols.spec import ProtocolSpec
 
 GIB = 1 << 30
 RETIRED, ENDED = "retired", "the run ended"
@@ -449,18 +446,12 @@ class Seating(StrEnum):
     """A user's strategy inline on the user's word (``--trust-players``, ``trust=True``), to debug it."""
     NOT_YET = "inline: this protocol's players are not isolated yet, boundary off"
     """A user's strategy inline because its protocol's players are not yet played through a worker
-    (stochastic debate's batched players, the recursive protocols)."""
+    (it does not declare ``ProtocolSpec.isolated``: the recursive protocols)."""
 
     @property
     def off(self) -> bool:
         """Whether a user's code runs in the engine's process."""
         return self in (Seating.TRUSTED, Seating.NOT_YET)
-
-
-def isolates(spec: ProtocolSpec) -> bool:
-    """Whether ``spec``'s players can move in workers: the protocols whose debates are
-    :mod:`~debatekit.engine.nodes` the engine plays one at a time, each move a method call."""
-    return spec.debate is not None and spec.simulate is None
 
 
 def _handle(arg: Any, views: list, worker: Worker) -> Any:

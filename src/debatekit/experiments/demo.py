@@ -11,13 +11,13 @@ from debatekit.analysis import obfuscation
 from debatekit.analysis.exact import Solution, solve
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.analysis.obfuscation import ChallengerRate, GapPoint, PayoffRow
-from debatekit.catalog import PROTOCOLS
 from debatekit.engine.interrupts import Interrupted
 from debatekit.ledger import Role
 from debatekit.params import DEFAULTS, Settings
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.problems.stochastic import JUDGE_YES
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import ProtocolSpec, honest_role
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import rules_for
@@ -188,8 +188,8 @@ def _play(result: DemoResult, quick: bool, tick: Callable[[int], None], settings
 
     for (name, problem, constants), sizes in CASES.items():
         spec, size = PROTOCOLS[name], sizes[0 if quick else 1]
-        if constants is not None and spec.variant is not None:
-            spec = spec.variant(constants)
+        if constants is not None:
+            spec = spec.with_params(replace(spec.params, constants=constants))
         for truth in (True, False):
             case = make_instance(PROBLEMS[problem], size, truth, seed)
             for adversary in spec.strategies[honest_role(spec, truth).opponent].values():

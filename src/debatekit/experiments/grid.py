@@ -192,9 +192,9 @@ def _checked(
             chosen = None if constants is None else Constants(constants)
         except ValueError:
             raise UserError(f"constants: {constants!r} is not one of {', '.join(Constants)}") from None
-        spec = with_constants(protocol_named(protocol), chosen)
+        spec = protocol_named(protocol)
         found = problem_for(problem, spec)
-        spec, _ = configure(spec, found, [f"{name}={value}" for name, value in params])
+        spec, _ = configure(spec, found, with_constants(spec, [f"{name}={value}" for name, value in params], chosen))
         strategy(spec, Role.ALICE, alice)
         strategy(spec, Role.BOB, bob)
     except UserError as err:

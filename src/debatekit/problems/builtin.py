@@ -18,13 +18,13 @@ from debatekit.machine.levelled import levelled, parity_levelled
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.machine.turing import palindrome_machine, parity_machine
 from debatekit.oracle import NO_ORACLE, FunctionOracle
-from debatekit.problems.registry import Instance, InstanceError, problem
+from debatekit.problems.registry import Feature, Instance, InstanceError, problem
 
 
 @problem(
     "parity",
     "XOR of n input bits: a balanced XOR circuit, its levelled form and a scanning Turing machine",
-    ("cross-exam", "bisection", "circuit-cross-exam", "kw", "prover-estimator", "naive-recursive"),
+    frozenset(Feature) - {Feature.LIPSCHITZ},  # every form but K (no judgement: no K to state)
     default_size=64,
 )
 def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
@@ -41,7 +41,7 @@ def parity(n: int, truth: bool, rng: np.random.Generator) -> Instance:
 @problem(
     "majority",
     "1 iff more than half of n bits are 1: an adder-tree counting circuit and its levelled form",
-    ("cross-exam", "circuit-cross-exam", "kw", "prover-estimator", "naive-recursive"),
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC, Feature.CIRCUIT, Feature.LEVELLED, Feature.DECOMPOSITION}),
     default_size=1024,
     max_size=2**20,
 )
@@ -70,7 +70,7 @@ def _near_threshold(n: int, truth: bool, rng: np.random.Generator) -> int:
 @problem(
     "palindrome",
     "is the input a palindrome: the textbook Turing machine, T ~ n^2/2",
-    ("bisection",),
+    frozenset({Feature.TURING, Feature.DETERMINISTIC}),
     default_size=32,
     max_size=2048,
 )
@@ -111,7 +111,7 @@ def cnf_circuit(clauses: list[tuple[int, ...]], n_vars: int) -> Circuit:
     "sat-witness",
     "3-CNF satisfiability with the assignment as witness (Theorem 7.1): planted "
     "solution for yes, planted unsatisfiable core for no",
-    ("cross-exam",),
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC}),
     default_size=20,
     min_size=3,
     max_size=2**16,
@@ -169,7 +169,7 @@ _GATE_FUNCTIONS = {Gate.AND: operator.and_, Gate.OR: operator.or_, Gate.XOR: ope
 @problem(
     "approval-majority",
     "do most of n items pass a human judgement: n deterministic oracle queries, then a majority circuit",
-    ("cross-exam", "prover-estimator", "naive-recursive"),
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC, Feature.DECOMPOSITION}),
     default_size=64,
     max_size=2**14,
 )

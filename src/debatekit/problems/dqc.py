@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from debatekit.machine.levelled import equality_circuit, halves, levelled, overflow_circuit
-from debatekit.problems.registry import Instance, problem
+from debatekit.problems.registry import Feature, Instance, problem
 
 
 @problem(
     "equality",
     "1 iff a == b for a = x[:n/2], b = x[n/2:] (little-endian; for odd n a has the extra top bit): "
     "XNOR per pair and an AND tree",
-    ("kw", "cross-exam", "circuit-cross-exam"),
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC, Feature.CIRCUIT, Feature.LEVELLED}),
     default_size=64,
     min_size=2,
     max_size=2**20,
@@ -35,7 +35,7 @@ def equality(n: int, truth: bool, rng: np.random.Generator) -> Instance:
     "addition-overflow",
     "the carry out of a + b, a = x[:n/2], b = x[n/2:] little-endian (for odd n a has the extra top bit): "
     "a carry-lookahead tree",
-    ("kw", "cross-exam", "circuit-cross-exam"),
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC, Feature.CIRCUIT, Feature.LEVELLED}),
     default_size=64,
     min_size=2,
     max_size=2**20,

@@ -26,7 +26,7 @@ import numpy as np
 
 from debatekit.machine.circuit import Circuit, CircuitBuilder, Gate
 from debatekit.machine.levelled import levelled
-from debatekit.problems.registry import Instance, InstanceError, problem
+from debatekit.problems.registry import Feature, Instance, InstanceError, problem
 from debatekit.protocols.circuit_cross_exam import MAX_EXHAUSTIVE_ROUNDS, GameValue
 
 CLAUSES_PER_VARIABLE = 0.85
@@ -69,7 +69,7 @@ def quantified_value(circuit: Circuit, x: np.ndarray) -> int:
 @problem(
     "tqbf",
     "∀v1 ∃v2 ∀v3 … of a random 3-CNF whose literal signs are x (PSPACE-complete; Theorem 9 via Lemma 8)",
-    ("circuit-cross-exam", "kw"),
+    frozenset({Feature.DETERMINISTIC, Feature.CIRCUIT, Feature.LEVELLED}),
     default_size=8,
     min_size=2,
     max_size=MAX_EXHAUSTIVE_ROUNDS,

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from debatekit.machine.decomposition import Automaton, CountStatistic, Decomposition, LeafOracle, Query, exact_split
-from debatekit.problems.registry import Instance, problem
+from debatekit.problems.registry import Feature, Instance, problem
 
 EPSILON = 0.1
 """The ε the decomposition is (ε, 1/2)-stable for (Theorem 8.3)."""
@@ -184,7 +184,7 @@ class EvidenceMajority(Decomposition):
     f"alternating AND/OR tree (fan-in {FAN_IN}, depth d = size, top AND) over 2^d human judgements, "
     f"each backed by {KAPPA}^d pieces of noisy evidence; Appendix C's majority circuit C' as an "
     f"(ε = {EPSILON}, 1/2)-stable decomposition of width {FAN_IN * KAPPA}",
-    ("prover-estimator", "naive-recursive"),
+    frozenset({Feature.DECOMPOSITION, Feature.DETERMINISTIC}),
     default_size=2,
     min_size=1,
     max_size=3,

@@ -46,7 +46,7 @@ import numpy as np
 
 from debatekit.machine.decomposition import Automaton, Decomposition, LeafOracle, Query, exact_split
 from debatekit.params import param
-from debatekit.problems.registry import Instance, problem
+from debatekit.problems.registry import Feature, Instance, problem
 
 WIDTH = 4
 """q of :class:`FactorIntervals`: each interval claim splits into 4 consecutive intervals."""
@@ -365,7 +365,7 @@ class PrimalityParams:
     "is N (2b bits, most significant first) prime? Decomposed as 'no factor in [2, √N]' over "
     f"q = {WIDTH} intervals per level, {LEAF} candidates per leaf (-P q, leaf): for N = p·p' both debaters can "
     "run Miller-Rabin but neither can find the one wrong interval (size = b)",
-    ("prover-estimator", "naive-recursive"),
+    frozenset({Feature.DECOMPOSITION, Feature.DETERMINISTIC}),
     default_size=24,
     min_size=6,
     max_size=30,

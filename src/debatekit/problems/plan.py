@@ -40,7 +40,7 @@ import numpy as np
 from debatekit.machine.decomposition import Decomposition, Judged, Query, natural
 from debatekit.machine.transcript import MachineBuilder, TableMachine
 from debatekit.oracle import FunctionOracle, Oracle, Question
-from debatekit.problems.registry import Instance
+from debatekit.problems.registry import Feature, Instance
 
 MAX_LIVE = 20
 """The most earlier steps that may stay relevant at once (read by a later step): the exact
@@ -157,15 +157,16 @@ class Plan:
         return b.build()
 
     @property
-    def protocols(self) -> tuple[str, ...]:
-        """The protocols whose assumptions the plan meets (module docstring)."""
+    def features(self) -> frozenset[Feature]:
+        """What its instances carry, so the protocols whose assumptions the plan meets (module
+        docstring): M with K always; certainty when every judgement is; a decomposition when the
+        plan is certain or a claim tree."""
         certain = self.deterministic
         decomposed = certain or ClaimTree.shape(self) is not None
-        return (
-            *(("cross-exam",) if certain else ()),
-            "stochastic",
-            *(("prover-estimator",) if decomposed else ()),
-            *(("naive-recursive",) if certain else ()),
+        return frozenset(
+            {Feature.TRANSCRIPT, Feature.LIPSCHITZ}
+            | ({Feature.DETERMINISTIC} if certain else set())
+            | ({Feature.DECOMPOSITION} if decomposed else set())
         )
 
     def instance(self) -> Instance:

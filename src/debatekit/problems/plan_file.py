@@ -32,7 +32,7 @@ The file (TOML shown; JSON has the same keys)::
 
 Each plan becomes a problem (:func:`register_plan`; the built-in plans, package data under
 ``plans/``, register on import), whose size is T and whose instances are the plan (``truth`` as
-stated) and its variant, on the protocols both meet (:attr:`~debatekit.problems.plan.Plan.protocols`).
+stated) and its variant, with the features both carry (:attr:`~debatekit.problems.plan.Plan.features`).
 
 Every mistake in a file is a :class:`PlanError` naming the file and the step. It is an
 :class:`~debatekit.problems.registry.InstanceError`, which the command line prints as one line
@@ -291,11 +291,11 @@ def _variant(raw: Any, plan: Plan, index: dict[str, int], fail: _Where) -> Plan:
 
 def plan_problem(file: Traversable) -> Problem:
     """The problem of the plan in ``file``: of size T, with the plan and its variant as its
-    instances (whichever truth each states), on the protocols both meet."""
+    instances (whichever truth each states), with the features both carry."""
     plans = {plan.truth: plan for plan in load(file)}
     content = read_bytes(file)  # load read it whole: within the cap
     first = next(iter(plans.values()))
-    protocols = tuple(p for p in first.protocols if all(p in plan.protocols for plan in plans.values()))
+    features = frozenset.intersection(*(plan.features for plan in plans.values()))
     size, judged = len(first.steps), sum(isinstance(s, Ask) for s in first.steps)
 
     def make(size: int, truth: bool, rng: np.random.Generator) -> Instance:
@@ -305,7 +305,7 @@ def plan_problem(file: Traversable) -> Problem:
         return dataclasses.replace(plans[truth].instance(), content=content, file=str(file))
 
     description = f"{first.title} (a plan of {size} steps, {judged} judged: {file.name})"
-    return Problem(first.name, description, protocols, size, size, size, make)
+    return Problem(first.name, description, features, size, size, size, make)
 
 
 def register_plan(file: Traversable) -> Problem:

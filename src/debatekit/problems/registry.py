@@ -14,6 +14,7 @@ import copy
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,27 @@ from debatekit.params import NoParams
 
 _MEMO_LOCK = threading.Lock()
 """Guards the making of an instance's per-key memo locks."""
+
+
+class Feature(Enum):
+    """What a problem's instances carry, which a protocol may need (``ProtocolSpec.needs``): a
+    problem supports every protocol whose needs its features include."""
+
+    TRANSCRIPT = "transcript"
+    """A transcript machine M with M(x) (and a witness, Theorem 7.1) the answer: ``Instance.machine``."""
+    DETERMINISTIC = "deterministic"
+    """Every judgement the verifier could ask is certain (P[yes] in {0, 1}; Theorems 5.1 and 5.3)."""
+    LIPSCHITZ = "lipschitz"
+    """K of Definition 6.1 is known (``Instance.lipschitz``; Theorem 6.2)."""
+    TURING = "turing"
+    """A Turing machine deciding x: ``Instance.turing`` (Theorem 5.1)."""
+    CIRCUIT = "circuit"
+    """An oracle-free circuit over x and the provers' alternating rounds: ``Instance.machine`` is a
+    ``Circuit`` (Lemma 8 of the query-complexity paper)."""
+    LEVELLED = "levelled"
+    """Its levelled AND/OR form: ``Instance.levelled`` (Theorem 5 of the query-complexity paper)."""
+    DECOMPOSITION = "decomposition"
+    """A recursive decomposition M_D: ``Instance.decomposition`` (Definition 5.1)."""
 
 
 class InstanceError(ValueError):
@@ -115,13 +137,21 @@ Maker = Callable[[int, bool, np.random.Generator], Instance]
 class Problem:
     name: str
     description: str
-    protocols: tuple[str, ...]
+    features: frozenset[Feature]
+    """What its instances carry; the protocols it supports follow (:attr:`protocols`)."""
     default_size: int
     min_size: int
     max_size: int
     make: Maker
     params: type = NoParams
     """The declaration of the problem's parameters (:mod:`debatekit.params`)."""
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        """The registered protocols whose needs its features meet, in the registry's order."""
+        from debatekit.protocols.registry import PROTOCOLS
+
+        return tuple(name for name, spec in PROTOCOLS.items() if spec.needs <= self.features)
 
     def instance(self, size: int, truth: bool, rng: np.random.Generator, params: Any = None) -> Instance:
         """An instance of ``size`` with answer ``truth``; ``params`` (an instance of
@@ -142,7 +172,7 @@ PROBLEMS: dict[str, Problem] = {}
 def problem(
     name: str,
     description: str,
-    protocols: tuple[str, ...],
+    features: frozenset[Feature],
     default_size: int,
     min_size: int = 1,
     max_size: int = 2**22,
@@ -153,7 +183,7 @@ def problem(
     [min_size, max_size] are refused (the maximum keeps a run within memory and minutes)."""
 
     def register(make: Maker) -> Maker:
-        PROBLEMS[name] = Problem(name, description, protocols, default_size, min_size, max_size, make, params)
+        PROBLEMS[name] = Problem(name, description, features, default_size, min_size, max_size, make, params)
         return make
 
     return register

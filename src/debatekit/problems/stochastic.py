@@ -12,7 +12,7 @@ import numpy as np
 from debatekit.analysis.lipschitz import threshold_k
 from debatekit.machine.transcript import MachineBuilder
 from debatekit.oracle import FunctionOracle, TableOracle
-from debatekit.problems.registry import Instance, InstanceError, problem
+from debatekit.problems.registry import Feature, Instance, InstanceError, problem
 
 VOTES = 5
 """Judgements in noisy-majority: fixed, so K does not grow with the computation's length."""
@@ -25,7 +25,7 @@ JUDGE_YES = 0.98
     "noisy-majority",
     f"majority of {VOTES} independent human judgements of one claim, after size - {VOTES + 1} bookkeeping "
     "steps: K = O(1) however long the computation",
-    ("stochastic",),
+    frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
     default_size=100,
     min_size=VOTES + 1,
     max_size=10**6,
@@ -53,7 +53,7 @@ def noisy_majority(size: int, truth: bool, rng: np.random.Generator) -> Instance
     "xor-of-judgements",
     "XOR of n human judgements (the paper's non-Lipschitz example): K grows with n, and beyond n = 26 "
     "the answer is too close to a coin flip for the 2/3 promise",
-    ("stochastic",),
+    frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
     default_size=5,
     max_size=26,
 )
@@ -116,7 +116,7 @@ def _meta_probability(positive: np.ndarray, flaw: np.ndarray) -> float:
     "meta-analysis",
     "the paper's caffeine plan: one 'clear methodological flaw?' judgement per study, then a vote of "
     "the included studies' effects",
-    ("stochastic",),
+    frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
     default_size=15,
     min_size=3,
     max_size=2000,
@@ -149,7 +149,7 @@ def meta_analysis(size: int, truth: bool, rng: np.random.Generator) -> Instance:
 @problem(
     "ma-witness",
     "Theorem 7.2: Alice names a study (the witness) and M asks 5 judges whether it is sound",
-    ("stochastic",),
+    frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
     default_size=16,
     min_size=2,
     max_size=2**16,

@@ -37,8 +37,9 @@ from debatekit.prob import Dist
 from debatekit.protocols.cross_exam import parse_bits
 from debatekit.reader import Reader, word_width
 
-if TYPE_CHECKING:  # the problems package imports the protocols: a type only
+if TYPE_CHECKING:  # the problems package imports the protocols: types only
     from debatekit.problems.registry import Instance
+    from debatekit.protocols.spec import Guarantee, ProtocolSpec
 
 ACCEPT = None
 """Bob's pointer when he names no gate."""
@@ -181,6 +182,43 @@ def bits_bound(circuit: Circuit) -> int:
     gate value and its at most two inputs. The paper's ⌈log2 m⌉ + 3 has no word for accepting;
     the two agree unless m is a power of two, where this is one more."""
     return word_width(circuit.length + 1) + 3
+
+
+def guarantee(instance: Instance) -> Guarantee:
+    """Theorem 6 / Lemma 8: completeness 1, soundness 0, no oracle, :func:`bits_bound` bits read."""
+    from debatekit.protocols.spec import Guarantee
+
+    statement = "Thm 6 / Lemma 8 (query complexity): c=1, s=0, ceil(log2(size+1))+3 bits of x, alpha, beta read"
+    return Guarantee(1.0, 0.0, 0, bits_bound(circuit_of(instance)), statement)
+
+
+def description(instance: Instance) -> dict:
+    """The circuit's size and depth."""
+    circuit = circuit_of(instance)
+    return {"circuit_size": circuit.length, "circuit_depth": circuit.depth}
+
+
+def spec() -> ProtocolSpec:
+    """Circuit cross-examination's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy
+    table, which imports this module, is imported as it is built)."""
+    from debatekit.players.circuit_cross_exam import STRATEGIES
+    from debatekit.problems.registry import Feature
+    from debatekit.protocols.spec import ProtocolSpec
+
+    return ProtocolSpec(
+        "circuit-cross-exam",
+        "Theorem 6 and Lemma 8 of the debate query complexity paper",
+        "Prover 0 writes every gate value, Prover 1 names a wrong gate or the output, V checks one gate",
+        debate,
+        guarantee,
+        lambda instance: circuit_of(instance).length,
+        STRATEGIES,
+        frozenset({Feature.CIRCUIT}),
+        players=PLAYERS,
+        isolated=True,
+        describe=description,
+        alice_argues=0,
+    )
 
 
 # -- honest provers ------------------------------------------------------------------------------

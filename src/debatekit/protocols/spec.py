@@ -2,8 +2,8 @@
 
 Analysis reads this record and never special-cases a protocol by name: the game tree comes from
 ``debate``, the promised completeness and soundness and the per-debate bounds from
-``guarantee``, the strategies for each role from ``strategies``, and the interface each role's
-player keeps from ``players``. A protocol's parameters
+``guarantee``, the strategies for each role from ``strategies``, the problems it plays from
+``needs``, and the interface each role's player keeps from ``players``. A protocol's parameters
 (:mod:`debatekit.params`) are the values in ``params``; ``with_params`` gives the protocol playing
 other values.
 """
@@ -19,8 +19,7 @@ from debatekit.ledger import Role
 from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
-from debatekit.problems.registry import Instance
-from debatekit.protocols.stochastic.params import Constants
+from debatekit.problems.registry import Feature, Instance
 from debatekit.reader import Reader
 
 
@@ -52,10 +51,17 @@ class ProtocolSpec:
     length: Callable[[Instance], int]
     """T, the length of the computation debated."""
     strategies: dict[Role, dict[str, Strategy]]
+    needs: frozenset[Feature]
+    """What an instance must carry for this protocol: every problem whose features include these
+    supports it (:attr:`~debatekit.problems.registry.Problem.protocols`)."""
     players: dict[Role, type] | None = None
     """Each role's player interface: the ``typing.Protocol`` whose methods the rules call on that
     role's player (the protocol module's ``PLAYERS``); the contract tests check every strategy of
     the role against it. None: not declared yet."""
+    isolated: bool = False
+    """A user's players can move in worker processes (:mod:`debatekit.engine.isolation`): every
+    argument the rules hand them crosses :mod:`debatekit.engine.wire` (a run then plays them there
+    by default)."""
     simulate: Callable[..., Any] | None = None
     """``simulate(instance, alice, bob, seed, debates, progress, keep) -> Tally``: debates
     ``debates`` (a range of indices) of a run seeded ``seed`` played at once, debate i drawing only
@@ -71,10 +77,6 @@ class ProtocolSpec:
     replay: Callable[[dict, Instance], Any] | None = None
     """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
     interpreter run again on the record's messages and answers."""
-    constants: Constants | None = None
-    """The constant choice this spec plays, for protocols that have several (stochastic debate)."""
-    variant: Callable[[Constants], ProtocolSpec] | None = None
-    """The same protocol with other constants."""
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None

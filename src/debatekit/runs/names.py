@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from debatekit.catalog import PROTOCOLS
 from debatekit.ledger import Role
 from debatekit.mistakes import UserError
 from debatekit.oracle import Oracle, SampleOnly
-from debatekit.params import ParamError, as_dict, bind
+from debatekit.params import ParamError, as_dict, bind, declared
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
+from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import ProtocolSpec
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import Truth, described
@@ -136,13 +137,18 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         raise UserError(f"{option}: {err}") from err
 
 
-def with_constants(spec: ProtocolSpec, constants: Constants | None) -> ProtocolSpec:
-    """The protocol with the chosen constants (only protocols that have constants take them)."""
+def with_constants(spec: ProtocolSpec, assignments: Iterable[str] | None, constants: Constants | None) -> list[str]:
+    """The ``-P`` assignments with ``--constants``, which sets the ``constants`` parameter of a
+    protocol that declares one (stochastic debate) as ``-P constants=...`` does; the two must agree."""
+    given = list(assignments or ())
     if constants is None:
-        return spec
-    if spec.variant is None:
+        return given
+    if "constants" not in {p.name for p in declared(type(spec.params))}:
         raise UserError(f"--constants applies to stochastic debate, not {spec.name}")
-    return spec.variant(constants)
+    named = [text.strip() for name, _, text in (a.partition("=") for a in given) if name.strip() == "constants"]
+    if any(text != constants.value for text in named):
+        raise UserError(f"--constants {constants.value} and -P constants={named[0]} disagree")
+    return given if named else [*given, f"constants={constants.value}"]
 
 
 def protocol(name: str) -> ProtocolSpec:
@@ -165,7 +171,7 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
     else:
         known = ", ".join(PROBLEMS)
         raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json)")
-    if spec.name not in found.protocols:
+    if not spec.needs <= found.features:
         raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
     return found
 

@@ -76,10 +76,10 @@ def prepare(run: RunSpec) -> Prepared:
         with_constants,
     )
 
-    spec = with_constants(protocol(run.protocol), run.constants)
+    spec = protocol(run.protocol)
     given = run.problem if isinstance(run.problem, Instance) else None
     found = None if given is not None else problem_for(str(run.problem), spec)
-    spec, problem_values = configure(spec, found, run.assignments())
+    spec, problem_values = configure(spec, found, with_constants(spec, run.assignments(), run.constants))
     if positive(run.trials, "--trials") > MAX_TRIALS:
         raise UserError(f"--trials is at most {MAX_TRIALS:.0e} in one run, got {run.trials}; spread more over seeds "
                         "in a sweep (debatekit sweep)")  # fmt: skip
@@ -122,7 +122,7 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
     """``role``'s strategy and where it runs: a built-in inline, a model's client in process, a
     user's strategy in workers (:class:`Isolated`: by its ``module:attr``, never imported here),
     or inline on the user's word (``trust``) or where the protocol's players are not isolated yet."""
-    from debatekit.engine.isolation import Seating, isolates, spec_of
+    from debatekit.engine.isolation import Seating, spec_of
     from debatekit.players.base import Strategy, StrategyError
     from debatekit.runs.names import from_here, model_spec, player
 
@@ -133,7 +133,7 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
             return player(spec, role, given), Seating.BUILT_IN
     elif isinstance(given, Strategy) and given.trusted:
         return player(spec, role, given), Seating.BUILT_IN
-    if trust or not isolates(spec):
+    if trust or not spec.isolated:
         return player(spec, role, given), Seating.TRUSTED if trust else Seating.NOT_YET
     if isinstance(given, str):
         from_here()  # the worker imports it from this process's path

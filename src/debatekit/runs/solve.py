@@ -100,9 +100,9 @@ def solved(
     from debatekit.progress import progress
     from debatekit.runs.names import configure, instance, params_json, problem_for, protocol, with_constants
 
-    spec = with_constants(protocol(protocol_name), constants)
+    spec = protocol(protocol_name)
     found = problem_for(problem, spec)
-    spec, problem_values = configure(spec, found, param)
+    spec, problem_values = configure(spec, found, with_constants(spec, param, constants))
     if all_inputs:
         if problem_values != found.params():
             raise UserError("--all-inputs takes the problem's default parameters; drop its -P settings")
