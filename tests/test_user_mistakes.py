@@ -305,13 +305,17 @@ def test_safe_repr_and_describe_never_let_an_objects_methods_end_the_process() -
 def test_a_bare_huge_int_claim_or_share_is_its_senders_forfeit(
     capsys: pytest.CaptureFixture[str], alice: str, constants: str, reason: str
 ) -> None:
-    """A user's strategy plays one debate per call (stochastic/solo): ``10**400`` ended the run
-    with OverflowError (exit 1)."""
-    code, out, err = cli(capsys, "run", "stochastic", "--problem", "noisy-majority", "--size", "8", "--constants",
-                         constants, "--alice", f"user_strategies:{alice}", "--trials", "2", "--json")  # fmt: skip
-    assert code == 0, err
-    data = json.loads(out)
-    assert data["forfeits"] == {"alice": 2, "bob": 0} and data["forfeit_reasons"] == {"alice": reason}
+    """A user's strategy trusted inline plays one debate per call (stochastic/solo): ``10**400``
+    ended the run with OverflowError (exit 1); the verifier's commit refuses it. In its worker (the
+    default), the number cannot even cross to the engine."""
+    argv = ("run", "stochastic", "--problem", "noisy-majority", "--size", "8", "--constants", constants,
+            "--alice", f"user_strategies:{alice}", "--trials", "2", "--json")  # fmt: skip
+    unsendable = "WireError: an integer of 1329 bits (at most 256 cross)"
+    for trust, expected in ((("--trust-players",), reason), ((), unsendable)):
+        code, out, err = cli(capsys, *argv, *trust)
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["forfeits"] == {"alice": 2, "bob": 0} and data["forfeit_reasons"] == {"alice": expected}
 
 
 @pytest.mark.parametrize("bad", [10**400, float("inf"), float("nan")], ids=["10**400", "inf", "nan"])
