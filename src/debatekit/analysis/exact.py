@@ -212,11 +212,17 @@ def expected_payoff(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob
 
 
 def expectation(
-    root: Node, players: dict[Role, Any], script: _Script, trusted: frozenset[Role] = frozenset(), alice_argues: int = 1
+    root: Node,
+    players: dict[Role, Any],
+    script: _Script | Oracle,
+    trusted: frozenset[Role] = frozenset(),
+    alice_argues: int = 1,
 ) -> np.ndarray:
     """The expected payoff vector from ``root``: mixed moves, nature's draws and the verifier's
-    answers summed over their outcomes, what is paid on the way added, each keyed node's value
-    kept in a memo. Walked in post order with an explicit stack, so no Python recursion."""
+    answers (``script``, or the oracle it answers from) summed over their outcomes, what is paid on
+    the way added, each keyed node's value kept in a memo. Walked in post order with an explicit
+    stack, so no Python recursion."""
+    script = script if isinstance(script, _Script) else _Script(script)
     memo: dict[Hashable, Any] = {}
     stack: list[_Frame] = [_Frame(root)]
     while True:

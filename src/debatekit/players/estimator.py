@@ -71,7 +71,8 @@ from debatekit.protocols.prover_estimator import (
     gives_implicit_proof,
     rules_of,
 )
-from debatekit.protocols.recursive_engine import bit_of, branches, index_of, parse, raised, split_of
+from debatekit.engine.play import raised
+from debatekit.protocols.recursive_engine import bit_of, branches, index_of, parse, split_of
 
 MAX_WIDTH = 10
 """Algorithm 1 represents a distribution over all 2^q answer vectors (Lemma A.3's |Z|)."""
