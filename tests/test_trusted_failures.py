@@ -14,12 +14,12 @@ import pytest
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
 from debatekit.catalog import PROTOCOLS
 from debatekit.cli.main import main
+from debatekit.engine import nodes
 from debatekit.engine.record import read_records
 from debatekit.engine.trust import InternalError
 from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.engine import nodes
 from debatekit.protocols import cross_exam, naive_recursive, prover_estimator
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.reader import Reader

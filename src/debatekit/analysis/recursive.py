@@ -164,7 +164,12 @@ class Recursive(ABC):
 
     @abstractmethod
     def debate(
-        self, decomposition: Decomposition, rules: Rules | None, reader: Reader, prover: CommittedProof | None, seen: Seen
+        self,
+        decomposition: Decomposition,
+        rules: Rules | None,
+        reader: Reader,
+        prover: CommittedProof | None,
+        seen: Seen,
     ) -> Node:
         """One debate's nodes (ending in A's reward vector), A's claim noted in ``seen``."""
 
@@ -189,7 +194,12 @@ class ProverEstimator(Recursive):
         return rules or rules_for(instance)
 
     def debate(
-        self, decomposition: Decomposition, rules: Rules | None, reader: Reader, prover: CommittedProof | None, seen: Seen
+        self,
+        decomposition: Decomposition,
+        rules: Rules | None,
+        reader: Reader,
+        prover: CommittedProof | None,
+        seen: Seen,
     ) -> Node:
         assert rules is not None
         return prover_estimator.debate(decomposition, rules, reader, prover, seen)
@@ -237,7 +247,12 @@ class NaiveRecursive(Recursive):
         return None
 
     def debate(
-        self, decomposition: Decomposition, rules: Rules | None, reader: Reader, prover: CommittedProof | None, seen: Seen
+        self,
+        decomposition: Decomposition,
+        rules: Rules | None,
+        reader: Reader,
+        prover: CommittedProof | None,
+        seen: Seen,
     ) -> Node:
         return naive_recursive.debate(decomposition, reader, prover, seen)
 
@@ -408,7 +423,8 @@ def simulate(
             forfeited = protocol.forfeited(players.sender, decomposition, rules)
             return Ended(forfeited, players.sender, players.reason, None), players
         if prefix:  # the journal checked as a replay checks a record: its answers are ones the oracle gives
-            walked(prefix, protocol.debate(decomposition, rules, Reader(Ledger()), None, Seen()), oracle, Ledger(), True)
+            again = protocol.debate(decomposition, rules, Reader(Ledger()), None, Seen())
+            walked(prefix, again, oracle, Ledger(), partial=True)
         seen = Seen()
         root = protocol.debate(decomposition, rules, Reader(ledger), committed, seen)
         seated = {role: Seated(players[role], rngs[role], strategies[role].trusted) for role in strategies}

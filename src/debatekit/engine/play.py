@@ -69,8 +69,11 @@ from debatekit.engine.trust import InternalError, charge
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.oracle import Asker, Oracle, Unanswered
 from debatekit.players.base import Strategy
+from debatekit.prob import Dist
 
 Answer = Callable[[Hashable], int | Awaitable[int]]
+_PLAIN = frozenset({int, float, bool, str, tuple, list, np.ndarray, Dist})
+"""Types of message that are never awaitable (what most moves are: no ``isawaitable`` check)."""
 _POLL = 0.1
 """Seconds between a waiting thread's looks at the stop flag."""
 
@@ -193,6 +196,8 @@ def mixed(node: Move, message: Any, rng: np.random.Generator) -> tuple[Any, int 
     :meth:`~debatekit.prob.Dist.sample`, without calling the Dist's methods) and its position among
     the outcomes (None: a plain message, or a Dist of one outcome); a Dist whose weights are no
     distribution is its sender's forfeit."""
+    if type(message) is not Dist:  # a plain message: nothing to draw
+        return message, None
     try:
         pairs = mixed_branches(message)
     except Exception as err:
@@ -228,7 +233,7 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
     if seat.trusted:  # a built-in: its failure is a bug, never its forfeit (unless it concedes)
         try:
             message = node.ask(seat.player)
-            if inspect.isawaitable(message):
+            if type(message) not in _PLAIN and inspect.isawaitable(message):
                 message = await message
             message, index = mixed(node, message, seat.rng)
         except Unanswered as err:  # its model oracle (--prover-oracle llm:...) could not be consulted
@@ -240,7 +245,8 @@ async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: i
     try:
         return await asyncio.wait_for(attempt(), timeout)
     except TimeoutError as err:
-        reason = failure(node, err) if timeout is None else f"no move within {timeout:g} s"  # None: the player's own limit
+        # no limit here: the player's own (a batch engine's Limited player) ran out
+        reason = failure(node, err) if timeout is None else f"no move within {timeout:g} s"
         return NOTHING, lost(node, node.role, reason, alice_argues), None
     except Exception as err:  # untrusted code failed to answer
         return NOTHING, lost(node, node.role, failure(node, err), alice_argues), None
@@ -271,7 +277,7 @@ async def play(
     ``prefix`` holds the events a stopped debate had journaled (already in ``ledger``'s events):
     its moves are committed again without asking the players, its draws and verifier answers are
     given again without drawing or asking the oracle, and play goes on live from where they end."""
-    given = Given(prefix or (), ledger, again=False)
+    given = Given(prefix, ledger, again=False) if prefix else None
     for event in prefix or ():
         if "query" in event and event["query"] != Role.VERIFIER.value:
             ledger.count_queries(Role(event["query"]), event["n"])
@@ -280,7 +286,7 @@ async def play(
         if isinstance(node, Paid):
             paid, node = added(paid, node.rewards), node.then
             continue
-        journaled = given.step(node, alice_argues)
+        journaled = NOTHING if given is None else given.step(node, alice_argues)
         if journaled is not NOTHING:
             node = journaled
             continue
@@ -308,7 +314,7 @@ async def play(
         try:
             query = next(steps)
             while True:
-                reply = given.answer(query.question)
+                reply = None if given is None else given.answer(query.question)
                 if reply is None:
                     reply = answer(query.question)
                 query = steps.send(await reply if inspect.isawaitable(reply) else reply)

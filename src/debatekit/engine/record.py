@@ -433,7 +433,8 @@ class Given:
             from debatekit.oracle import question_json  # here: the record is read where the oracles are not
 
             asked = {"query": Role.VERIFIER.value, "question": question_json(question), "n": event["n"]}
-            self.ledger.note(asked | {"answer": event["answer"]} | ({"judges": event["judges"]} if event.get("judges") else {}))
+            judges = {"judges": event["judges"]} if event.get("judges") else {}
+            self.ledger.note(asked | {"answer": event["answer"]} | judges)
         return int(event["answer"])
 
     def left(self) -> int:

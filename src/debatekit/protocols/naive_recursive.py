@@ -35,8 +35,8 @@ from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
-from debatekit.protocols.proof import CommittedProof
-from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, proof_move, split_of
+from debatekit.protocols.proof import CommittedProof, proof_move
+from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, split_of
 from debatekit.reader import Reader, word_width
 
 
@@ -145,7 +145,11 @@ def _decomposition(
 
 
 def win_probability(
-    decomposition: Decomposition, alice: Alice, bob: Bob, prover: CommittedProof | None = None, oracle: Oracle | None = None
+    decomposition: Decomposition,
+    alice: Alice,
+    bob: Bob,
+    prover: CommittedProof | None = None,
+    oracle: Oracle | None = None,
 ) -> float:
     """P[A wins] exactly (:func:`~debatekit.analysis.exact.expectation`), summing over mixed moves
     and the oracle's answer (strategies must be functions of their arguments); ``prover`` A's

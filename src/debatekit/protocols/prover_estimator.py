@@ -47,8 +47,8 @@ from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, ch
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.proof import CommittedProof, ProofTruth
-from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, proof_move, split_of
+from debatekit.protocols.proof import CommittedProof, ProofTruth, proof_move
+from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, split_of
 from debatekit.reader import Reader, word_width
 
 PROBABILITY_BITS = 64
@@ -261,7 +261,9 @@ def debate(
             lambda ys: answered(s, direction, ys, (), ()), lose=loser(s.level), what="queries",
         )  # fmt: skip
 
-    def answered(s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]) -> Node:
+    def answered(
+        s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
+    ) -> Node:
         """Step 4: B's B^k_i(z_<i) and the trusted coin z_i drawn from it, one i at a time."""
         i = len(z)
         if i == q:

@@ -11,18 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from debatekit.engine.boundary import NOT_A_BIT, as_index, commit_bit, commit_plain, mixed_branches, safe_repr
-from debatekit.engine.nodes import Move, Node
+from debatekit.engine.boundary import as_index, commit_bit, commit_plain, mixed_branches, safe_repr
 from debatekit.engine.play import conceded, raised
 from debatekit.engine.trust import charge
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
-from debatekit.reader import Reader
-
-if TYPE_CHECKING:
-    from debatekit.protocols.proof import CommittedProof
 
 Branches = list[tuple[float, Any]]
 """Outcomes with their probabilities."""
@@ -56,33 +51,6 @@ def split_of(decomposition: Decomposition, query: Query, level: int, sent: Any) 
     if not (type(ys) is tuple and len(ys) == decomposition.width and decomposition.valid_split(query, level, ys)):
         raise Malformed(Role.ALICE, f"queries {safe_repr(ys)} are not a split of {safe_repr(query)}")
     return ys
-
-
-def proof_move(
-    leaf: tuple[int, ...], reader: Reader, prover: CommittedProof | None, then: Callable[[tuple[int, ...]], Node], lose: Callable[[Role, str], Node]
-) -> Node:
-    """Figure 2, step 3b (and naive recursion's round 0): ũ_S for the leaf's positions ``leaf``,
-    read from A's committed proof ``prover`` (its bits, counted as read whatever they are; a
-    position that holds no bit is her forfeit with its reason), then ``then(bits)``; a leaf naming
-    no bits goes straight on."""
-    if not leaf:
-        return then(())
-    reader.ledger.count_read(len(leaf))
-
-    def bits_of(_alice: Any) -> tuple[int, ...]:
-        assert prover is not None, "a proof is read from the record when none is committed"
-        bits = prover.bits(leaf)
-        bad = next((j for j, b in zip(leaf, bits, strict=True) if b == NOT_A_BIT), None)
-        if bad is not None:
-            raise Malformed(Role.ALICE, prover.reason(bad))
-        return bits
-
-    def committed(sent: Any) -> tuple[int, ...]:
-        if type(sent) not in (tuple, list) or len(sent) != len(leaf):
-            raise Malformed(Role.ALICE, f"proof {safe_repr(sent)} is not {len(leaf)} bits")
-        return tuple(commit_bit(b, Role.ALICE, "proof bit") for b in sent)
-
-    return Move(Role.ALICE, bits_of, committed, then, lose=lose, what="proof")
 
 
 def commit_of(parser: Callable[[Any], Any], role: Role, what: str) -> Callable[[Any], Any]:
