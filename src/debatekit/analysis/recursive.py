@@ -23,7 +23,13 @@ may be mixed). How a payoff becomes a verdict, for ``accept_rate`` and ``honest_
   is promised only where the decomposition is certified (ε, ρ)-stable (:func:`stability_verdict`,
   reported as ``stability``).
 
-Debate i of a run seeded ``seed`` draws only from ``debate_seed(seed, i)``
+Each debate is the protocol's nodes (:func:`~debatekit.protocols.prover_estimator.debate`,
+:func:`~debatekit.protocols.naive_recursive.debate`) played by the engine's one interpreter,
+:func:`~debatekit.engine.play.play`: trusted coins from the verifier's generator, mixed moves from
+the mover's, each message committed once, a stopped debate resumed from its journal through
+:class:`~debatekit.engine.record.Given`; :func:`replay` walks a record through the engine's
+:func:`~debatekit.engine.record.walked`. Debate i of a run seeded ``seed`` draws only from
+``debate_seed(seed, i)``
 (:mod:`debatekit.engine.seeds`): its players', the verifier's and the fresh copies' generators
 are spawned from it, so the debates of ``range(5, 10)`` are debates 5..9 of a full run. A's proof
 bits are committed once per run and instance (Figure 2, step 3b,
@@ -38,10 +44,10 @@ is taken to be right); the reason is reported with the forfeits.
 With ``keep`` each debate leaves a record: its events in order (each message as committed, or
 its forfeit; each trusted coin with its p; each mixed move's draw; each oracle query with its
 role, question, count and answer), the verdict, forfeit and reason, the counts, the payoff and
-the reward vector; :mod:`debatekit.analysis.recursive_replay` replays it.
+the reward vector; :func:`replay` replays it.
 
-Length: the two protocols' payoff bounds (Lemmas A.4, A.5), their debate loop and its records
-belong together: the bound reads what the loop counted.
+Length: the two protocols' payoff bounds (Lemmas A.4, A.5), the run of their debates and its
+records belong together: the bound reads what the run counted.
 """
 
 from __future__ import annotations

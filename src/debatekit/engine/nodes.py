@@ -9,7 +9,9 @@ serves playing one debate (:mod:`debatekit.engine.play`, async), recording and r
   ``commit(message)`` turns it into plain canonical data (:mod:`debatekit.engine.boundary`) or
   raises :class:`~debatekit.ledger.Malformed`; ``then(committed)`` continues. ``options`` lists
   a finite move space for exhaustive search and ``key`` names the subgame when its value depends
-  on nothing else (a memo key for the solver).
+  on nothing else (a memo key for the solver). ``lose`` is the end a forfeit there comes to;
+  ``what`` names the message in the record (the recursive protocols') and ``bits`` is what the
+  verifier reads of it when it comes.
 * :class:`Judge`: the verifier's final check. ``check()`` reads through the debate's
   :class:`~debatekit.reader.Reader` and returns 0 or 1; a check that consults the oracle is a
   generator that yields one :class:`Query` per oracle query and receives the answer, so the

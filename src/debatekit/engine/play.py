@@ -10,6 +10,11 @@ coroutine, under the move's time limit, and its message is committed
 player's forfeit; the verifier never waits past the limit and never sees anything but committed
 data.
 
+A mixed move (a :class:`~debatekit.prob.Dist`) is drawn with the mover's generator. A move named
+by ``Move.what`` (the recursive protocols') is recorded under its name, each mixed draw noted
+(``{"chance": what, "by": role, "outcome": index}``) and a forfeit of a message that came and did
+not commit marked ``refused``; ``Move.bits`` are counted as read whenever a message came.
+
 Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
 the provers' through their seats, the verifier's through the answer function of the debate.
 

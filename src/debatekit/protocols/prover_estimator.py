@@ -13,7 +13,13 @@ A's proof is committed once, context-free (step 3b, :class:`~debatekit.protocols
 B's training and round 0 read the same bits, whose truth is :class:`~debatekit.protocols.proof.ProofTruth`;
 the truthful estimator (:class:`TruthfulBob`) plays it.
 
-Messages cross :class:`~debatekit.protocols.recursive_engine.Boundary`: a claim that is not a bit,
+The rules are stated once, as :mod:`debatekit.engine.nodes` (:func:`debate`): each message a
+:class:`~debatekit.engine.nodes.Move` asked by a typed call of the player's method and committed by
+the parsers of :mod:`~debatekit.protocols.recursive_engine` (``commit``), with ``lose`` paying
+the forfeit; the trusted coins ẑ and z^k_i :meth:`~debatekit.engine.nodes.Chance.coin`; each
+round's reward :class:`~debatekit.engine.nodes.Paid`; round 0's oracle query a
+:class:`~debatekit.engine.nodes.Judge` ending in a :class:`~debatekit.engine.nodes.Payoff`.
+A claim that is not a bit,
 a direction outside {-1, 0, 1}, a split that is not plain data
 (:func:`~debatekit.engine.boundary.commit_plain`) M_D is defined on
 (:meth:`~debatekit.machine.decomposition.Decomposition.valid_split`), an index outside [q) or a
@@ -24,10 +30,12 @@ rebuilt tuples, estimates and coins tuples of floats and ints. Losing means the 
 debate pays the sender its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k
 for B's), so a forfeit is never better for its sender than any way of playing on.
 
-The same rules serve play, replay and exact analysis through a
-:class:`~debatekit.protocols.recursive_engine.Chance` (sampled, recorded, or every outcome with
-its probability, memoising rounds by their situation; strategies must then be functions of their
-arguments, as Figure 2's are). Values are vectors of per-round rewards (index 0 the initial
+The engine's interpreters read the same nodes: :func:`~debatekit.engine.play.play` plays one
+debate (:func:`sampled`, and :func:`debatekit.analysis.recursive.simulate` for a run),
+:func:`~debatekit.engine.record.walked` replays and resumes it, and
+:func:`~debatekit.analysis.exact.expectation` sums every outcome with its probability, memoising
+rounds on their situation (:func:`expected_rewards`; strategies must then be functions of their
+arguments, as Figure 2's are). Payoffs are vectors of per-round rewards (index 0 the initial
 reward, index 1 + d - k round k), so one pass yields the reward ledger.
 """
 
