@@ -64,12 +64,6 @@ class _Script:
         self.answers: list[int] = []
         self.position = 0
 
-    def _next(self, outcomes: list[tuple[int, Weight]]) -> int:
-        if self.position < len(self.answers):
-            self.position += 1
-            return self.answers[self.position - 1]
-        raise _Fork(outcomes)
-
     def _p(self, query: Hashable) -> float:
         p = self.oracle.probability(query)
         if p is None:
@@ -77,8 +71,13 @@ class _Script:
         return p
 
     def __call__(self, query: Hashable) -> int:
-        # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1).
-        return self._next(Dist.bernoulli(Fraction(self._p(query))).items())
+        if self.position < len(self.answers):  # an answer fixed on an earlier pass
+            self.position += 1
+            return self.answers[self.position - 1]
+        # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1);
+        # built only where the check forks (Dist.bernoulli's outcomes, without building a Dist).
+        p = Fraction(self._p(query))
+        raise _Fork([(1, p), (0, 1 - p)] if 0 < p < 1 else [(int(p >= 1), 1)])
 
 
 @dataclass

@@ -113,7 +113,7 @@ def debate(
 
             return Judge(check)
 
-        return proof_move(D.leaf(query), reader, prover, judged, lose)
+        return proof_move(D.leaf(query), reader, prover, judged, lose, ("naive round", 0, query, claimed))
 
     return Move(
         Role.ALICE,

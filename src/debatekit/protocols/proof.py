@@ -150,11 +150,12 @@ def proof_move(
     prover: CommittedProof | None,
     then: Callable[[tuple[int, ...]], Node],
     lose: Callable[[Role, str], Node],
+    key: Hashable | None = None,
 ) -> Node:
     """Figure 2, step 3b (and naive recursion's round 0): ũ_S for the leaf's positions ``leaf``,
     read from A's committed proof ``prover`` (its bits, counted as read whatever they are; a
     position that holds no bit is her forfeit with its reason), then ``then(bits)``; a leaf naming
-    no bits goes straight on."""
+    no bits goes straight on. ``key`` names the subgame, as :class:`~debatekit.engine.nodes.Move`'s."""
     if not leaf:
         return then(())
     reader.ledger.count_read(len(leaf))
@@ -172,7 +173,7 @@ def proof_move(
             raise Malformed(Role.ALICE, f"proof {safe_repr(sent)} is not {len(leaf)} bits")
         return tuple(commit_bit(b, Role.ALICE, "proof bit") for b in sent)
 
-    return Move(Role.ALICE, bits_of, committed, then, lose=lose, what="proof")
+    return Move(Role.ALICE, bits_of, committed, then, key=key, lose=lose, what="proof")
 
 
 class ProofTruth:
