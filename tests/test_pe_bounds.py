@@ -19,7 +19,6 @@ from debatekit.players.base import Seat
 from debatekit.problems import PROBLEMS
 from debatekit.problems.obfuscated_primality import DIVISION_BUDGET
 from debatekit.protocols import prover_estimator as pe
-from debatekit.protocols.recursive_engine import Sampled
 from debatekit.protocols.registry import PROTOCOLS
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
@@ -144,7 +143,7 @@ def test_the_bounded_estimator_spends_at_most_the_budget(bob):
         B = STRATEGIES[Role.BOB][bob].factory(Seat(instance, Role.BOB, rng, None, pe.Rules(), alice))
         A = alice.factory(Seat(instance, Role.ALICE, np.random.default_rng(seed), None, pe.Rules()))
         rngs = {role: np.random.default_rng(seed) for role in Role}
-        pe.Debate(D, A, B, pe.Rules(), Sampled(rngs)).value()
+        pe.sampled(D, A, B, pe.Rules(), rngs)
         assert B.spent <= D.budget == DIVISION_BUDGET
         spent += B.spent > 0
         assert B.initial() == 0.0  # Miller-Rabin, free: N is composite

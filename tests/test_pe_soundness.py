@@ -21,7 +21,6 @@ from debatekit.problems import PROBLEMS
 from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
 from debatekit.protocols.proof import ProofTruth
-from debatekit.protocols.recursive_engine import Exact, Sampled
 from debatekit.protocols.registry import PROTOCOLS
 
 STRATEGIES = PROTOCOLS["prover-estimator"].strategies
@@ -109,8 +108,8 @@ def test_a_path_aware_prover_gains_nothing():
     strategy = Strategy("path-aware", Role.ALICE, "tailors its proof to the leaf", PathAware)
     D = pe.decomposition_of(instance)
     bob = STRATEGIES[Role.BOB]["omniscient"].factory(seat(instance, Role.BOB, strategy, rules))
-    stateful = pe.Debate(D, PathAware(seat(instance, Role.ALICE, None)), bob, rules, Exact())
-    assert stateful.value().sum() == pytest.approx(1.0)  # the hole step 3b closes
+    stateful = pe.expected_rewards(D, PathAware(seat(instance, Role.ALICE, None)), bob, rules)
+    assert stateful.sum() == pytest.approx(1.0)  # the hole step 3b closes
     value, bound = exact_against(instance, strategy, "omniscient", rules)
     assert value == 0.0 == bound
     tally = recursive.simulate(
@@ -207,6 +206,6 @@ def test_debates_deeper_than_the_recursion_limit():
     alice, bob = pe.HonestAlice(D, rules), pe.TruthfulBob(ProofTruth(D, None))
     rngs = {role: np.random.default_rng(1) for role in Role}
     unit = rules.r ** (D.depth + 1)
-    assert pe.Debate(D, alice, bob, rules, Sampled(rngs)).value().sum() == pytest.approx(unit)
+    assert np.sum(pe.sampled(D, alice, bob, rules, rngs).rewards) == pytest.approx(unit)
     assert pe.expected_rewards(D, alice, bob, rules).sum() == pytest.approx(unit)
     assert nr.win_probability(D, Claimer(D), nr.Omniscient(D)) == 1.0

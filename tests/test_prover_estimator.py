@@ -21,7 +21,6 @@ from debatekit.problems.registry import PROBLEMS, Instance
 from debatekit.protocols import naive_recursive as nr
 from debatekit.protocols import prover_estimator as pe
 from debatekit.protocols.proof import CommittedProof, ProofTruth
-from debatekit.protocols.recursive_engine import Record, Sampled
 from debatekit.protocols.registry import PROTOCOLS
 
 
@@ -205,15 +204,17 @@ def test_fuzzed_messages_lose_for_their_sender(junk, slot):
     D = MajorityTree(TREES[0])
     alice, bob = pe.HonestAlice(D, RULES), pe.TruthfulBob(ProofTruth(D, None))
     honest_value = pe.expected_rewards(D, alice, bob, RULES).sum()
-    ledger, record = Ledger(), Record()
+    ledger = Ledger()
     rngs = {role: np.random.default_rng(1) for role in Role}
     if slot in ("initial", "conditional"):
-        value = pe.Debate(D, alice, Scripted(bob, slot, junk), RULES, Sampled(rngs), ledger, record).value().sum()
-        assert record.forfeit in (None, Role.BOB)
-        assert value >= honest_value * (1 - 1e-12) or record.forfeit is None
+        end = pe.sampled(D, alice, Scripted(bob, slot, junk), RULES, rngs, ledger)
+        value = np.sum(end.rewards)
+        assert end.forfeit in (None, Role.BOB)
+        assert value >= honest_value * (1 - 1e-12) or end.forfeit is None
     else:
-        value = pe.Debate(D, Scripted(alice, slot, junk), bob, RULES, Sampled(rngs), ledger, record).value().sum()
-        assert record.forfeit in (None, Role.ALICE)
+        end = pe.sampled(D, Scripted(alice, slot, junk), bob, RULES, rngs, ledger)
+        value = np.sum(end.rewards)
+        assert end.forfeit in (None, Role.ALICE)
         assert value <= honest_value + 1e-15
 
 

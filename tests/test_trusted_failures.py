@@ -13,13 +13,13 @@ import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
 from debatekit.cli.main import main
+from debatekit.engine import nodes
 from debatekit.engine.record import read_records
 from debatekit.engine.trust import InternalError
 from debatekit.ledger import Role
 from debatekit.players.base import Strategy
 from debatekit.problems import PROBLEMS
-from debatekit.protocols import cross_exam, prover_estimator
-from debatekit.protocols.recursive_engine import Sampled
+from debatekit.protocols import cross_exam, naive_recursive, prover_estimator
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.reader import Reader
@@ -52,8 +52,9 @@ def instrument_verifier(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]
         monkeypatch.setattr(stochastic, "drawn_bit", raising)  # the step (rules.debate) is the one caller
         monkeypatch.setattr(stochastic, "coin_bit", raising)
     else:
-        monkeypatch.setattr(Sampled, "coin", raising)
-        monkeypatch.setattr(Sampled, "judge", raising)
+        monkeypatch.setattr(nodes.Chance, "coin", raising)  # the verifier's trusted coins
+        for module in (naive_recursive, prover_estimator):
+            monkeypatch.setattr(module, "Asked", raising)  # its oracle query, in the Judge's check
     return calls
 
 

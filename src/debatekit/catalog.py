@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from debatekit.analysis import recursive, recursive_replay
+from debatekit.analysis import recursive
 from debatekit.params import param
 from debatekit.players import naive_recursive as naive_recursive_players
 from debatekit.players import prover_estimator as prover_estimator_players
@@ -177,7 +177,7 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         simulate=functools.partial(recursive.simulate, recursive.PROVER_ESTIMATOR, rules=rules),
         conclude=functools.partial(recursive.conclusions, recursive.PROVER_ESTIMATOR, rules=rules),
         batch=recursive.BATCH,
-        replay=functools.partial(recursive_replay.replay, recursive.PROVER_ESTIMATOR, rules=rules),
+        replay=functools.partial(recursive.replay, recursive.PROVER_ESTIMATOR, rules=rules),
         describe=_recursive_description,
         params=params,
         configure=_prover_estimator_spec,
@@ -198,6 +198,6 @@ NAIVE_RECURSIVE = ProtocolSpec(
     simulate=functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
     conclude=functools.partial(recursive.conclusions, recursive.NAIVE_RECURSIVE),
     batch=recursive.BATCH,
-    replay=functools.partial(recursive_replay.replay, recursive.NAIVE_RECURSIVE),
+    replay=functools.partial(recursive.replay, recursive.NAIVE_RECURSIVE),
     describe=_recursive_description,
 )

@@ -64,12 +64,6 @@ class _Script:
         self.answers: list[int] = []
         self.position = 0
 
-    def _next(self, outcomes: list[tuple[int, Weight]]) -> int:
-        if self.position < len(self.answers):
-            self.position += 1
-            return self.answers[self.position - 1]
-        raise _Fork(outcomes)
-
     def _p(self, query: Hashable) -> float:
         p = self.oracle.probability(query)
         if p is None:
@@ -77,8 +71,13 @@ class _Script:
         return p
 
     def __call__(self, query: Hashable) -> int:
-        # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1).
-        return self._next(Dist.bernoulli(Fraction(self._p(query))).items())
+        if self.position < len(self.answers):  # an answer fixed on an earlier pass
+            self.position += 1
+            return self.answers[self.position - 1]
+        # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1);
+        # built only where the check forks (Dist.bernoulli's outcomes, without building a Dist).
+        p = Fraction(self._p(query))
+        raise _Fork([(1, p), (0, 1 - p)] if 0 < p < 1 else [(int(p >= 1), 1)])
 
 
 @dataclass
@@ -212,11 +211,17 @@ def expected_payoff(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob
 
 
 def expectation(
-    root: Node, players: dict[Role, Any], script: _Script, trusted: frozenset[Role] = frozenset(), alice_argues: int = 1
+    root: Node,
+    players: dict[Role, Any],
+    script: _Script | Oracle,
+    trusted: frozenset[Role] = frozenset(),
+    alice_argues: int = 1,
 ) -> np.ndarray:
     """The expected payoff vector from ``root``: mixed moves, nature's draws and the verifier's
-    answers summed over their outcomes, what is paid on the way added, each keyed node's value
-    kept in a memo. Walked in post order with an explicit stack, so no Python recursion."""
+    answers (``script``, or the oracle it answers from) summed over their outcomes, what is paid on
+    the way added, each keyed node's value kept in a memo. Walked in post order with an explicit
+    stack, so no Python recursion."""
+    script = script if isinstance(script, _Script) else _Script(script)
     memo: dict[Hashable, Any] = {}
     stack: list[_Frame] = [_Frame(root)]
     while True:

@@ -23,7 +23,13 @@ may be mixed). How a payoff becomes a verdict, for ``accept_rate`` and ``honest_
   is promised only where the decomposition is certified (ε, ρ)-stable (:func:`stability_verdict`,
   reported as ``stability``).
 
-Debate i of a run seeded ``seed`` draws only from ``debate_seed(seed, i)``
+Each debate is the protocol's nodes (:func:`~debatekit.protocols.prover_estimator.debate`,
+:func:`~debatekit.protocols.naive_recursive.debate`) played by the engine's one interpreter,
+:func:`~debatekit.engine.play.play`: trusted coins from the verifier's generator, mixed moves from
+the mover's, each message committed once, a stopped debate resumed from its journal through
+:class:`~debatekit.engine.record.Given`; :func:`replay` walks a record through the engine's
+:func:`~debatekit.engine.record.walked`. Debate i of a run seeded ``seed`` draws only from
+``debate_seed(seed, i)``
 (:mod:`debatekit.engine.seeds`): its players', the verifier's and the fresh copies' generators
 are spawned from it, so the debates of ``range(5, 10)`` are debates 5..9 of a full run. A's proof
 bits are committed once per run and instance (Figure 2, step 3b,
@@ -38,14 +44,15 @@ is taken to be right); the reason is reported with the forfeits.
 With ``keep`` each debate leaves a record: its events in order (each message as committed, or
 its forfeit; each trusted coin with its p; each mixed move's draw; each oracle query with its
 role, question, count and answer), the verdict, forfeit and reason, the counts, the payoff and
-the reward vector; :mod:`debatekit.analysis.recursive_replay` replays it.
+the reward vector; :func:`replay` replays it.
 
-Length: the two protocols' payoff bounds (Lemmas A.4, A.5), their debate loop and its records
-belong together: the bound reads what the loop counted.
+Length: the two protocols' payoff bounds (Lemmas A.4, A.5), the run of their debates and its
+records belong together: the bound reads what the run counted.
 """
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -53,30 +60,26 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.analysis.recursive_script import SITTING_DOWN, ContinuedLedger, resumed
 from debatekit.analysis.stability import StabilityError, survey
 from debatekit.analysis.stats import wilson
+from debatekit.engine.nodes import End, Node, Payoff
+from debatekit.engine.play import Seated, play, raised, verifier_answer
+from debatekit.engine.record import Forged, Replayed, ReplayError, fingerprint, walked
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.summary import Summary
 from debatekit.engine.trust import charge, trusting
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, Leaves
-from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly
+from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly, Unanswered
 from debatekit.players.base import Seat, Strategy, own_copies
 from debatekit.players.count_estimator import CountEstimator
 from debatekit.players.estimator import Indistinguishable, committed_proof, proof_key, proof_truth
 from debatekit.problems.registry import Instance
-from debatekit.protocols import naive_recursive
+from debatekit.protocols import naive_recursive, prover_estimator
 from debatekit.protocols.proof import CommittedProof
-from debatekit.protocols.prover_estimator import (
-    Debate,
-    Rules,
-    decomposition_of,
-    forfeit_values,
-    rules_for,
-    soundness_slack,
-)
-from debatekit.protocols.recursive_engine import Chance, Record, Sampled, raised
+from debatekit.protocols.prover_estimator import Rules, decomposition_of, forfeit_values, rules_for, soundness_slack
+from debatekit.protocols.recursive_engine import Seen
+from debatekit.reader import Reader
 
 BATCH = 256
 """Debates per call in a run (so a run streams, resumes and shows progress by blocks)."""
@@ -84,6 +87,8 @@ STABILITY_NODES = 2000
 """The most queries :func:`stability_verdict` checks (``debatekit stability``'s default); beyond,
 a uniformly random sample per level, which can refute stability but not certify it."""
 VACUOUS = "no promise (vacuous: bound ≥ honest floor)"
+SITTING_DOWN = "sitting down"
+"""The ``what`` of a forfeit before the debate: a strategy that failed to sit down."""
 
 
 @dataclass(frozen=True)
@@ -164,11 +169,15 @@ class Recursive(ABC):
         """The rules played (None: the protocol has none)."""
 
     @abstractmethod
-    def rewards(
-        self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
-        ledger: Ledger, record: Record, prover: CommittedProof | None, oracle: Oracle,
-    ) -> np.ndarray:  # fmt: skip
-        """One debate's reward vector to A."""
+    def debate(
+        self,
+        decomposition: Decomposition,
+        rules: Rules | None,
+        reader: Reader,
+        prover: CommittedProof | None,
+        seen: Seen,
+    ) -> Node:
+        """One debate's nodes (ending in A's reward vector), A's claim noted in ``seen``."""
 
     @abstractmethod
     def forfeited(self, sender: Role, decomposition: Decomposition, rules: Rules | None) -> np.ndarray:
@@ -184,19 +193,22 @@ class Recursive(ABC):
 
 @dataclass(frozen=True)
 class ProverEstimator(Recursive):
-    """Prover-estimator debate (Figure 2, Theorem 6.1): the reward vector of
-    :class:`~debatekit.protocols.prover_estimator.Debate`."""
+    """Prover-estimator debate (Figure 2, Theorem 6.1): the nodes of
+    :func:`~debatekit.protocols.prover_estimator.debate`, ending in A's per-round reward vector."""
 
     def rules(self, instance: Instance, rules: Rules | None) -> Rules:
         return rules or rules_for(instance)
 
-    def rewards(
-        self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
-        ledger: Ledger, record: Record, prover: CommittedProof | None, oracle: Oracle,
-    ) -> np.ndarray:  # fmt: skip
+    def debate(
+        self,
+        decomposition: Decomposition,
+        rules: Rules | None,
+        reader: Reader,
+        prover: CommittedProof | None,
+        seen: Seen,
+    ) -> Node:
         assert rules is not None
-        alice, bob = players[Role.ALICE], players[Role.BOB]
-        return Debate(decomposition, alice, bob, rules, chance, ledger, record, prover, oracle).value()
+        return prover_estimator.debate(decomposition, rules, reader, prover, seen)
 
     def forfeited(self, sender: Role, decomposition: Decomposition, rules: Rules | None) -> np.ndarray:
         assert rules is not None
@@ -234,18 +246,21 @@ class ProverEstimator(Recursive):
 
 @dataclass(frozen=True)
 class NaiveRecursive(Recursive):
-    """Naive recursive debate (Section 7's baseline): the reward vector is [1 if A wins else 0]."""
+    """Naive recursive debate (Section 7's baseline), :func:`~debatekit.protocols.naive_recursive.debate`:
+    the reward vector is [1 if A wins else 0]."""
 
     def rules(self, instance: Instance, rules: Rules | None) -> None:
         return None
 
-    def rewards(
-        self, decomposition: Decomposition, players: dict[Role, Any], rules: Rules | None, chance: Chance,
-        ledger: Ledger, record: Record, prover: CommittedProof | None, oracle: Oracle,
-    ) -> np.ndarray:  # fmt: skip
-        alice, bob = players[Role.ALICE], players[Role.BOB]
-        debate = naive_recursive.NaiveDebate(decomposition, alice, bob, chance, ledger, record, prover, oracle)
-        return np.array([debate.value()])
+    def debate(
+        self,
+        decomposition: Decomposition,
+        rules: Rules | None,
+        reader: Reader,
+        prover: CommittedProof | None,
+        seen: Seen,
+    ) -> Node:
+        return naive_recursive.debate(decomposition, reader, prover, seen)
 
     def forfeited(self, sender: Role, decomposition: Decomposition, rules: Rules | None) -> np.ndarray:
         return np.array([float(sender is Role.BOB)])
@@ -308,52 +323,52 @@ def leaf_oracle(instance: Instance, decomposition: Decomposition) -> Oracle:
     return SampleOnly(leaves) if isinstance(instance.oracle, SampleOnly) else leaves
 
 
-def play_debate(
-    protocol: Recursive,
-    decomposition: Decomposition,
-    rules: Rules | None,
-    players: dict[Role, Any] | Malformed,
-    chance: Chance,
-    ledger: Ledger,
-    record: Record,
-    prover: CommittedProof | None,
-    oracle: Oracle,
-) -> np.ndarray:
-    """One debate's rewards, or the forfeit of a side that could not sit down (noted as an event)."""
-    if isinstance(players, Malformed):
-        record.forfeit, record.reason = players.sender, players.reason
-        ledger.note({"move": players.sender.value, "what": SITTING_DOWN, "forfeit": players.reason})
-        return protocol.forfeited(players.sender, decomposition, rules)
-    return protocol.rewards(decomposition, players, rules, chance, ledger, record, prover, oracle)
-
-
-def decided(instance: Instance, rewards: np.ndarray, record: Record) -> tuple[float, int]:
+def decided(instance: Instance, rewards: np.ndarray, claim: int | None) -> tuple[float, int]:
     """A's payoff and the verdict it gives (module docstring)."""
     payoff = float(rewards.sum())
-    if record.claim is None:
+    if claim is None:
         return payoff, instance.answer
-    return payoff, record.claim if payoff > 0 else 1 - record.claim
+    return payoff, claim if payoff > 0 else 1 - claim
 
 
-def record_body(
-    index: int, ledger: Ledger, record: Record, verdict: int, payoff: float, rewards: np.ndarray, delta: float | None
-) -> dict:
+@dataclass(frozen=True)
+class Ended:
+    """How one debate ended: A's reward vector, who forfeited and why, and A's claim."""
+
+    rewards: np.ndarray
+    forfeit: Role | None
+    reason: str
+    claim: int | None
+
+
+def record_body(index: int, ledger: Ledger, ended: Ended, verdict: int, payoff: float, delta: float | None) -> dict:
     """Debate ``index``'s record (the run adds its header): with A's claim and the estimator's δ,
     which the run's conclusions read."""
     return {
         "debate": index,
         "events": ledger.events,
         "verdict": int(verdict),
-        "forfeit": None if record.forfeit is None else record.forfeit.value,
-        "reason": record.reason,
+        "forfeit": None if ended.forfeit is None else ended.forfeit.value,
+        "reason": ended.reason,
         "queries": {role.value: int(n) for role, n in ledger.queries.items()},
         "bits_read": ledger.bits_read,
         "input_bits_read": ledger.input_bits_read,
         "payoff": payoff,
-        "rewards": [float(r) for r in rewards],
-        "claim": record.claim,
+        "rewards": [float(r) for r in ended.rewards],
+        "claim": ended.claim,
         "estimator_delta": delta,
     }
+
+
+def sat_down(events: list[dict]) -> Malformed | None:
+    """The forfeit of a side that could not sit down, when ``events`` (a record's or a journal's)
+    begin with it (the debate's only move), else None."""
+    first = next((e for e in events if "move" in e), None)
+    if first is None or first.get("what") != SITTING_DOWN:
+        return None
+    if first.get("move") not in (Role.ALICE.value, Role.BOB.value) or type(first.get("forfeit")) is not str:
+        raise ReplayError(f"a forfeit before the debate that names no side or reason: {first}")
+    return Malformed(Role(first["move"]), first["forfeit"])
 
 
 def simulate(
@@ -371,13 +386,18 @@ def simulate(
     events: list[dict] | None = None,
 ) -> Tally:
     """Debates ``debates`` of a run of ``protocol`` seeded ``seed``, debate i drawing only from
-    ``debate_seed(seed, i)``; ``progress(k)`` after k of them; the verifier asks the instance's
-    leaf oracle, Alice and Bob ask ``provers`` (a model of the judge, say; default the same);
-    with ``keep``, each one's record in ``Tally.records``. Prover-estimator debate plays ``rules`` (default
+    ``debate_seed(seed, i)``, each played by the engine (:func:`~debatekit.engine.play.play` on
+    ``protocol.debate``'s nodes: trusted coins from the verifier's generator, mixed moves from the
+    mover's); ``progress(k)`` after k of them; the verifier asks the instance's leaf oracle, Alice
+    and Bob ask ``provers`` (a model of the judge, say; default the same); with ``keep``, each
+    one's record in ``Tally.records``. Prover-estimator debate plays ``rules`` (default
     :func:`~debatekit.protocols.prover_estimator.rules_for` the instance). The payoff bound is not
     drawn here but by :func:`conclusions`, over the merged run. ``events``, for one debate: its
     journaled list, written as the debate goes; when it already holds a stopped debate's events,
-    the debate resumes from them (:func:`~debatekit.analysis.recursive_script.resumed`)."""
+    the debate resumes from them (their verifier answers checked against the oracle first, then
+    handed back by the engine's :class:`~debatekit.engine.record.Given`, as a node protocol resumes).
+    A player's move that meets :class:`~debatekit.oracle.Unanswered` leaves the debate undecided:
+    it is raised again, for the run to record so."""
     n = len(debates)
     if n == 0:
         raise ValueError("debates must hold at least one debate")
@@ -396,35 +416,119 @@ def simulate(
     instances = own_copies(_shared(instance, consulted, provers), {Role.ALICE: alice, Role.BOB: bob})
     committed = committed_proof(instance, alice, rules)
     instances[Role.BOB].memo(proof_key(alice, rules), lambda: committed)  # B reads the proof the verifier reads
-    for k, index in enumerate(debates):
-        resuming, record = bool(events), Record()
-        if events:  # a stopped debate's events: resume from them
-            ledger: Ledger = ContinuedLedger(events)
-        else:
-            ledger = Ledger(events=events if events is not None else [] if keep else None)
+    strategies = {Role.ALICE: alice, Role.BOB: bob}
+
+    async def one(index: int, ledger: Ledger, prefix: list[dict] | None) -> tuple[Ended, Any]:
         rngs, seats = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, consulted)
-        players, chance = _players(seats, alice, bob), Sampled(rngs)
-        if resuming:
-            players, chance = resumed(ledger.events, players, chance)  # type: ignore[arg-type]
-        with trusting(alice, bob):  # what their seats raise is an internal error (recursive_engine.ask)
-            rewards = play_debate(protocol, decomposition, rules, players, chance, ledger, record, committed, oracle)
-        if not isinstance(players, Malformed) and type(players[Role.BOB]) in (Indistinguishable, CountEstimator):
-            delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
-        payoff, verdict = decided(instance, rewards, record)
-        rows.append(rewards)
-        payoffs[k], verdicts[k] = payoff, verdict
-        claims[k] = -1 if record.claim is None else record.claim
-        for role in Role:
-            queries[role][k] = ledger.queries[role]
-        bits[k], inputs[k] = ledger.bits_read, ledger.input_bits_read
-        if record.forfeit is not None:
-            forfeits[record.forfeit] += 1
-            reasons.setdefault(record.forfeit, record.reason)
-        if records is not None:
-            records.append(record_body(index, ledger, record, verdict, payoff, rewards, delta))
-        if progress:
-            progress(k + 1)
+        players = sat_down(prefix) if prefix else None
+        if players is None:
+            players = _players(seats, alice, bob)
+            if isinstance(players, Malformed):
+                ledger.note({"move": players.sender.value, "what": SITTING_DOWN, "forfeit": players.reason})
+        if isinstance(players, Malformed):
+            forfeited = protocol.forfeited(players.sender, decomposition, rules)
+            return Ended(forfeited, players.sender, players.reason, None), players
+        if prefix:  # the journal checked as a replay checks a record: its answers are ones the oracle gives
+            again = protocol.debate(decomposition, rules, Reader(Ledger()), None, Seen())
+            walked(prefix, again, oracle, Ledger(), partial=True)
+        seen = Seen()
+        root = protocol.debate(decomposition, rules, Reader(ledger), committed, seen)
+        seated = {role: Seated(players[role], rngs[role], strategies[role].trusted) for role in strategies}
+        answer = verifier_answer(oracle, ledger, rngs[Role.VERIFIER])
+        end = await play(root, seated, answer, ledger, 1, None, prefix, rngs[Role.VERIFIER])
+        if isinstance(end, End):  # a move that met Unanswered: undecided (the only verdict end here)
+            source, _, why = end.reason.partition(": ")
+            raise Unanswered(source, why)
+        return Ended(np.array(end.rewards), end.forfeit, end.reason, seen.claim), players
+
+    async def every() -> None:
+        nonlocal delta
+        for k, index in enumerate(debates):
+            prefix = list(events) if events else None
+            ledger = Ledger(events=events if events is not None else [] if keep else None)
+            with trusting(alice, bob):  # what their seats raise deep in the rules is an internal error
+                ended, players = await one(index, ledger, prefix)
+            if not isinstance(players, Malformed) and type(players[Role.BOB]) in (Indistinguishable, CountEstimator):
+                delta = players[Role.BOB].delta  # a δ we computed, not one a player claims
+            payoff, verdict = decided(instance, ended.rewards, ended.claim)
+            rows.append(ended.rewards)
+            payoffs[k], verdicts[k] = payoff, verdict
+            claims[k] = -1 if ended.claim is None else ended.claim
+            for role in Role:
+                queries[role][k] = ledger.queries[role]
+            bits[k], inputs[k] = ledger.bits_read, ledger.input_bits_read
+            if ended.forfeit is not None:
+                forfeits[ended.forfeit] += 1
+                reasons.setdefault(ended.forfeit, ended.reason)
+            if records is not None:
+                records.append(record_body(index, ledger, ended, verdict, payoff, delta))
+            if progress:
+                progress(k + 1)
+
+    asyncio.run(every())
     return Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, np.array(rows), claims, delta, records)
+
+
+_OUTCOME = ("verdict", "forfeit", "reason", "payoff", "rewards", "bits_read", "input_bits_read")
+"""What a replay recomputes and compares, beside the events and the verifier's queries."""
+
+
+def _replayable(event: dict) -> bool:
+    """The events a replay makes again: moves, the verifier's draws and queries (not the provers'
+    own queries, nor mixed moves' draws: the committed messages settle those)."""
+    return "move" in event or event.get("by") == Role.VERIFIER.value or event.get("query") == Role.VERIFIER.value
+
+
+def replay(protocol: Recursive, record: dict[str, Any], instance: Instance, *, rules: Rules | None = None) -> Replayed:
+    """Debate ``record`` of ``protocol`` again on ``instance`` (:func:`simulate`'s rules): the
+    protocol's nodes walked by the engine's replay (:func:`~debatekit.engine.record.walked`) with
+    the recorded messages (a recorded forfeit conceded with its reason), draws and verifier
+    answers, each draw checked against the rules and each answer against the oracle; the events
+    the walk computes, the verdict, forfeit and reason, payoff, reward vector and the verifier's
+    counts must come out as recorded. A record that runs out or does not fit raises
+    :class:`~debatekit.engine.record.ReplayError`."""
+    events = record.get("events")
+    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+        raise ReplayError("the record keeps no events")
+    try:
+        index, verifier = int(record["debate"]), record["queries"][Role.VERIFIER.value]
+        recorded = {key: record[key] for key in _OUTCOME}
+    except (KeyError, TypeError, ValueError) as err:
+        raise ReplayError(f"the record lacks {err}") from None
+    if "instance" in record and record["instance"] != fingerprint(instance):
+        return Replayed(index, False, ("instance: not the instance the record was played on",))
+    decomposition = decomposition_of(instance)
+    rules = protocol.rules(instance, rules)
+    ledger = Ledger(events=[])
+    refused = sat_down(events)
+    if refused is not None:
+        if len([e for e in events if _replayable(e)]) > 1:
+            raise ReplayError("the record has moves after a forfeit before the debate")
+        ledger.note({"move": refused.sender.value, "what": SITTING_DOWN, "forfeit": refused.reason})
+        rewards = protocol.forfeited(refused.sender, decomposition, rules)
+        ended = Ended(rewards, refused.sender, refused.reason, None)
+    else:
+        seen = Seen()
+        root = protocol.debate(decomposition, rules, Reader(ledger), None, seen)
+        try:
+            end = walked(events, root, leaf_oracle(instance, decomposition), ledger, partial=False)
+        except Forged as err:
+            return Replayed(index, False, (str(err),))
+        assert isinstance(end, Payoff)
+        ended = Ended(np.array(end.rewards), end.forfeit, end.reason, seen.claim)
+    payoff, verdict = decided(instance, ended.rewards, ended.claim)
+    body = record_body(index, ledger, ended, verdict, payoff, record.get("estimator_delta"))
+    differences = []
+    mine, theirs = [e for e in body["events"] if _replayable(e)], [e for e in events if _replayable(e)]
+    if mine != theirs:
+        k = next((i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b), min(len(mine), len(theirs)))
+        differences.append(f"event {k}: recorded {theirs[k : k + 1]}, replayed {mine[k : k + 1]}")
+    differences += [
+        f"{key}: recorded {value}, replayed {body[key]}" for key, value in recorded.items() if body[key] != value
+    ]
+    if body["queries"][Role.VERIFIER.value] != verifier:
+        differences.append(f"verifier queries: recorded {verifier}, replayed {body['queries'][Role.VERIFIER.value]}")
+    return Replayed(index, not differences, tuple(differences))
 
 
 def _shared(instance: Instance, consulted: Oracle, provers: Oracle | None) -> Instance:

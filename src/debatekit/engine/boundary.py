@@ -267,13 +267,14 @@ def to_json(value: Any) -> Any:
 
 
 def from_json(value: Any) -> Any:
-    """The inverse of :func:`to_json` up to commit: data that commits to the same message."""
+    """The inverse of :func:`to_json` up to commit: data that commits to the same message (lists
+    back to the tuples that plain data is committed as)."""
     if isinstance(value, dict) and "bits" in value:
         return [None if c == "x" else int(c) for c in value["bits"]]
     if isinstance(value, dict) and "invalid" in value:
         return Invalid(value["invalid"])
     if isinstance(value, list):
-        return [from_json(v) for v in value]
+        return tuple(from_json(v) for v in value)
     return value
 
 

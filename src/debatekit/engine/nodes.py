@@ -9,7 +9,9 @@ serves playing one debate (:mod:`debatekit.engine.play`, async), recording and r
   ``commit(message)`` turns it into plain canonical data (:mod:`debatekit.engine.boundary`) or
   raises :class:`~debatekit.ledger.Malformed`; ``then(committed)`` continues. ``options`` lists
   a finite move space for exhaustive search and ``key`` names the subgame when its value depends
-  on nothing else (a memo key for the solver).
+  on nothing else (a memo key for the solver). ``lose`` is the end a forfeit there comes to;
+  ``what`` names the message in the record (the recursive protocols') and ``bits`` is what the
+  verifier reads of it when it comes.
 * :class:`Judge`: the verifier's final check. ``check()`` reads through the debate's
   :class:`~debatekit.reader.Reader` and returns 0 or 1; a check that consults the oracle is a
   generator that yields one :class:`Query` per oracle query and receives the answer, so the
@@ -57,6 +59,14 @@ class Move:
     """The end when the move is forfeited (by its sender, or by whoever ``then`` finds at fault):
     by default the verdict against the loser (:func:`forfeit`); a payoff game pays the rest of the
     debate at its worst for the loser."""
+    what: str = ""
+    """The message's name, where a protocol's record names its messages (the recursive protocols':
+    ``claim``, ``direction``, ...): noted beside the move (``{"move", "what", "message"}``), a
+    forfeit of a message that came and did not commit marked ``"refused"``, each draw of a mixed
+    move noted (``{"chance": what, "by": role, "outcome": index}``), and a player's failure named
+    ``what raised ...``. Empty: the tree protocols' unnamed moves."""
+    bits: int = 0
+    """The bits of the message the verifier reads when it comes, whether or not it commits."""
 
 
 @dataclass(frozen=True)
@@ -161,27 +171,52 @@ class _Nothing:
 
 
 NOTHING: Any = _Nothing()
-"""What :func:`advance` reports as committed when a message did not commit."""
+"""What an interpreter reports as committed when no message came (its sender failed to answer)."""
+
+
+class _Refused:
+    def __repr__(self) -> str:
+        return "REFUSED"
+
+
+REFUSED: Any = _Refused()
+"""What :func:`advance` reports as committed when a message came and did not commit."""
 
 
 def advance(node: Move, message: Any, alice_argues: int = 1) -> tuple[Any, Node]:
     """Commit ``message`` and continue: (the committed message, the next node). A message that
-    does not commit, for any reason, loses for its sender, and :data:`NOTHING` was committed,
+    does not commit, for any reason, loses for its sender, and :data:`REFUSED` was committed,
     unless its sender is a trusted seat (:mod:`debatekit.engine.trust`); the rules' continuation
     that raises is an :class:`~debatekit.engine.trust.InternalError`."""
     try:
         committed = node.commit(message)
     except Malformed as bad:
-        return NOTHING, lost(node, bad.sender, bad.reason, alice_argues)
+        return REFUSED, lost(node, bad.sender, bad.reason, alice_argues)
     except Exception as err:  # a hostile object raised while being read: its sender's fault
         charge(node.role, err)  # unless its sender is trusted: then the rules failed
-        return NOTHING, lost(node, node.role, f"unreadable message ({type(err).__name__})", alice_argues)
+        return REFUSED, lost(node, node.role, f"unreadable message ({type(err).__name__})", alice_argues)
     try:
         return committed, node.then(committed)
     except Malformed as bad:
         return committed, lost(node, bad.sender, bad.reason, alice_argues)
     except Exception as err:  # the rules' own code, on committed data
         raise InternalError.of(err) from err
+
+
+def moved(node: Move, noted: dict, refused: bool = False) -> dict:
+    """A move's event: its sender, its name when it has one (then a message that came and did not
+    commit is marked ``refused``), and ``noted`` (its message, or its forfeit's reason)."""
+    if not node.what:
+        return {"move": node.role.value} | noted
+    return {"move": node.role.value, "what": node.what} | noted | ({"refused": True} if refused else {})
+
+
+def ended(node: Node) -> End | Payoff:
+    """A forfeit's end (the rules may pay on the way to it)."""
+    while isinstance(node, Paid):
+        node = node.then
+    assert isinstance(node, End | Payoff), f"a forfeit must end the debate, not continue at {node}"
+    return node
 
 
 def drawn(node: Chance, outcome: Any, alice_argues: int = 1) -> Node:

@@ -10,6 +10,11 @@ coroutine, under the move's time limit, and its message is committed
 player's forfeit; the verifier never waits past the limit and never sees anything but committed
 data.
 
+A mixed move (a :class:`~debatekit.prob.Dist`) is drawn with the mover's generator. A move named
+by ``Move.what`` (the recursive protocols') is recorded under its name, each mixed draw noted
+(``{"chance": what, "by": role, "outcome": index}``) and a forfeit of a message that came and did
+not commit marked ``refused``; ``Move.bits`` are counted as read whenever a message came.
+
 Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
 the provers' through their seats, the verifier's through the answer function of the debate.
 
@@ -42,10 +47,11 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
-from debatekit.engine.boundary import safe_repr, safe_str, to_json, type_name
+from debatekit.engine.boundary import mixed_branches, safe_repr, safe_str, to_json, type_name
 from debatekit.engine.interrupts import stop_if_asked
 from debatekit.engine.nodes import (
     NOTHING,
+    REFUSED,
     Chance,
     End,
     Judge,
@@ -58,17 +64,21 @@ from debatekit.engine.nodes import (
     checking,
     drawn,
     drawn_from,
+    ended,
     lost,
+    moved,
     settled,
 )
 from debatekit.engine.record import Given
-from debatekit.engine.trust import InternalError
-from debatekit.ledger import Ledger, Role
+from debatekit.engine.trust import InternalError, charge
+from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.oracle import Asker, Oracle, Unanswered
 from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 
 Answer = Callable[[Hashable], int | Awaitable[int]]
+_PLAIN = frozenset({int, float, bool, str, tuple, list, np.ndarray, Dist})
+"""Types of message that are never awaitable (what most moves are: no ``isawaitable`` check)."""
 _POLL = 0.1
 """Seconds between a waiting thread's looks at the stop flag."""
 
@@ -157,38 +167,96 @@ def _place(err: BaseException) -> str:
     return place
 
 
-async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: int) -> tuple[Any, Node]:
+def raised(what: str, err: BaseException) -> str:
+    """A forfeit's reason for an exception a player's code raised in its move ``what``, whatever
+    the exception's ``__str__`` does."""
+    try:
+        return f"{what} raised {describe(err)}"
+    except Exception:  # even its type's name is hostile
+        return f"{what} raised an exception"
+
+
+def conceded(value: Any, role: Role) -> Malformed | None:
+    """A fresh copy of ``value`` when it is ``role``'s own forfeit with a plain reason (a player may
+    concede, sending or raising it), else None. Only its exact type and plain attributes are read."""
+    try:
+        if type(value) is Malformed and value.sender is role and type(value.reason) is str:
+            return Malformed(role, value.reason)
+    except Exception:  # its attributes were taken away
+        pass
+    return None
+
+
+def failure(node: Move, err: BaseException) -> str:
+    """Why ``node``'s sender forfeits for ``err``, raised by its side: for a named move
+    (``Move.what``) its own concession's reason or ``what raised ...``, else :func:`describe`."""
+    if not node.what:
+        return describe(err)
+    conceding = conceded(err, node.role)
+    return conceding.reason if conceding is not None else raised(node.what, err)
+
+
+def mixed(node: Move, message: Any, rng: np.random.Generator) -> tuple[Any, int | None]:
+    """A mixed move's outcome drawn with the mover's generator (draw for draw as
+    :meth:`~debatekit.prob.Dist.sample`, without calling the Dist's methods) and its position among
+    the outcomes (None: a plain message, or a Dist of one outcome); a Dist whose weights are no
+    distribution is its sender's forfeit."""
+    if type(message) is not Dist:  # a plain message: nothing to draw
+        return message, None
+    try:
+        pairs = mixed_branches(message)
+    except Exception as err:
+        what = node.what or "the move"
+        raise Malformed(node.role, f"{what} sent {safe_repr(message)}: {raised('its weights', err)}") from None
+    if len(pairs) == 1:
+        return pairs[0][1], None
+    cumulative = np.cumsum([w for w, _ in pairs])
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    index = min(index, len(pairs) - 1)
+    return pairs[index][1], index
+
+
+Moved = tuple[Any, Node, int | None]
+"""A move's committed message (:data:`NOTHING`: none came; :data:`REFUSED`: it did not commit),
+the node after it, and the position drawn when the message was mixed."""
+
+
+async def _move(node: Move, seat: Seated, timeout: float | None, alice_argues: int) -> Moved:
     """One committed move, or the mover's forfeit: inline for a trusted built-in (no time limit),
     otherwise in a worker thread or as an awaited coroutine within ``timeout`` seconds."""
 
-    def message_of(message: Any) -> Any:
-        return message.sample(seat.rng) if isinstance(message, Dist) else message
+    def committed(message: Any) -> Moved:
+        message, index = mixed(node, message, seat.rng)
+        return (*advance(node, message, alice_argues), index)
 
-    async def attempt() -> tuple[Any, Node]:
+    async def attempt() -> Moved:
         message = await off_loop(played(lambda: node.ask(seat.player)))
         if inspect.isawaitable(message):
             message = await awaited_move(message)
-        return await off_loop(contained(lambda: advance(node, message_of(message), alice_argues)))
+        return await off_loop(contained(lambda: committed(message)))
 
-    if seat.trusted:  # a built-in: its failure is a bug, never its forfeit
+    if seat.trusted:  # a built-in: its failure is a bug, never its forfeit (unless it concedes)
         try:
             message = node.ask(seat.player)
-            if inspect.isawaitable(message):
+            if type(message) not in _PLAIN and inspect.isawaitable(message):
                 message = await message
-            message = message_of(message)
+            message, index = mixed(node, message, seat.rng)
         except Unanswered as err:  # its model oracle (--prover-oracle llm:...) could not be consulted
-            return NOTHING, undecided(node, err)
+            return NOTHING, undecided(node, err), None
         except Exception as err:
-            raise InternalError.of(err) from err
-        return advance(node, message, alice_argues)
+            charge(node.role, err, True)  # a concession (Malformed, Concession) is its forfeit; else a bug
+            return NOTHING, lost(node, node.role, failure(node, err), alice_argues), None
+        return (*advance(node, message, alice_argues), index)
     try:
         return await asyncio.wait_for(attempt(), timeout)
-    except TimeoutError:
-        return NOTHING, lost(node, node.role, f"no move within {timeout:g} s", alice_argues)
+    except TimeoutError as err:
+        # no limit here: the player's own (a batch engine's Limited player) ran out
+        reason = failure(node, err) if timeout is None else f"no move within {timeout:g} s"
+        return NOTHING, lost(node, node.role, reason, alice_argues), None
     except Exception as err:  # untrusted code failed to answer
-        return NOTHING, lost(node, node.role, describe(err), alice_argues)
+        return NOTHING, lost(node, node.role, failure(node, err), alice_argues), None
     except Unanswered as err:  # the player's model or oracle could not be consulted: undecided
-        return NOTHING, undecided(node, err)
+        return NOTHING, undecided(node, err), None
 
 
 def undecided(node: Move, err: Unanswered) -> End:
@@ -214,7 +282,7 @@ async def play(
     ``prefix`` holds the events a stopped debate had journaled (already in ``ledger``'s events):
     its moves are committed again without asking the players, its draws and verifier answers are
     given again without drawing or asking the oracle, and play goes on live from where they end."""
-    given = Given(prefix or (), ledger)
+    given = Given(prefix, ledger, again=False) if prefix else None
     for event in prefix or ():
         if "query" in event and event["query"] != Role.VERIFIER.value:
             ledger.count_queries(Role(event["query"]), event["n"])
@@ -223,7 +291,7 @@ async def play(
         if isinstance(node, Paid):
             paid, node = added(paid, node.rewards), node.then
             continue
-        journaled = given.step(node, alice_argues)
+        journaled = NOTHING if given is None else given.step(node, alice_argues)
         if journaled is not NOTHING:
             node = journaled
             continue
@@ -233,35 +301,31 @@ async def play(
                 ledger.note(node.event(to_json(outcome)))
             node = drawn(node, outcome, alice_argues)
             continue
-        role = node.role
-        committed, node = await _move(node, seats[role], timeout, alice_argues)
+        moving = node
+        committed, node, index = await _move(moving, seats[moving.role], timeout, alice_argues)
+        if committed is not NOTHING:  # a message came
+            ledger.count_read(moving.bits)
         if ledger.events is None:
             continue
-        if committed is NOTHING:
+        if index is not None and moving.what:
+            ledger.note({"chance": moving.what, "by": moving.role.value, "outcome": index})
+        if committed is NOTHING or committed is REFUSED:
             if not (isinstance(node, End) and node.verdict is None):  # an undecided move is no event
-                ledger.note({"move": role.value, "forfeit": ended(node).reason})
+                ledger.note(moved(moving, {"forfeit": ended(node).reason}, committed is REFUSED))
         else:
-            ledger.note({"move": role.value, "message": to_json(committed)})
+            ledger.note(moved(moving, {"message": to_json(committed)}))
     if isinstance(node, Judge):
         steps = checking(node, alice_argues)
         try:
             query = next(steps)
             while True:
-                reply = given.answer(query.question)
+                reply = None if given is None else given.answer(query.question)
                 if reply is None:
                     reply = answer(query.question)
                 query = steps.send(await reply if inspect.isawaitable(reply) else reply)
         except StopIteration as stop:
             node = stop.value
     return settled(node, paid)
-
-
-def ended(node: Node) -> End | Payoff:
-    """A forfeit's end (the rules may pay on the way to it)."""
-    while isinstance(node, Paid):
-        node = node.then
-    assert isinstance(node, End | Payoff), f"a forfeit must end the debate, not continue at {node}"
-    return node
 
 
 def seat_copies(instance: Any, roles: tuple[Role, ...] = (Role.ALICE, Role.BOB)) -> dict[Role, Any]:

@@ -29,9 +29,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
-from debatekit.engine.boundary import from_json
+from debatekit.engine.boundary import from_json, to_json
 from debatekit.engine.nodes import (
     NOTHING,
+    REFUSED,
     Chance,
     End,
     Judge,
@@ -42,8 +43,10 @@ from debatekit.engine.nodes import (
     added,
     advance,
     drawn,
+    ended,
     judge,
     lost,
+    moved,
     settled,
 )
 from debatekit.files import MAX_LINE, FileMistake, parse_json
@@ -332,7 +335,9 @@ def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Le
 def walked(
     events: list[dict], node: Node, oracle: Oracle, ledger: Ledger, partial: bool, alice_argues: int = 1
 ) -> Node:
-    """:func:`_walk` from the root ``node``, the verifier's answers checked against ``oracle``."""
+    """:func:`_walk` from the root ``node``, the verifier's answers checked against ``oracle``;
+    a whole record must have no events left over. When ``ledger`` keeps events, the walk notes
+    what it computes (:class:`Given`), for a replay to compare with the record's."""
     given = Given(events, ledger, oracle)
     paid: list[float] | None = None
     while isinstance(node, Move | Chance | Paid):
@@ -351,6 +356,8 @@ def walked(
             node = judge(node, given.asked(partial), alice_argues)
         except _Ended:
             return node
+    if not partial and (left := given.left()):
+        raise ReplayError(f"the record has more moves, draws or verifier answers than the debate makes ({left} left)")
     return settled(node, paid)
 
 
@@ -360,15 +367,19 @@ class _Ended(Exception):
 
 class Given:
     """A debate's recorded events handed back in order: its moves, nature's draws and the
-    verifier's answers (counted in ``ledger``), to replay it (each answer checked against
-    ``oracle``) or to resume it from its journal (``oracle`` None: the journal was checked before
-    it is continued, :func:`check_prefix`). One reading of events for both."""
+    verifier's answers (counted in ``ledger``: the answers' queries, and the bits of each message
+    that came), to replay it (each answer checked against ``oracle``) or to resume it from its
+    journal (``oracle`` None: the journal was checked before it is continued, :func:`check_prefix`).
+    One reading of events for both. With ``again``, what the walk computes from them is noted in
+    ``ledger`` as play notes it (a move as committed again, a draw with what the rules note beside
+    it, a query with the question the verifier asks), for a replay to compare with the record; a
+    resumed debate's ledger already holds them."""
 
-    def __init__(self, events: Sequence[dict], ledger: Ledger, oracle: Oracle | None = None):
+    def __init__(self, events: Sequence[dict], ledger: Ledger, oracle: Oracle | None = None, again: bool = True):
         self.moves = iter([e for e in events if "move" in e])
         self.draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
         self.answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
-        self.ledger, self.oracle = ledger, oracle
+        self.ledger, self.oracle, self.again = ledger, oracle, again
 
     def step(self, node: Move | Chance, alice_argues: int = 1) -> Node:
         """The node after ``node``'s recorded move or draw, or NOTHING when the events hold no more."""
@@ -381,15 +392,32 @@ class Given:
             outcome = from_json(draw["outcome"])
             if not node.possible(outcome):
                 raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
+            if self.again:
+                self.ledger.note(node.event(draw["outcome"]))
             return drawn(node, outcome, alice_argues)
         event = next(self.moves, None)
         if event is None:
             return NOTHING
-        if event.get("move") != node.role.value:
-            raise ReplayError(f"the record has a {event.get('move')} move where {node.role.value} moves")
+        if event.get("move") != node.role.value or (node.what and event.get("what") != node.what):
+            mover = f"{node.role.value}'s {node.what}" if node.what else node.role.value
+            raise ReplayError(f"the record has {_named(event)} where {mover} moves")
         if "forfeit" in event:
+            if type(event["forfeit"]) is not str:
+                raise ReplayError(f"the record has a forfeit of {event['forfeit']!r}, not a reason")
+            if event.get("refused"):
+                self.ledger.count_read(node.bits)
+            if self.again:
+                self.ledger.note(moved(node, {"forfeit": event["forfeit"]}, bool(event.get("refused"))))
             return lost(node, node.role, event["forfeit"], alice_argues)
-        return advance(node, from_json(event["message"]), alice_argues)[1]
+        if "message" not in event:
+            raise ReplayError(f"the record has {_named(event)} with neither a message nor a forfeit")
+        self.ledger.count_read(node.bits)
+        committed, after = advance(node, from_json(event["message"]), alice_argues)
+        if self.again:
+            refused = committed is REFUSED
+            noted = {"forfeit": ended(after).reason} if refused else {"message": to_json(committed)}
+            self.ledger.note(moved(node, noted, refused))
+        return after
 
     def answer(self, question: Hashable) -> int | None:
         """The recorded answer to the verifier's next query (None when the events hold no more)."""
@@ -401,7 +429,17 @@ class Given:
             if why is not None:
                 raise Forged(f"verifier query {self.ledger.queries[Role.VERIFIER] + 1}: {why}")
         self.ledger.count_queries(Role.VERIFIER, event["n"])
+        if self.again:
+            from debatekit.oracle import question_json  # here: the record is read where the oracles are not
+
+            asked = {"query": Role.VERIFIER.value, "question": question_json(question), "n": event["n"]}
+            judges = {"judges": event["judges"]} if event.get("judges") else {}
+            self.ledger.note(asked | {"answer": event["answer"]} | judges)
         return int(event["answer"])
+
+    def left(self) -> int:
+        """How many of the events' moves, draws and verifier answers no step has taken."""
+        return sum(1 for events in (self.moves, self.draws, self.answers) for _ in events)
 
     def asked(self, partial: bool) -> Callable[[Hashable], int]:
         """The verifier's answers from the record alone: a record that runs out is a
@@ -416,6 +454,12 @@ class Given:
             return given
 
         return answer
+
+
+def _named(event: dict) -> str:
+    """A recorded move in words: its sender and, when it has one, its name."""
+    what = f"'s {event.get('what')}" if event.get("what") else ""
+    return f"a {event.get('move')}{what} move"
 
 
 def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:

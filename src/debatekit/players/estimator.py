@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from debatekit.engine.play import each_move
+from debatekit.engine.play import each_move, raised
 from debatekit.engine.trust import Unaffordable, charge
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
@@ -71,7 +71,7 @@ from debatekit.protocols.prover_estimator import (
     gives_implicit_proof,
     rules_of,
 )
-from debatekit.protocols.recursive_engine import bit_of, branches, index_of, parse, raised, split_of
+from debatekit.protocols.recursive_engine import bit_of, branches, index_of, parse, split_of
 
 MAX_WIDTH = 10
 """Algorithm 1 represents a distribution over all 2^q answer vectors (Lemma A.3's |Z|)."""

@@ -1,23 +1,25 @@
 """Naive recursive debate: the baseline that obfuscated arguments break (Section 7 of the
-prover-estimator debate paper).
+prover-estimator debate paper), stated as :mod:`debatekit.engine.nodes`.
 
 A claims A(x). In each round k = d..1 she splits the current query ŷ^k into its subqueries y^k
 and claims an answer to each, consistent with her claim about ŷ^k (the verifier checks
 M_D(x, y^k, a) = her claim); B picks one subclaim to recurse on. In round 0 the verifier asks A,
 with no context, for the proof bits the leaf names, queries the human-judgement oracle once and
 A wins iff the oracle agrees with her claim about the leaf. There are no rewards besides winning:
-A's payoff is 1 when she wins and 0 otherwise.
+A's payoff is 1 when she wins and 0 otherwise (a :class:`~debatekit.engine.nodes.Payoff` of one
+entry).
 
-A's proof is committed once per run, as in prover-estimator debate. Messages
-cross the same :class:`~debatekit.protocols.recursive_engine.Boundary`: asked once by a typed
-call, parsed inside one catch-all, players shown only parsed data, noted as committed when the
-debate is recorded. A split that is not plain data M_D is defined on, answers that are not q
-bits, answers inconsistent with her claim or a proof bit that is not a bit lose for A; an index
-outside [q) loses for B; so does a player that raises. The verifier reads A's q answers (q bits)
-with each split, whether the split parses or not, so what a message costs does not depend on how
-it fails (and a replay recounts it). Randomness goes through the same
-:class:`~debatekit.protocols.recursive_engine.Chance` as prover-estimator debate, so one
-implementation plays, replays and computes exact values.
+Each message is a :class:`~debatekit.engine.nodes.Move` asked by a typed call of the player's
+method and committed by the parsers of :mod:`~debatekit.protocols.recursive_engine` (players see
+only parsed data); the oracle query is the :class:`~debatekit.engine.nodes.Judge`. A split that is
+not plain data M_D is defined on, answers that are not q bits, answers inconsistent with her claim
+or a proof bit that is not a bit lose for A; an index outside [q) loses for B; so does a player
+that raises. The verifier reads A's q answers (q bits) with each split, whether the split parses
+or not (``Move.bits``), so what a message costs does not depend on how it fails (and a replay
+recounts it). A's proof is committed once per run, as in prover-estimator debate. The engine's
+interpreters play (:func:`~debatekit.engine.play.play`), replay
+(:func:`~debatekit.engine.record.walked`) and value (:func:`~debatekit.analysis.exact.expectation`,
+each round memoised on its ``key``) the one statement, :func:`debate`.
 """
 
 from __future__ import annotations
@@ -27,22 +29,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from debatekit.engine.boundary import as_bit, commit_plain, safe_repr
-from debatekit.ledger import Ledger, Malformed, Role
+from debatekit.engine.nodes import Judge, Move, Node, Payoff
+from debatekit.engine.nodes import Query as Asked
+from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
-from debatekit.protocols.proof import CommittedProof
-from debatekit.protocols.recursive_engine import (
-    Boundary,
-    Chance,
-    Exact,
-    Record,
-    bit_of,
-    index_of,
-    split_of,
-    walk,
-)
-from debatekit.reader import word_width
+from debatekit.protocols.proof import CommittedProof, proof_move
+from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, split_of
+from debatekit.reader import Reader, word_width
 
 
 class Alice(Protocol):
@@ -65,100 +60,108 @@ class Bob(Protocol):
         """The subclaim to recurse on, an index in [q)."""
 
 
-class NaiveDebate(Boundary):
-    """The naive recursive protocol on one decomposition; :meth:`value` is P[A wins] (Exact) or
-    whether she won (Sampled). Rounds are walked without recursion
-    (:func:`~debatekit.protocols.recursive_engine.walk`); ``prover`` is A's committed proof
-    that round 0 reads, and ``oracle`` answers the verifier's leaf query, as in
-    :class:`~debatekit.protocols.prover_estimator.Debate`."""
+def debate(
+    decomposition: Decomposition, reader: Reader, prover: CommittedProof | None, seen: Seen | None = None
+) -> Node:
+    """The naive recursive protocol on one decomposition, as nodes (module docstring). ``prover``
+    is A's committed proof that round 0 reads (None where its bits come from a record: replay);
+    ``reader`` counts the proof bits read; ``seen`` notes A's claim. Each round is built when the
+    one above ends (closures), so depth is bounded by nothing but the interpreters' loops."""
+    D, q = decomposition, decomposition.width
 
-    def __init__(
-        self,
-        decomposition: Decomposition,
-        alice: Alice,
-        bob: Bob,
-        chance: Chance,
-        ledger: Ledger | None = None,
-        record: Record | None = None,
-        prover: CommittedProof | None = None,
-        oracle: Oracle | None = None,
-    ):
-        self.D, self.alice, self.bob, self.chance = decomposition, alice, bob, chance
-        self.ledger, self.record = ledger or Ledger(), record or Record()
-        self.prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
-        self.oracle = oracle or LeafOracle(decomposition)
-        self.memo: dict[tuple[int, Query, int], float] = {}
+    def lose(loser: Role, reason: str) -> Payoff:
+        return Payoff((0.0 if loser is Role.ALICE else 1.0,), loser, reason)
 
-    def lose(self, bad: Malformed) -> float:
-        if self.record.forfeit is None:
-            self.record.forfeit, self.record.reason = bad.sender, bad.reason
-        return 0.0 if bad.sender is Role.ALICE else 1.0
+    def claimed(claim: int) -> Node:
+        if seen is not None:
+            seen.claim = claim
+        return round_(D.depth, D.root(), claim)
 
-    def value(self) -> float:
-        total = 0.0
-        claimed = self.receive(Role.ALICE, "claim", lambda: self.alice.claim(), 1, bit_of("the claim A(x) ="))
-        for weight, claim in claimed:
-            total += weight * (self.lose(claim) if isinstance(claim, Malformed) else self._claimed(claim))
-        return float(total)
-
-    def _claimed(self, claim: int) -> float:
-        self.record.claim = claim
-        root = (self.D.depth, self.D.root(), claim)
-        return walk(root, self.outcomes, self.memo if self.chance.memoise else None, 0.0)
-
-    def outcomes(self, node: tuple[int, Query, int]) -> list[tuple[float, float, Any]]:
-        """One round: (probability, value if the debate ends here, next round or None)."""
-        level, query, claimed = node
+    def round_(level: int, query: Query, claimed: int) -> Node:
+        """Round ``level``: A's split and answers (a subgame that depends only on its arguments)."""
         if level == 0:
-            return self._final(query, claimed)
-        q = self.D.width
-        ((_, sent),) = self.receive(
-            Role.ALICE, "decompose", lambda: self.alice.decompose(level, query, claimed), q,
-            lambda message: self._decomposition(level, query, claimed, message), mixed=False,
-        )  # fmt: skip
-        if isinstance(sent, Malformed):
-            return [(1.0, self.lose(sent), None)]
-        subqueries, bits = sent
-        out: list[tuple[float, float, Any]] = []
-        chosen = self.receive(
-            Role.BOB, "challenge", lambda: self.bob.challenge(level, query, claimed, subqueries, bits), word_width(q),
-            lambda message: index_of(message, q, Role.BOB, "challenge"),
-        )  # fmt: skip
-        for weight, j in chosen:
-            if isinstance(j, Malformed):
-                out.append((weight, self.lose(j), None))
-            else:
-                out.append((weight, 0.0, (level - 1, subqueries[j], bits[j])))
-        return out
+            return final(query, claimed)
+        return Move(
+            Role.ALICE,
+            lambda alice: alice.decompose(level, query, claimed),
+            commit_of(lambda sent: _decomposition(D, level, query, claimed, sent), Role.ALICE, "decompose"),
+            lambda split: challenge(level, query, claimed, *split),
+            key=("naive round", level, query, claimed),
+            lose=lose,
+            what="decompose",
+            bits=q,
+        )
 
-    def _decomposition(
-        self, level: int, query: Query, claimed: int, sent: Any
-    ) -> tuple[tuple[Query, ...], tuple[int, ...]]:
-        """A's (subqueries, answers) as plain data: a split M_D is defined on and q bits whose
-        M_D is her claim, else her forfeit."""
-        pair = commit_plain(sent, Role.ALICE, "(subqueries, answers)")
-        if not (type(pair) is tuple and len(pair) == 2):
-            raise Malformed(Role.ALICE, f"{safe_repr(pair)} is not (subqueries, answers)")
-        subqueries = split_of(self.D, query, level, pair[0])
-        q, answers = self.D.width, pair[1]
-        bits = tuple(as_bit(a) for a in answers) if type(answers) is tuple else ()
-        if len(bits) != q or None in bits:
-            raise Malformed(Role.ALICE, f"answers {safe_repr(answers)} are not {q} bits")
-        if self.D.combine(query, level, bits) != claimed:  # type: ignore[arg-type]
-            raise Malformed(Role.ALICE, f"answers {bits} do not give her claim {claimed} about {safe_repr(query)}")
-        return subqueries, bits  # type: ignore[return-value]
+    def challenge(level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], bits: tuple[int, ...]) -> Node:
+        return Move(
+            Role.BOB,
+            lambda bob: bob.challenge(level, query, claimed, subqueries, bits),
+            commit_of(lambda sent: index_of(sent, q, Role.BOB, "challenge"), Role.BOB, "challenge"),
+            lambda j: round_(level - 1, subqueries[j], bits[j]),
+            lose=lose,
+            what="challenge",
+            bits=word_width(q),
+        )
 
-    def _final(self, query: Query, claimed: int) -> list[tuple[float, float, Any]]:
-        try:
-            bits = self.proof_bits(self.D.leaf(query))
-        except Malformed as bad:
-            return [(1.0, self.lose(bad), None)]
-        return [(w, float(o == claimed), None) for w, o in self.chance.judge(self.oracle, (query, bits), self.ledger)]
+    def final(query: Query, claimed: int) -> Node:
+        """Round 0: A's proof bits for the leaf, then the verifier's one query."""
+
+        def judged(bits: tuple[int, ...]) -> Judge:
+            def check() -> Any:
+                o = yield Asked((query, bits))
+                return Payoff((float(o == claimed),))
+
+            return Judge(check)
+
+        return proof_move(D.leaf(query), reader, prover, judged, lose, ("naive round", 0, query, claimed))
+
+    return Move(
+        Role.ALICE,
+        lambda alice: alice.claim(),
+        commit_of(bit_of("the claim A(x) ="), Role.ALICE, "claim"),
+        claimed,
+        lose=lose,
+        what="claim",
+        bits=1,
+    )
 
 
-def win_probability(decomposition: Decomposition, alice: Alice, bob: Bob) -> float:
-    """P[A wins] exactly, summing over mixed moves and the oracle's answer."""
-    return NaiveDebate(decomposition, alice, bob, Exact()).value()
+def _decomposition(
+    D: Decomposition, level: int, query: Query, claimed: int, sent: Any
+) -> tuple[tuple[Query, ...], tuple[int, ...]]:
+    """A's (subqueries, answers) as plain data: a split M_D is defined on and q bits whose M_D is
+    her claim, else her forfeit."""
+    pair = commit_plain(sent, Role.ALICE, "(subqueries, answers)")
+    if not (type(pair) is tuple and len(pair) == 2):
+        raise Malformed(Role.ALICE, f"{safe_repr(pair)} is not (subqueries, answers)")
+    subqueries = split_of(D, query, level, pair[0])
+    q, answers = D.width, pair[1]
+    bits = tuple(as_bit(a) for a in answers) if type(answers) is tuple else ()
+    if len(bits) != q or None in bits:
+        raise Malformed(Role.ALICE, f"answers {safe_repr(answers)} are not {q} bits")
+    if D.combine(query, level, bits) != claimed:  # type: ignore[arg-type]
+        raise Malformed(Role.ALICE, f"answers {bits} do not give her claim {claimed} about {safe_repr(query)}")
+    return subqueries, bits  # type: ignore[return-value]
+
+
+def win_probability(
+    decomposition: Decomposition,
+    alice: Alice,
+    bob: Bob,
+    prover: CommittedProof | None = None,
+    oracle: Oracle | None = None,
+) -> float:
+    """P[A wins] exactly (:func:`~debatekit.analysis.exact.expectation`), summing over mixed moves
+    and the oracle's answer (strategies must be functions of their arguments); ``prover`` A's
+    committed proof (by default committed from ``alice``), ``oracle`` the leaves' judge (by
+    default the decomposition's, :class:`~debatekit.machine.decomposition.LeafOracle`)."""
+    from debatekit.analysis.exact import expectation  # here: the protocol is stated without its analysis
+    from debatekit.ledger import Ledger
+
+    prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
+    root = debate(decomposition, Reader(Ledger()), prover)
+    judge = oracle or LeafOracle(decomposition)
+    return float(expectation(root, {Role.ALICE: alice, Role.BOB: bob}, judge)[0])
 
 
 class HonestAlice:

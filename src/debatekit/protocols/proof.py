@@ -20,10 +20,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from debatekit.engine.boundary import NOT_A_BIT, commit_bits
+from debatekit.engine.boundary import NOT_A_BIT, commit_bit, commit_bits, safe_repr
+from debatekit.engine.nodes import Move, Node
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.protocols.recursive_engine import ask, parse
+from debatekit.reader import Reader
 
 
 class Prover(Protocol):
@@ -140,6 +142,38 @@ class CommittedProof:
         """Why position ``j`` holds no bit."""
         why = self._read(j)[1]
         return self._reasons[why - 1] if why else f"proof bit {j} is not 0 or 1"
+
+
+def proof_move(
+    leaf: tuple[int, ...],
+    reader: Reader,
+    prover: CommittedProof | None,
+    then: Callable[[tuple[int, ...]], Node],
+    lose: Callable[[Role, str], Node],
+    key: Hashable | None = None,
+) -> Node:
+    """Figure 2, step 3b (and naive recursion's round 0): ũ_S for the leaf's positions ``leaf``,
+    read from A's committed proof ``prover`` (its bits, counted as read whatever they are; a
+    position that holds no bit is her forfeit with its reason), then ``then(bits)``; a leaf naming
+    no bits goes straight on. ``key`` names the subgame, as :class:`~debatekit.engine.nodes.Move`'s."""
+    if not leaf:
+        return then(())
+    reader.ledger.count_read(len(leaf))
+
+    def bits_of(_alice: Any) -> tuple[int, ...]:
+        assert prover is not None, "a proof is read from the record when none is committed"
+        bits = prover.bits(leaf)
+        bad = next((j for j, b in zip(leaf, bits, strict=True) if b == NOT_A_BIT), None)
+        if bad is not None:
+            raise Malformed(Role.ALICE, prover.reason(bad))
+        return bits
+
+    def committed(sent: Any) -> tuple[int, ...]:
+        if type(sent) not in (tuple, list) or len(sent) != len(leaf):
+            raise Malformed(Role.ALICE, f"proof {safe_repr(sent)} is not {len(leaf)} bits")
+        return tuple(commit_bit(b, Role.ALICE, "proof bit") for b in sent)
+
+    return Move(Role.ALICE, bits_of, committed, then, key=key, lose=lose, what="proof")
 
 
 class ProofTruth:

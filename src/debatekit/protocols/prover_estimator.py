@@ -13,7 +13,13 @@ A's proof is committed once, context-free (step 3b, :class:`~debatekit.protocols
 B's training and round 0 read the same bits, whose truth is :class:`~debatekit.protocols.proof.ProofTruth`;
 the truthful estimator (:class:`TruthfulBob`) plays it.
 
-Messages cross :class:`~debatekit.protocols.recursive_engine.Boundary`: a claim that is not a bit,
+The rules are stated once, as :mod:`debatekit.engine.nodes` (:func:`debate`): each message a
+:class:`~debatekit.engine.nodes.Move` asked by a typed call of the player's method and committed by
+the parsers of :mod:`~debatekit.protocols.recursive_engine` (``commit``), with ``lose`` paying
+the forfeit; the trusted coins ẑ and z^k_i :meth:`~debatekit.engine.nodes.Chance.coin`; each
+round's reward :class:`~debatekit.engine.nodes.Paid`; round 0's oracle query a
+:class:`~debatekit.engine.nodes.Judge` ending in a :class:`~debatekit.engine.nodes.Payoff`.
+A claim that is not a bit,
 a direction outside {-1, 0, 1}, a split that is not plain data
 (:func:`~debatekit.engine.boundary.commit_plain`) M_D is defined on
 (:meth:`~debatekit.machine.decomposition.Decomposition.valid_split`), an index outside [q) or a
@@ -24,10 +30,12 @@ rebuilt tuples, estimates and coins tuples of floats and ints. Losing means the 
 debate pays the sender its worst: every later reward at its extreme (-r^k for A's forfeit, +r^k
 for B's), so a forfeit is never better for its sender than any way of playing on.
 
-The same rules serve play, replay and exact analysis through a
-:class:`~debatekit.protocols.recursive_engine.Chance` (sampled, recorded, or every outcome with
-its probability, memoising rounds by their situation; strategies must then be functions of their
-arguments, as Figure 2's are). Values are vectors of per-round rewards (index 0 the initial
+The engine's interpreters read the same nodes: :func:`~debatekit.engine.play.play` plays one
+debate (:func:`sampled`, and :func:`debatekit.analysis.recursive.simulate` for a run),
+:func:`~debatekit.engine.record.walked` replays and resumes it, and
+:func:`~debatekit.analysis.exact.expectation` sums every outcome with its probability, memoising
+rounds on their situation (:func:`expected_rewards`; strategies must then be functions of their
+arguments, as Figure 2's are). Payoffs are vectors of per-round rewards (index 0 the initial
 reward, index 1 + d - k round k), so one pass yields the reward ledger.
 """
 
@@ -39,28 +47,17 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from debatekit.engine.boundary import (
-    commit_probability,
-    plain_int,
-    safe_repr,
-)
+from debatekit.engine.boundary import commit_probability, plain_int, safe_repr
+from debatekit.engine.nodes import Chance, Judge, Move, Node, Paid, Payoff
+from debatekit.engine.nodes import Query as Asked
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, check_stability_parameters
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.proof import CommittedProof, ProofTruth
-from debatekit.protocols.recursive_engine import (
-    Boundary,
-    Chance,
-    Exact,
-    Record,
-    bit_of,
-    index_of,
-    split_of,
-    walk,
-)
-from debatekit.reader import word_width
+from debatekit.protocols.proof import CommittedProof, ProofTruth, proof_move
+from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, split_of
+from debatekit.reader import Reader, word_width
 
 PROBABILITY_BITS = 64
 """A probability is read as one float64."""
@@ -217,163 +214,109 @@ def forfeit_values(sender: Role, depth: int, rules: Rules, level: int | None) ->
     return values
 
 
-Outcome = tuple[float, np.ndarray, Situation | None]
-"""One way a round can end: its probability, the rewards it pays (a forfeit included) and the
-next round's situation (None when the debate is over)."""
+def debate(
+    decomposition: Decomposition, rules: Rules, reader: Reader, prover: CommittedProof | None, seen: Seen | None = None
+) -> Node:
+    """Figure 2 on one decomposition under ``rules``, as nodes (module docstring). ``prover`` is A's
+    committed proof that round 0 reads (step 3b, :class:`CommittedProof`; None where its bits come
+    from a record: replay); ``reader`` counts the proof bits read; ``seen`` notes A's claim. Each
+    step is built when the one before ends (closures), so the depth d and width q are bounded by
+    nothing but the interpreters' loops. Payoffs are vectors of per-round rewards (index 0 the
+    initial reward, index 1 + d - k round k); a round's direction is keyed on its situation, whose
+    rewards from there on depend on nothing else."""
+    D, d, q = decomposition, decomposition.depth, decomposition.width
+    scale = reward_scale(d, rules)
 
+    def loser(level: int | None) -> Callable[[Role, str], Payoff]:
+        """A forfeit from round ``level`` down (None: before the initial reward): the rest at its worst."""
+        return lambda sender, reason: Payoff(tuple(forfeit_values(sender, d, rules, level).tolist()), sender, reason)
 
-class Debate(Boundary):
-    """Figure 2 on one decomposition, between two players, under given rules. ``prover`` is A's
-    committed proof (step 3b, :class:`CommittedProof`); without it her bits are committed from
-    ``alice`` herself, which is context-free only for strategies that are functions of their
-    arguments (what :class:`Exact` requires anyway). The verifier's round-0 query goes to ``oracle`` (the
-    decomposition's judge by default, :class:`~debatekit.machine.decomposition.LeafOracle`)."""
+    def paid(level: int | None, value: float) -> tuple[float, ...]:
+        """``value`` paid at round ``level`` (None: the initial reward)."""
+        rewards = [0.0] * (d + 2)
+        rewards[0 if level is None else 1 + d - level] = float(value)
+        return tuple(rewards)
 
-    def __init__(
-        self,
-        decomposition: Decomposition,
-        alice: Alice,
-        bob: Bob,
-        rules: Rules,
-        chance: Chance,
-        ledger: Ledger | None = None,
-        record: Record | None = None,
-        prover: CommittedProof | None = None,
-        oracle: Oracle | None = None,
-    ):
-        self.d, self.q = decomposition.depth, decomposition.width
-        self.D, self.alice, self.bob, self.rules, self.chance = decomposition, alice, bob, rules, chance
-        self.ledger, self.record = ledger or Ledger(), record or Record()
-        self.prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
-        self.oracle = oracle or LeafOracle(decomposition)
-        self.scale = reward_scale(self.d, rules)
-        self.memo: dict[Situation, np.ndarray] = {}
+    def claimed(claim: int) -> Node:
+        """Initialisation: B's p_d, the trusted coin ẑ ~ p_d (drawn before the rounds) and the
+        initial reward r^(d+1)·1(ẑ = A(x))."""
+        if seen is not None:
+            seen.claim = claim
 
-    def index(self, level: int) -> int:
-        return 1 + self.d - level
+        def coin(p_d: float) -> Node:
+            root = Situation(d, D.root(), p_d, claim, p_d)
+            return Chance.coin("z_hat", p_d, lambda z_hat: Paid(paid(None, scale[0] * (z_hat == claim)), round_(root)))
 
-    def forfeit(self, bad: Malformed, level: int | None) -> np.ndarray:
-        if self.record.forfeit is None:
-            self.record.forfeit, self.record.reason = bad.sender, bad.reason
-        return forfeit_values(bad.sender, self.d, self.rules, level)
+        return Move(
+            Role.BOB, lambda bob: bob.initial(), commit_of(_estimate("p_d"), Role.BOB, "initial"), coin,
+            lose=loser(None), what="initial", bits=PROBABILITY_BITS,
+        )  # fmt: skip
 
-    def value(self) -> np.ndarray:
-        """The per-round rewards to A: realised (Sampled) or expected (Exact)."""
-        total = np.zeros(self.d + 2)
-        claimed = self.receive(Role.ALICE, "claim", lambda: self.alice.claim(), 1, bit_of("the claim A(x) ="))
-        for weight, claim in claimed:
-            total += weight * (self.forfeit(claim, None) if isinstance(claim, Malformed) else self._claimed(claim))
-        return total
+    def round_(s: Situation) -> Node:
+        """Round ``s.level``: A^k (steps 1-2), keyed on the situation."""
+        return Move(
+            Role.ALICE, lambda alice: alice.direction(s), commit_of(direction_of, Role.ALICE, "direction"),
+            lambda direction: directed(s, direction), key=s, lose=loser(s.level), what="direction", bits=2,
+        )  # fmt: skip
 
-    def _claimed(self, claim: int) -> np.ndarray:
-        """B's p_d, the trusted coin ẑ ~ p_d and the initial reward r^(d+1)·1(ẑ = A(x))."""
-        self.record.claim = claim
-        total = np.zeros(self.d + 2)
-        for weight, p_d in self.receive(
-            Role.BOB, "initial", lambda: self.bob.initial(), PROBABILITY_BITS, _estimate("p_d")
-        ):
-            if isinstance(p_d, Malformed):
-                total += weight * self.forfeit(p_d, None)
-                continue
-            coins = self.chance.coin(p_d, "z_hat", self.ledger)  # ẑ is drawn before the rounds, as in Figure 2
-            values = self.rounds(Situation(self.d, self.D.root(), p_d, claim, p_d))
-            for w_coin, z_hat in coins:
-                total += weight * w_coin * values
-                total[0] += weight * w_coin * self.scale[0] * (z_hat == claim)
-        return total
-
-    def rounds(self, root: Situation) -> np.ndarray:
-        """The rewards of rounds d..0 from ``root`` (:func:`walk`)."""
-        return walk(root, self.outcomes, self.memo if self.chance.memoise else None, np.zeros(self.d + 2))
-
-    def outcomes(self, s: Situation) -> list[Outcome]:
-        """Round ``s.level`` of Figure 2 up to the next situation, every branch weighted."""
-        out: list[Outcome] = []
-        for weight, direction in self.receive(
-            Role.ALICE, "direction", lambda: self.alice.direction(s), 2, direction_of
-        ):
-            if isinstance(direction, Malformed):
-                out.append((weight, self.forfeit(direction, s.level), None))
-            else:
-                out += [(weight * w, reward, n) for w, reward, n in self._directed(s, direction)]
-        return out
-
-    def _directed(self, s: Situation, direction: int) -> list[Outcome]:
+    def directed(s: Situation, direction: int) -> Node:
+        """Step 3: the split y^k (round 0: the leaf's proof bits and the oracle query)."""
         if s.level == 0:
-            return self._final(s, direction)
-        ((_, subqueries),) = self.receive(
-            Role.ALICE, "queries", lambda: self.alice.queries(s), 0,
-            lambda sent: split_of(self.D, s.query, s.level, sent), mixed=False,
-        )  # fmt: skip
-        if isinstance(subqueries, Malformed):
-            return [(1.0, self.forfeit(subqueries, s.level), None)]
-        out: list[Outcome] = []
-        for weight, z, estimates, forfeited in self._answers(s, subqueries):
-            if forfeited is not None:
-                out.append((weight, forfeited, None))
-            else:
-                settled = self._settle(s, direction, subqueries, z, estimates)
-                out += [(weight * w, reward, n) for w, reward, n in settled]
-        return out
-
-    def _answers(
-        self, s: Situation, ys: tuple[Query, ...]
-    ) -> list[tuple[float, tuple[int, ...], tuple[float, ...], np.ndarray | None]]:
-        """Figure 2, step 4: z_i drawn from B's conditional probabilities one at a time. Returns
-        (weight, z, estimates, None) per answer vector, or (weight, ..., B's forfeit)."""
-        partial: list[tuple[float, tuple[int, ...], tuple[float, ...]]] = [(1.0, (), ())]
-        done: list[tuple[float, tuple[int, ...], tuple[float, ...], np.ndarray | None]] = []
-        for i in range(self.q):
-            grown = []
-            for weight, z, estimates in partial:
-                for w_move, b in self._conditional(s, ys, i, z):
-                    if isinstance(b, Malformed):
-                        done.append((weight * w_move, z, estimates, self.forfeit(b, s.level)))
-                    else:
-                        coins = self.chance.coin(b, f"z^{s.level}_{i + 1}", self.ledger)
-                        grown += [(weight * w_move * w, (*z, zi), (*estimates, b)) for w, zi in coins]
-            partial = grown
-        return done + [(w, z, e, None) for w, z, e in partial]
-
-    def _conditional(self, s: Situation, ys: tuple[Query, ...], i: int, z: tuple[int, ...]) -> list[tuple[float, Any]]:
-        """B's B^k_i(z_<i), i counted from 0."""
-        return self.receive(
-            Role.BOB, "conditional", lambda: self.bob.conditional(s, ys, i, z), PROBABILITY_BITS,
-            _estimate(f"B^k_{i + 1}"),
+            return final(s, direction)
+        return Move(
+            Role.ALICE, lambda alice: alice.queries(s),
+            commit_of(lambda sent: split_of(D, s.query, s.level, sent), Role.ALICE, "queries"),
+            lambda ys: answered(s, direction, ys, (), ()), lose=loser(s.level), what="queries",
         )  # fmt: skip
 
-    def _settle(
-        self, s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
-    ) -> list[Outcome]:
-        """Round k's reward r^k·A^k·(M_D - p_k), then A's choice of subquery (steps 5-7)."""
-        reward = np.zeros(self.d + 2)
-        reward[self.index(s.level)] = (
-            self.scale[self.index(s.level)] * direction * (self.D.combine(s.query, s.level, z) - s.p)
-        )
-        out: list[Outcome] = []
-        chosen = self.receive(
-            Role.ALICE, "recurse", lambda: self.alice.recurse(s, ys, estimates, z), word_width(self.q),
-            lambda sent: index_of(sent, self.q, Role.ALICE, "recursion index"),
-        )  # fmt: skip
-        for weight, j in chosen:
-            if isinstance(j, Malformed):
-                out.append((weight, reward + self.forfeit(j, s.level - 1), None))
-            else:
-                out.append((weight, reward, Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root)))
-        return out
+    def answered(
+        s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
+    ) -> Node:
+        """Step 4: B's B^k_i(z_<i) and the trusted coin z_i drawn from it, one i at a time."""
+        i = len(z)
+        if i == q:
+            return settled(s, direction, ys, z, estimates)
 
-    def _final(self, s: Situation, direction: int) -> list[Outcome]:
-        """Round 0: A's proof bits with no context, one oracle query, A^0·(O(ũ_S) - p_0)."""
-        try:
-            bits = self.proof_bits(self.D.leaf(s.query))
-        except Malformed as bad:
-            return [(1.0, self.forfeit(bad, 0), None)]
-        out: list[Outcome] = []
-        for weight, o in self.chance.judge(self.oracle, (s.query, bits), self.ledger):
-            reward = np.zeros(self.d + 2)
-            reward[self.index(0)] = direction * (o - s.p)
-            out.append((weight, reward, None))
-        return out
+        def coin(b: float) -> Node:
+            return Chance.coin(
+                f"z^{s.level}_{i + 1}", b, lambda zi: answered(s, direction, ys, (*z, zi), (*estimates, b))
+            )
+
+        return Move(
+            Role.BOB, lambda bob: bob.conditional(s, ys, i, z),
+            commit_of(_estimate(f"B^k_{i + 1}"), Role.BOB, "conditional"), coin,
+            lose=loser(s.level), what="conditional", bits=PROBABILITY_BITS,
+        )  # fmt: skip
+
+    def settled(
+        s: Situation, direction: int, ys: tuple[Query, ...], z: tuple[int, ...], estimates: tuple[float, ...]
+    ) -> Node:
+        """Steps 5-7: round k's reward r^k·A^k·(M_D(x, y^k, z^k) - p_k), then A's subquery j."""
+        reward = paid(s.level, scale[1 + d - s.level] * direction * (D.combine(s.query, s.level, z) - s.p))
+        recurse = Move(
+            Role.ALICE, lambda alice: alice.recurse(s, ys, estimates, z),
+            commit_of(lambda sent: index_of(sent, q, Role.ALICE, "recursion index"), Role.ALICE, "recurse"),
+            lambda j: round_(Situation(s.level - 1, ys[j], estimates[j], s.claim, s.p_root)),
+            lose=loser(s.level - 1), what="recurse", bits=word_width(q),
+        )  # fmt: skip
+        return Paid(reward, recurse)
+
+    def final(s: Situation, direction: int) -> Node:
+        """Round 0: A's proof bits with no context (step 3b), one oracle query, A^0·(O(ũ_S) - p_0)."""
+
+        def judged(bits: tuple[int, ...]) -> Judge:
+            def check() -> Any:
+                o = yield Asked((s.query, bits))
+                return Payoff(paid(0, direction * (o - s.p)))
+
+            return Judge(check)
+
+        return proof_move(D.leaf(s.query), reader, prover, judged, loser(0))
+
+    return Move(
+        Role.ALICE, lambda alice: alice.claim(), commit_of(bit_of("the claim A(x) ="), Role.ALICE, "claim"),
+        claimed, lose=loser(None), what="claim", bits=1,
+    )  # fmt: skip
 
 
 def _estimate(what: str) -> Callable[[Any], float]:
@@ -400,12 +343,52 @@ def rules_of(seat: Any) -> Rules:
 
 
 def expected_rewards(
-    decomposition: Decomposition, alice: Alice, bob: Bob, rules: Rules, prover: CommittedProof | None = None
+    decomposition: Decomposition,
+    alice: Alice,
+    bob: Bob,
+    rules: Rules,
+    prover: CommittedProof | None = None,
+    oracle: Oracle | None = None,
 ) -> np.ndarray:
     """A's exact expected reward per round (index 0 initial, 1 + d - k round k), by summing over
-    every trusted coin and mixed move (strategies must be functions of their arguments);
-    ``prover`` as in :class:`Debate`."""
-    return Debate(decomposition, alice, bob, rules, Exact(), prover=prover).value()
+    every trusted coin and mixed move (:func:`~debatekit.analysis.exact.expectation`; strategies
+    must be functions of their arguments, as Figure 2's are); ``prover`` A's committed proof (by
+    default committed from ``alice``, context-free only for such strategies), ``oracle`` the
+    leaves' judge (by default the decomposition's, :class:`~debatekit.machine.decomposition.LeafOracle`)."""
+    from debatekit.analysis.exact import expectation  # here: the protocol is stated without its analysis
+
+    prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
+    root = debate(decomposition, rules, Reader(Ledger()), prover)
+    return expectation(root, {Role.ALICE: alice, Role.BOB: bob}, oracle or LeafOracle(decomposition))
+
+
+def sampled(
+    decomposition: Decomposition,
+    alice: Alice,
+    bob: Bob,
+    rules: Rules,
+    rngs: dict[Role, np.random.Generator],
+    ledger: Ledger | None = None,
+    prover: CommittedProof | None = None,
+    oracle: Oracle | None = None,
+) -> Payoff:
+    """One debate played by the engine (:func:`~debatekit.engine.play.play`): the trusted coins
+    from ``rngs[VERIFIER]``, which also answers the verifier's query, mixed moves from the mover's
+    generator; the players are not trusted (what they raise is their forfeit), as outside a run;
+    counts and, when it keeps them, events in ``ledger``; ``prover`` and ``oracle`` as in
+    :func:`expected_rewards`. Its end: A's reward vector, with the forfeit and its reason."""
+    import asyncio
+
+    from debatekit.engine.play import Seated, play, verifier_answer
+
+    ledger = ledger if ledger is not None else Ledger()
+    prover = prover if prover is not None else CommittedProof(lambda leaves: alice.proof(leaves))
+    root = debate(decomposition, rules, Reader(ledger), prover)
+    seats = {Role.ALICE: Seated(alice, rngs[Role.ALICE]), Role.BOB: Seated(bob, rngs[Role.BOB])}
+    answer = verifier_answer(oracle or LeafOracle(decomposition), ledger, rngs[Role.VERIFIER])
+    end = asyncio.run(play(root, seats, answer, ledger, 1, None, rng=rngs[Role.VERIFIER]))
+    assert isinstance(end, Payoff), end
+    return end
 
 
 # -- honest A (Lemma A.5) and the truthful estimator ---------------------------------------------
