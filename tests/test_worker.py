@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from debatekit.players.base import Seat, StrategyError, resolve
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam
-from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.registry import PROTOCOLS, register, unregister
 from debatekit.runs.prepare import Isolated, prepare
 from debatekit.runs.spec import RunSpec
 
@@ -321,7 +322,12 @@ def test_a_run_seats_a_users_strategy_in_workers_unless_trusted() -> None:
     trusted = prepare(RunSpec("cross-exam", "parity", size=8, bob=name, trust_players=True))
     assert trusted.seating[Role.BOB] is Seating.TRUSTED and trusted.bob.factory is worker_strategies.CountingBob
     assert prepare(RunSpec("stochastic", "noisy-majority", bob=name)).seating[Role.BOB] is Seating.WORKER
-    not_yet = prepare(RunSpec("naive-recursive", "obfuscated-primality", bob=name))
+    assert prepare(RunSpec("naive-recursive", "obfuscated-primality", bob=name)).seating[Role.BOB] is Seating.WORKER
+    register("cross-exam-undeclared", replace(PROTOCOLS["cross-exam"], name="cross-exam-undeclared", isolated=False))
+    try:
+        not_yet = prepare(RunSpec("cross-exam-undeclared", "parity", size=8, bob=name))
+    finally:
+        unregister("cross-exam-undeclared")
     assert not_yet.seating[Role.BOB] is Seating.NOT_YET and Seating.NOT_YET.off and not Seating.WORKER.off
     with pytest.raises(UserError, match=r"cannot be imported by name in a worker.*trust=True"):
         prepare(RunSpec("cross-exam", "parity", size=8, bob=lambda seat: None))
@@ -451,3 +457,46 @@ def test_a_stochastic_alice_that_rewrites_the_live_transcript_wins_inline_and_lo
     assert attacked.accept_rate > honest.accept_rate + 0.5  # the hole: the verifier read her rewrite
     assert guarded.accept_rate == honest.accept_rate  # her moves are honest Alice's; her rewrite reached nothing
     assert guarded.forfeits == {"alice": 0, "bob": 0}
+
+
+# -- the recursive protocols: their situations cross as named tuples, their decomposition with the instance --
+
+
+@pytest.mark.parametrize("truth", [True, False])
+def test_isolated_naive_recursion_plays_as_inline(truth) -> None:
+    spec = PROTOCOLS["naive-recursive"]
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 10, truth, 0)
+    expected = run(spec, instance, spec.honest(Role.ALICE), spec.honest(Role.BOB), 40, 3)
+    with Pool(f"{HERE}:naive_honest_alice", Role.ALICE, LIMITS) as alice, Pool(f"{HERE}:naive_honest_bob", Role.BOB,
+                                                                                LIMITS) as bob:  # fmt: skip
+        played = run(spec, instance, alice.strategy, bob.strategy, 40, 3)
+    same = ("accept_rate", "honest_win_rate", "verifier_queries_mean", "verifier_bits_read_mean", "alice_queries_mean")
+    assert [getattr(played, f) for f in same] == [getattr(expected, f) for f in same]
+    assert played.forfeits == {"alice": 0, "bob": 0}
+    assert children() == []
+
+
+def test_a_naive_alice_that_poisons_the_verifiers_oracle_wins_inline_and_loses_isolated() -> None:
+    spec = PROTOCOLS["naive-recursive"]
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 10, False, 0)
+    bob = spec.honest(Role.BOB)
+    inline = resolve(f"{HERE}:PoisoningNaiveAlice", Role.ALICE, {})
+    attacked = in_a_child(lambda: run(spec, instance, inline, bob, 20, 3))
+    with Pool(f"{HERE}:PoisoningNaiveAlice", Role.ALICE, LIMITS) as pool:
+        guarded = run(spec, instance, pool.strategy, bob, 20, 3)
+    assert attacked.accept_rate == 1.0  # the hole: the leaf's check asked the oracle she made answer yes
+    assert (guarded.accept_rate, guarded.honest_win_rate) == (0.0, 1.0)
+
+
+def test_an_isolated_prover_estimator_alice_plays_as_inline() -> None:
+    """Her situations cross as named tuples, her proof is asked of a context-free copy in its own
+    worker and committed once: the obfuscator's debates against Algorithm 1's estimator are the
+    same (the payoff's sum is taken over blocks in another order: equal to rounding)."""
+    spec = PROTOCOLS["prover-estimator"]
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 10, False, 0)
+    name = "debatekit.players.prover_estimator:Obfuscator"
+    expected = run(spec, instance, resolve(name, Role.ALICE, {}), spec.honest(Role.BOB), 30, 3)
+    with Pool(name, Role.ALICE, LIMITS) as alice:
+        played = run(spec, instance, alice.strategy, spec.honest(Role.BOB), 30, 3)
+    assert (played.accept_rate, played.forfeits) == (expected.accept_rate, expected.forfeits)
+    assert played.extra["payoff_mean"] == pytest.approx(expected.extra["payoff_mean"], rel=1e-12, abs=1e-18)

@@ -345,3 +345,45 @@ class RewritingStochasticAlice:
 
     def shares(self, view: Any) -> Any:
         return view.random()
+
+
+# -- the recursive protocols: honest players and an oracle poisoner, by module:attr --
+
+
+def naive_honest_alice(seat: Seat) -> Any:
+    """Naive recursion's honest Alice, on the decomposition her worker was given."""
+    from debatekit.protocols import naive_recursive
+
+    return naive_recursive.HonestAlice(seat.instance.recursive_decomposition())
+
+
+def naive_honest_bob(seat: Seat) -> Any:
+    """Naive recursion's honest Bob, on the decomposition his worker was given."""
+    from debatekit.protocols import naive_recursive
+
+    return naive_recursive.HonestBob(seat.instance.recursive_decomposition())
+
+
+class PoisoningNaiveAlice:
+    """Claims yes and answers every subclaim yes, after making the seat's oracle access (the
+    verifier's own oracle object, in process) answer yes: the leaf's check then agrees with her."""
+
+    def __init__(self, seat: Seat):
+        oracle = getattr(seat.ask, "oracle", None)
+        for inner in (oracle, getattr(oracle, "hidden", None)):
+            if inner is not None:
+                object.__setattr__(inner, "probability", lambda query: 1.0)
+                object.__setattr__(inner, "sample", lambda query, rng=None: 1)
+        from debatekit.protocols import naive_recursive
+
+        self.inner = naive_recursive.HonestAlice(seat.instance.recursive_decomposition())
+
+    def claim(self) -> int:
+        return 1
+
+    def decompose(self, level: int, query: Any, claimed: int) -> Any:
+        ys, _ = self.inner.decompose(level, query, claimed)
+        return ys, tuple(1 for _ in ys)
+
+    def proof(self, leaves: Any) -> Any:
+        return self.inner.proof(leaves)

@@ -179,6 +179,7 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         batch=recursive.BATCH,
         replay=functools.partial(recursive.replay, recursive.PROVER_ESTIMATOR, rules=rules),
         describe=_recursive_description,
+        isolated=True,
         params=params,
         configure=_prover_estimator_spec,
     )
@@ -200,4 +201,5 @@ NAIVE_RECURSIVE = ProtocolSpec(
     batch=recursive.BATCH,
     replay=functools.partial(recursive.replay, recursive.NAIVE_RECURSIVE),
     describe=_recursive_description,
+    isolated=True,
 )

@@ -397,15 +397,16 @@ class Pool:
         return Remote(worker, seat, self._release)
 
     def _view(self, instance: Any) -> str:
-        """The instance as the worker gets it, pickled once per instance: its forms, not its
-        oracle, memo or decomposition; a form that cannot be pickled (made of local functions)
-        is left out."""
+        """The instance as the worker gets it, pickled once per instance: its forms (the recursive
+        protocols' decomposition D, which the provers know, included), not its oracle or memo; a
+        form that cannot be pickled (made of local functions) is left out."""
         kept = self._views.get(id(instance))
         if kept is not None and kept[0] is instance:
             return kept[1]
         levelled = instance.levelled_circuit() if instance.levelled is not None else None
-        view = dataclasses.replace(instance, oracle=None, levelled=levelled, decomposition=None)
-        for form in ("machine", "turing", "levelled"):
+        decomposition = instance.recursive_decomposition() if instance.decomposition is not None else None
+        view = dataclasses.replace(instance, oracle=None, levelled=levelled, decomposition=decomposition)
+        for form in ("machine", "turing", "levelled", "decomposition"):
             try:
                 pickle.dumps(getattr(view, form))
             except Exception:

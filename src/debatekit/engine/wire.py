@@ -19,7 +19,8 @@ Values (:func:`encode`, :func:`decode`) are JSON data with tagged objects for wh
 * ``{"dist": [[outcome, weight], ...]}`` a mixed move (:class:`~debatekit.prob.Dist`);
 * ``{"dc": name, "v": [fields...]}`` one of the frozen dataclasses that protocols hand players or
   players send (:data:`TYPES`: bisection's ``Config``, a committed ``Invalid`` word, a judgement's
-  ``Question``, a :class:`Handle` to an object the engine keeps), rebuilt through its own constructor.
+  ``Question``, a :class:`Handle` to an object the engine keeps, prover-estimator's ``Situation``),
+  rebuilt through its own constructor.
 
 Anything else does not cross: :func:`encode` raises :class:`WireError` naming its type (a player
 that sends it forfeits). A batch protocol's arrays cross as arrays, one row per debate.
@@ -41,6 +42,7 @@ import numpy as np
 from debatekit.engine.boundary import Invalid
 from debatekit.machine.turing import Config
 from debatekit.oracle import Question
+from debatekit.protocols.prover_estimator import Situation
 from debatekit.prob import Dist
 
 DEPTH = 64
@@ -61,9 +63,11 @@ class Handle:
     fields: dict
 
 
-TYPES: dict[str, type] = {kind.__name__: kind for kind in (Config, Invalid, Question, Handle)}
-"""The dataclasses that cross, by name: what the protocols hand players and take back."""
+TYPES: dict[str, type] = {kind.__name__: kind for kind in (Config, Invalid, Question, Handle, Situation)}
+"""The dataclasses and named tuples that cross, by name: what the protocols hand players and take back."""
 _NAMES = {kind: name for name, kind in TYPES.items()}
+_FIELDS = {kind: getattr(kind, "_fields", None) or tuple(f.name for f in fields(kind)) for kind in TYPES.values()}
+"""Each type's fields in order (a named tuple's ``_fields``, a dataclass's fields)."""
 _DTYPES = frozenset(
     ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
 )
@@ -115,7 +119,7 @@ def encode(value: Any, depth: int = 0) -> Any:
         return {"dist": [[encode(o, depth + 1), encode(w, depth + 1)] for o, w in value.items()]}
     name = _NAMES.get(kind)
     if name is not None:
-        return {"dc": name, "v": [encode(getattr(value, f.name), depth + 1) for f in fields(value)]}
+        return {"dc": name, "v": [encode(getattr(value, f), depth + 1) for f in _FIELDS[kind]]}
     raise WireError(f"a {kind.__name__} cannot be sent (plain data only: numbers, strings, lists, tuples, arrays)")
 
 
@@ -166,7 +170,7 @@ def _tagged(data: dict, depth: int) -> Any:
     if "dc" in data and "v" in data and len(data) == 2:
         kind = TYPES[_str(data["dc"])]
         values = [decode(v, depth + 1) for v in _list(data["v"])]
-        if len(values) != len(fields(kind)):
+        if len(values) != len(_FIELDS[kind]):
             raise WireError(f"a {kind.__name__} of {len(values)} fields")
         return kind(*values)
     raise WireError(f"an unknown tag {sorted(data)}")
