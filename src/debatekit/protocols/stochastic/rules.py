@@ -292,43 +292,56 @@ def some(where: Any) -> bool:
 
 def debate(rules: Rules, machine: TranscriptMachine, play: Interpreter) -> None:
     """Protocol.lean ``debate`` (Figure 2), the protocol once, for one debate or many: ``play`` answers
-    what it asks (each value a number, or an array with one entry per live debate).
+    what it asks (each value a number, or an array with one entry per live debate). The verifier reads
+    Bob's word (the step he aborts at, or none), Alice sends her witness where the machine takes one,
+    then each :func:`step` in turn while a debate is live, and the :func:`end`.
 
-    Lean's ``step``, in outline (SPEC.md 1d; bits newest-first there)::
+    Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the
+    step once, and a call costs the scalar interpreter a fraction of a yield, its request object
+    and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
+    play.read(ALL, word_width(machine.length + 1), 0)
+    if machine.n_witness:
+        play.say(Role.ALICE, WITNESS)
+    for t in range(machine.length):
+        if not play.begin(t):
+            return
+        step(rules, machine, play, t)
+    end(play)
+
+
+def step(rules: Rules, machine: TranscriptMachine, play: Interpreter, t: int) -> None:
+    """Protocol.lean ``step`` (Figure 2 steps 1-3), step t of the debates still live. In outline
+    (SPEC.md 1d; bits newest-first there)::
 
         p ← alice y                         -- Alice gives p
         if bob y p then y.push (bernoulli p)   -- Bob accepts: the protocol draws the bit
         else vera y p                       -- Bob rejects: Vera's boolean is the output
 
-    The paper form draws the bit from both sides' shares before Bob decides (Figure 2 steps 1-3).
-    Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the
-    step once, and a call costs the scalar interpreter a fraction of a yield, its request object
-    and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
-    paper = rules.form is Form.paper
+    The paper form draws the bit from both sides' shares before Bob decides. The batch and scalar
+    interpreters run it inside :func:`debate`; the exact one (:mod:`.exact`) runs it alone at each
+    prefix, its answers enumerations."""
     say = play.say
-    play.read(ALL, word_width(machine.length + 1), 0)  # V reads Bob's word: the step he aborts at, or none
-    if machine.n_witness:
-        say(Role.ALICE, WITNESS)
-    for t in range(machine.length):
-        if not play.begin(t):
-            return
-        claim = say(Role.ALICE, CLAIM)
-        bit = None
-        if paper:
-            bit = coin_bit(claim, say(Role.ALICE, SHARE), say(Role.BOB, SHARE))
-        abort = say(Role.BOB, ABORT, claim, bit)
-        aborted = abort == 1
-        if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
-            estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)
-            play.verdict(aborted, rules.accepts(claim, estimate))
-            play.read(aborted, *claim_bits(machine, t))
-        accepted = abort == 0
-        if some(accepted):
-            if bit is None:  # Lean: bernoulli p, with the protocol's own randomness
-                play.extend(accepted, drawn_bit(claim, play.nature()), True)
-            else:
-                play.extend(accepted, bit, False)
-    last = play.last_bit()  # no abort: the verifier outputs a_T
+    claim = say(Role.ALICE, CLAIM)
+    bit = None
+    if rules.form is Form.paper:
+        bit = coin_bit(claim, say(Role.ALICE, SHARE), say(Role.BOB, SHARE))
+    abort = say(Role.BOB, ABORT, claim, bit)
+    aborted = abort == 1
+    if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
+        estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)
+        play.verdict(aborted, rules.accepts(claim, estimate))
+        play.read(aborted, *claim_bits(machine, t))
+    accepted = abort == 0
+    if some(accepted):
+        if bit is None:  # Lean: bernoulli p, with the protocol's own randomness
+            play.extend(accepted, drawn_bit(claim, play.nature()), True)
+        else:
+            play.extend(accepted, bit, False)
+
+
+def end(play: Interpreter) -> None:
+    """Protocol.lean ``debate``'s last line: with no abort the verifier outputs a_T (one bit read)."""
+    last = play.last_bit()
     if last is not None:
         play.verdict(ALL, last)
         play.read(ALL, 1, 0)
@@ -503,12 +516,6 @@ def machine_of(instance: Instance) -> TranscriptMachine:
     if instance.machine is None:
         raise ValueError(f"problem {instance.problem} has no transcript machine for stochastic debate")
     return instance.machine
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    copy = array.copy()
-    copy.flags.writeable = False
-    return copy
 
 
 def conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:
