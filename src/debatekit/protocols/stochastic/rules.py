@@ -21,15 +21,17 @@ clamps it) and a share outside [0, 1) lose for their sender; so does an abort de
 not a bit. Compute and coin steps are estimated exactly (their p is 0/1 or the coin's
 probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
 
-This module states the rules once. :func:`debate` is the protocol itself, step by step: it asks an
-:class:`Interpreter` for what it needs (a message, the verifier's estimate, nature's uniform) and
-tells it what happens (a verdict, bits read, a transcript bit). The messages
-(:data:`WITNESS`, :data:`CLAIM`, :data:`SHARE`, :data:`ABORT`) carry what each must be and the
-forfeit when it is not; the record's events are written by :func:`moved`, :func:`forfeited`,
-:func:`queried`, :func:`drawn` and :func:`record`; what the verifier reads by :func:`bits_read_bound`
-and :func:`debate`. Its interpreters answer it: :mod:`.batch` for many debates at once (numpy rows),
-:mod:`.solo` for one on Python numbers (also replay and resume). :mod:`.exact` sums the same step's
-outcomes in expectation (its docstring says how it follows this order).
+This module states the rules once. :func:`debate` is the protocol (Lean's ``debate``) and :func:`step`
+one step of it (Lean's ``step``; Figure 2 steps 1-3), then :func:`end`: they ask an :class:`Interpreter`
+for what they need (a message, the verifier's estimate, nature's uniform) and tell it what happens (a
+verdict, bits read, a transcript bit). The messages (:data:`WITNESS`, :data:`CLAIM`, :data:`SHARE`,
+:data:`ABORT`) carry what each must be and the forfeit when it is not; the record's events are written
+by :func:`moved`, :func:`forfeited`, :func:`queried`, :func:`drawn` and :func:`record`; what the
+verifier reads by :func:`bits_read_bound` and :func:`step`. Three interpreters answer them:
+:mod:`.batch` for many debates at once (numpy rows), :mod:`.solo` for one on Python numbers (also
+replay and resume), and :mod:`.exact`, which runs :func:`step` at each prefix with every answer a
+distribution (an estimate's binomial law, a uniform share, a choice the best adversary makes) and
+folds the outcomes by backward induction.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ from debatekit.protocols.stochastic.params import Constants, PaperConstants, Par
 from debatekit.reader import word_width
 
 Numbers = np.ndarray | float
-"""One value per live debate: an array in a batch, a number when one debate is played alone. The
-rules below are written once for both (numpy's operators and Python's agree on them)."""
+"""One value per live debate: an array in a batch, a number when one debate is played alone (and in
+:mod:`.exact` a distribution: a claim's rows, an estimate's law). The rules below are written once
+for all three (they compare, add and take ``abs``, which numpy, Python and :mod:`.exact` each answer)."""
 CLAIM_BITS = 64
 """A claim is sent as an IEEE double; the verifier reads all of it."""
 
@@ -249,8 +252,9 @@ ABORT = Message(
 
 class Interpreter(Protocol):
     """What :func:`debate` asks of an interpreter: each method answers for the debates still live
-    (one number each in :mod:`.solo`, arrays over a step's rows in :mod:`.batch`); ``where`` narrows
-    that to the debates where it holds (:data:`ALL`: every one)."""
+    (one number each in :mod:`.solo`, arrays over a step's rows in :mod:`.batch`, distributions over
+    Alice's possible claims in :mod:`.exact`); ``where`` narrows that to the debates where it holds
+    (:data:`ALL`: every one)."""
 
     def begin(self, t: int) -> bool:
         """Step t begins; False when no debate is live (the debate is over)."""
