@@ -148,7 +148,8 @@ class _Batch:
         """The live debates at this step's start."""
         self.live: np.ndarray | None = None
         """Which of ``rows`` are still live within the step (None: all of them)."""
-        self.p = np.zeros((2, n))
+        self.p: tuple[np.ndarray, np.ndarray] = (np.zeros(n), np.zeros(n))
+        """P[y_t = 1 | a_{I(t)}] of the step's live rows under the provers' oracle and the verifier's."""
         first = self.streams.generator(0, counter(0, SEAT))  # a seat's own generator: its batch's first debate's
         seated = own_copies(consulted[Role.BOB], self.strategies)
         self.players: dict[Role, Any] = {}
@@ -180,9 +181,9 @@ class _Batch:
             self.progress(self.n * t // self.steps)
         p_provers = _probabilities(self.machine, t, self.consulted[Role.BOB], self.values, self.rows)
         if self.consulted[Role.BOB] is self.instance:
-            self.p = np.broadcast_to(p_provers, (2, self.rows.size))
+            self.p = (p_provers, p_provers)
         else:
-            self.p = np.stack([p_provers, _probabilities(self.machine, t, self.instance, self.values, self.rows)])
+            self.p = (p_provers, _probabilities(self.machine, t, self.instance, self.values, self.rows))
         return True
 
     def last_bit(self) -> np.ndarray | None:
