@@ -260,6 +260,28 @@ def test_exact_acceptance_of_given_strategies(constants: Constants, truth: bool,
     assert low - 1e-12 <= exact <= high + 1e-12
 
 
+class MalformedOnOne(stochastic.HonestBob):
+    """Never aborts, except that he answers 2 (not a bit) when the drawn bit is 1 (paper form: he sees it)."""
+
+    def aborts(self, view, claims, bits):
+        return np.where(bits == 1, 2, 0)
+
+
+def test_exact_follows_the_bit_bob_saw_when_he_forfeits_on_one_value_only() -> None:
+    """The exact interpreter runs the step once per value of the bit Bob sees: a decision malformed
+    for one value only forfeits in that branch alone (Bob loses with probability P[a_1 = 1]), as the
+    Monte Carlo debates do; the exact P[V = 1] lies in their 99.9% interval."""
+    s = spec(Constants.paper)
+    instance = make_instance(PROBLEMS["noisy-majority"], 6, False, seed=0)
+    rules = stochastic.rules_for(Constants.paper, instance.lipschitz, 6)
+    alice, bob = s.strategies[Role.ALICE]["honest"], strategy(Role.BOB, MalformedOnOne)
+    exact = stochastic_exact.accept_probability(instance, rules, alice, bob)
+    assert 0 < exact < 1
+    result = run(s, instance, alice, bob, 4000, seed=1)
+    low, high = ci(round(result.accept_rate * 4000), 4000, 0.999)
+    assert low - 1e-12 <= exact <= high + 1e-12
+
+
 def test_exact_refuses_strategies_with_hidden_coins() -> None:
     s = spec(Constants.lean)
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=0)

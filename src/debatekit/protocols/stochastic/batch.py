@@ -13,7 +13,8 @@ draws; this module answers for a whole batch: a ``where`` is an array over the s
 value the rules see has one entry per row of the step (a row that forfeited within the step keeps
 a placeholder the rules never use: its abort flag is -1). Every message is read once into a private array
 (:func:`~debatekit.protocols.stochastic.rules.as_numbers`, ``as_flags``) and whatever fails its
-message's test is its sender's forfeit; players see read-only copies.
+message's test is its sender's forfeit. Players see what the verifier uses through read-only buffers
+(:func:`_read_only`: no copy, and no player can make them writable again).
 
 With ``keep`` each debate's record lists its events in order (the rules' event functions): each
 committed message, nature's bits, and every oracle query with its role, question, count and answer
@@ -49,7 +50,6 @@ from debatekit.protocols.stochastic.rules import (
     StepView,
     _bits_matrix,
     _conditional,
-    _frozen,
     as_flags,
     as_numbers,
     conditionals,
@@ -148,7 +148,8 @@ class _Batch:
         """The live debates at this step's start."""
         self.live: np.ndarray | None = None
         """Which of ``rows`` are still live within the step (None: all of them)."""
-        self.p = np.zeros((2, n))
+        self.p: tuple[np.ndarray, np.ndarray] = (np.zeros(n), np.zeros(n))
+        """P[y_t = 1 | a_{I(t)}] of the step's live rows under the provers' oracle and the verifier's."""
         first = self.streams.generator(0, counter(0, SEAT))  # a seat's own generator: its batch's first debate's
         seated = own_copies(consulted[Role.BOB], self.strategies)
         self.players: dict[Role, Any] = {}
@@ -180,9 +181,9 @@ class _Batch:
             self.progress(self.n * t // self.steps)
         p_provers = _probabilities(self.machine, t, self.consulted[Role.BOB], self.values, self.rows)
         if self.consulted[Role.BOB] is self.instance:
-            self.p = np.broadcast_to(p_provers, (2, self.rows.size))
+            self.p = (p_provers, p_provers)
         else:
-            self.p = np.stack([p_provers, _probabilities(self.machine, t, self.instance, self.values, self.rows)])
+            self.p = (p_provers, _probabilities(self.machine, t, self.instance, self.values, self.rows))
         return True
 
     def last_bit(self) -> np.ndarray | None:
@@ -190,13 +191,13 @@ class _Batch:
         return self.values[rows, -1] if rows.size else None
 
     def view(self, role: Role, where: np.ndarray | None = None) -> StepView:
-        """What ``role`` sees of the step's live rows (or of those where ``where`` holds); players get
-        read-only copies: nothing they do can change what the verifier uses."""
+        """What ``role`` sees of the step's live rows (or of those where ``where`` holds), through
+        read-only buffers: nothing it does can change what the verifier uses."""
         rows, p = self.rows, self.p[1 if role is Role.VERIFIER else 0]
         if where is not None:
             rows, p = rows[where], p[where]
         t = self.t
-        return StepView(t, self.steps, self.machine.kind(t), _frozen(rows), _frozen(p), self.rules,
+        return StepView(t, self.steps, self.machine.kind(t), _read_only(rows), _read_only(p), self.rules,
                         self.samplers[role], self.history, self.offset + t, self.coins.get(role))  # fmt: skip
 
     def call(self, role: Role, message: Message, *args: Any) -> Any:
@@ -352,12 +353,18 @@ class _Batch:
 
 
 def _seen(value: np.ndarray | None, live: np.ndarray | None) -> np.ndarray | None:
-    """A value shown to a player (its live rows; a bit as 0/1), as a read-only copy."""
+    """A value shown to a player (its live rows; a bit as 0/1), read-only."""
     if value is None:
         return None
     if live is not None:
         value = value[live]
-    return _frozen(value.astype(np.uint8) if value.dtype == np.bool_ else value)
+    return _read_only(value.astype(np.uint8) if value.dtype == np.bool_ else value)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array`` through a read-only buffer: no copy, and it cannot be made writable again (a copy
+    cost the batch about a tenth of its time at T = 10^4)."""
+    return np.asarray(memoryview(array).toreadonly())
 
 
 def _probabilities(machine: Any, t: int, instance: Instance, values: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -21,15 +21,17 @@ clamps it) and a share outside [0, 1) lose for their sender; so does an abort de
 not a bit. Compute and coin steps are estimated exactly (their p is 0/1 or the coin's
 probability), so only oracle steps cost queries, as in Figure 2 step 3(a).
 
-This module states the rules once. :func:`debate` is the protocol itself, step by step: it asks an
-:class:`Interpreter` for what it needs (a message, the verifier's estimate, nature's uniform) and
-tells it what happens (a verdict, bits read, a transcript bit). The messages
-(:data:`WITNESS`, :data:`CLAIM`, :data:`SHARE`, :data:`ABORT`) carry what each must be and the
-forfeit when it is not; the record's events are written by :func:`moved`, :func:`forfeited`,
-:func:`queried`, :func:`drawn` and :func:`record`; what the verifier reads by :func:`bits_read_bound`
-and :func:`debate`. Its interpreters answer it: :mod:`.batch` for many debates at once (numpy rows),
-:mod:`.solo` for one on Python numbers (also replay and resume). :mod:`.exact` sums the same step's
-outcomes in expectation (its docstring says how it follows this order).
+This module states the rules once. :func:`debate` is the protocol (Lean's ``debate``) and :func:`step`
+one step of it (Lean's ``step``; Figure 2 steps 1-3), then :func:`end`: they ask an :class:`Interpreter`
+for what they need (a message, the verifier's estimate, nature's uniform) and tell it what happens (a
+verdict, bits read, a transcript bit). The messages (:data:`WITNESS`, :data:`CLAIM`, :data:`SHARE`,
+:data:`ABORT`) carry what each must be and the forfeit when it is not; the record's events are written
+by :func:`moved`, :func:`forfeited`, :func:`queried`, :func:`drawn` and :func:`record`; what the
+verifier reads by :func:`bits_read_bound` and :func:`step`. Three interpreters answer them:
+:mod:`.batch` for many debates at once (numpy rows), :mod:`.solo` for one on Python numbers (also
+replay and resume), and :mod:`.exact`, which runs :func:`step` at each prefix with every answer a
+distribution (an estimate's binomial law, a uniform share, a choice the best adversary makes) and
+folds the outcomes by backward induction.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ from debatekit.protocols.stochastic.params import Constants, PaperConstants, Par
 from debatekit.reader import word_width
 
 Numbers = np.ndarray | float
-"""One value per live debate: an array in a batch, a number when one debate is played alone. The
-rules below are written once for both (numpy's operators and Python's agree on them)."""
+"""One value per live debate: an array in a batch, a number when one debate is played alone (and in
+:mod:`.exact` a distribution: a claim's rows, an estimate's law). The rules below are written once
+for all three (they compare, add and take ``abs``, which numpy, Python and :mod:`.exact` each answer)."""
 CLAIM_BITS = 64
 """A claim is sent as an IEEE double; the verifier reads all of it."""
 
@@ -249,8 +252,9 @@ ABORT = Message(
 
 class Interpreter(Protocol):
     """What :func:`debate` asks of an interpreter: each method answers for the debates still live
-    (one number each in :mod:`.solo`, arrays over a step's rows in :mod:`.batch`); ``where`` narrows
-    that to the debates where it holds (:data:`ALL`: every one)."""
+    (one number each in :mod:`.solo`, arrays over a step's rows in :mod:`.batch`, distributions over
+    Alice's possible claims in :mod:`.exact`); ``where`` narrows that to the debates where it holds
+    (:data:`ALL`: every one)."""
 
     def begin(self, t: int) -> bool:
         """Step t begins; False when no debate is live (the debate is over)."""
@@ -292,43 +296,56 @@ def some(where: Any) -> bool:
 
 def debate(rules: Rules, machine: TranscriptMachine, play: Interpreter) -> None:
     """Protocol.lean ``debate`` (Figure 2), the protocol once, for one debate or many: ``play`` answers
-    what it asks (each value a number, or an array with one entry per live debate).
+    what it asks (each value a number, or an array with one entry per live debate). The verifier reads
+    Bob's word (the step he aborts at, or none), Alice sends her witness where the machine takes one,
+    then each :func:`step` in turn while a debate is live, and the :func:`end`.
 
-    Lean's ``step``, in outline (SPEC.md 1d; bits newest-first there)::
+    Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the
+    step once, and a call costs the scalar interpreter a fraction of a yield, its request object
+    and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
+    play.read(ALL, word_width(machine.length + 1), 0)
+    if machine.n_witness:
+        play.say(Role.ALICE, WITNESS)
+    for t in range(machine.length):
+        if not play.begin(t):
+            return
+        step(rules, machine, play, t)
+    end(play)
+
+
+def step(rules: Rules, machine: TranscriptMachine, play: Interpreter, t: int) -> None:
+    """Protocol.lean ``step`` (Figure 2 steps 1-3), step t of the debates still live. In outline
+    (SPEC.md 1d; bits newest-first there)::
 
         p ← alice y                         -- Alice gives p
         if bob y p then y.push (bernoulli p)   -- Bob accepts: the protocol draws the bit
         else vera y p                       -- Bob rejects: Vera's boolean is the output
 
-    The paper form draws the bit from both sides' shares before Bob decides (Figure 2 steps 1-3).
-    Written as calls on an :class:`Interpreter` rather than a generator's yields: both state the
-    step once, and a call costs the scalar interpreter a fraction of a yield, its request object
-    and its dispatch (about 4 µs a step on the benchmark's machine, more than the 2x floor allows)."""
-    paper = rules.form is Form.paper
+    The paper form draws the bit from both sides' shares before Bob decides. The batch and scalar
+    interpreters run it inside :func:`debate`; the exact one (:mod:`.exact`) runs it alone at each
+    prefix, its answers enumerations."""
     say = play.say
-    play.read(ALL, word_width(machine.length + 1), 0)  # V reads Bob's word: the step he aborts at, or none
-    if machine.n_witness:
-        say(Role.ALICE, WITNESS)
-    for t in range(machine.length):
-        if not play.begin(t):
-            return
-        claim = say(Role.ALICE, CLAIM)
-        bit = None
-        if paper:
-            bit = coin_bit(claim, say(Role.ALICE, SHARE), say(Role.BOB, SHARE))
-        abort = say(Role.BOB, ABORT, claim, bit)
-        aborted = abort == 1
-        if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
-            estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)
-            play.verdict(aborted, rules.accepts(claim, estimate))
-            play.read(aborted, *claim_bits(machine, t))
-        accepted = abort == 0
-        if some(accepted):
-            if bit is None:  # Lean: bernoulli p, with the protocol's own randomness
-                play.extend(accepted, drawn_bit(claim, play.nature()), True)
-            else:
-                play.extend(accepted, bit, False)
-    last = play.last_bit()  # no abort: the verifier outputs a_T
+    claim = say(Role.ALICE, CLAIM)
+    bit = None
+    if rules.form is Form.paper:
+        bit = coin_bit(claim, say(Role.ALICE, SHARE), say(Role.BOB, SHARE))
+    abort = say(Role.BOB, ABORT, claim, bit)
+    aborted = abort == 1
+    if some(aborted):  # Vera decides on Alice's claim alone (Figure 2 step 3(a))
+        estimate = play.estimate(Role.VERIFIER, rules.vera_samples, aborted)
+        play.verdict(aborted, rules.accepts(claim, estimate))
+        play.read(aborted, *claim_bits(machine, t))
+    accepted = abort == 0
+    if some(accepted):
+        if bit is None:  # Lean: bernoulli p, with the protocol's own randomness
+            play.extend(accepted, drawn_bit(claim, play.nature()), True)
+        else:
+            play.extend(accepted, bit, False)
+
+
+def end(play: Interpreter) -> None:
+    """Protocol.lean ``debate``'s last line: with no abort the verifier outputs a_T (one bit read)."""
+    last = play.last_bit()
     if last is not None:
         play.verdict(ALL, last)
         play.read(ALL, 1, 0)
@@ -503,12 +520,6 @@ def machine_of(instance: Instance) -> TranscriptMachine:
     if instance.machine is None:
         raise ValueError(f"problem {instance.problem} has no transcript machine for stochastic debate")
     return instance.machine
-
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    copy = array.copy()
-    copy.flags.writeable = False
-    return copy
 
 
 def conditionals(machine: TranscriptMachine, t: int, bits: np.ndarray, instance: Instance) -> np.ndarray:
