@@ -467,7 +467,7 @@ def _handle(arg: Any, views: list, worker: Worker) -> Any:
     rows = arg.rows
     same = worker.rows is not None and worker.rows.shape == rows.shape and bool((worker.rows == rows).all())
     if not same:
-        worker.rows = rows
+        worker.rows = rows.copy()  # the engine's own rows, read-only to players, may be a view
     fields = {"t": arg.t, "steps": arg.steps, "kind": arg.kind.value, "rows": None if same else rows}
     return Handle(len(views) - 1, fields)
 

@@ -42,8 +42,8 @@ import numpy as np
 from debatekit.engine.boundary import Invalid
 from debatekit.machine.turing import Config
 from debatekit.oracle import Question
-from debatekit.protocols.prover_estimator import Situation
 from debatekit.prob import Dist
+from debatekit.protocols.prover_estimator import Situation
 
 DEPTH = 64
 """How deeply values may nest."""
