@@ -129,23 +129,22 @@ class Channel:
         self.forked = False
 
     def ask(self, query: Any, r: int) -> int:
-        write_frame(self.outgoing, {"ask": [encode(query), encode(r)]})
-        reply = read_frame(self.incoming, self.limit)
-        if reply is None:
-            os._exit(0)  # the engine is gone
-        if "answer" not in reply:
-            raise RuntimeError(reply.get("refused", "the engine did not answer the query"))
-        return int(reply["answer"])
+        """An oracle query, asked and counted by the engine (:class:`RemoteAsk`)."""
+        return int(self._answered({"ask": [encode(query), encode(r)]}, "query"))
 
     def read(self, index: int, name: str, args: list) -> Any:
         """A read of a view the engine keeps (:class:`RemoteView`)."""
-        write_frame(self.outgoing, {"view": [index, name, encode(args)]})
+        return decode(self._answered({"view": [index, name, encode(args)]}, "read"))
+
+    def _answered(self, message: dict, what: str) -> Any:
+        """The engine's answer to ``message`` sent mid-call; what it refuses raises in the player's code."""
+        write_frame(self.outgoing, message)
         reply = read_frame(self.incoming, self.limit)
         if reply is None:
             os._exit(0)  # the engine is gone
         if "answer" not in reply:
-            raise RuntimeError(reply.get("refused", "the engine did not answer the read"))
-        return decode(reply["answer"])
+            raise RuntimeError(reply.get("refused", f"the engine did not answer the {what}"))
+        return reply["answer"]
 
     def serve(self) -> None:
         while (request := read_frame(self.incoming, self.limit)) is not None:
