@@ -37,7 +37,7 @@ from debatekit.ledger import Role
 from debatekit.machine.turing import Config
 from debatekit.mistakes import UserError
 from debatekit.oracle import Question
-from debatekit.players.base import Seat, StrategyError, resolve
+from debatekit.players.base import Seat, Strategy, StrategyError, resolve
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam
@@ -500,3 +500,10 @@ def test_an_isolated_prover_estimator_alice_plays_as_inline() -> None:
         played = run(spec, instance, alice.strategy, spec.honest(Role.BOB), 30, 3)
     assert (played.accept_rate, played.forfeits) == (expected.accept_rate, expected.forfeits)
     assert played.extra["payoff_mean"] == pytest.approx(expected.extra["payoff_mean"], rel=1e-12, abs=1e-18)
+
+
+def test_an_isolated_strategy_object_still_refuses_an_instance_it_cannot_play() -> None:
+    picky = Strategy("picky", Role.BOB, "refuses every instance", worker_strategies.CountingBob,
+                     refuses=lambda instance: "too picky")  # fmt: skip
+    with pytest.raises(UserError, match="bob strategy '<strategy object: picky>' cannot play this instance: too picky"):
+        prepare(RunSpec("cross-exam", "parity", size=8, bob=picky))

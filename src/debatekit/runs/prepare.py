@@ -32,6 +32,8 @@ class Isolated:
     batched: bool = True
     scalar: bool = False
     """Its shapes in stochastic debate, as its :class:`~debatekit.players.base.Strategy` declares them."""
+    refuses: Callable[[Instance], str | None] | None = None
+    """Why it cannot play an instance, as an API object's Strategy declares (checked before the run)."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,9 @@ def prepare(run: RunSpec) -> Prepared:
         case = instance(found, run.size, run.truth, run.seed, problem_values)
     sides = (Role.ALICE, run.alice), (Role.BOB, run.bob)
     seated = {role: _seated(spec, role, given, run.trust_players) for role, given in sides}
-    for chosen, _ in seated.values():
-        if not isinstance(chosen, Isolated) and chosen.refuses is not None and (why := chosen.refuses(case)):
-            raise UserError(f"{chosen.role.value} strategy {chosen.name!r} cannot play this instance: {why}")
+    for role, (chosen, _) in seated.items():
+        if chosen.refuses is not None and (why := chosen.refuses(case)):
+            raise UserError(f"{role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge)
@@ -140,9 +142,10 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
         return Isolated(given, given), Seating.WORKER
     chosen = player(spec, role, given)
     try:
-        return Isolated(chosen.name, spec_of(chosen.factory), chosen.batched, chosen.scalar), Seating.WORKER
+        isolated = Isolated(chosen.name, spec_of(chosen.factory), chosen.batched, chosen.scalar, chosen.refuses)
     except StrategyError as err:
         raise UserError(f"{role.value}: {err} (trust=True in the API, --trust-players on the command line)") from None
+    return isolated, Seating.WORKER
 
 
 def _own(given: Instance, run: RunSpec) -> Instance:
