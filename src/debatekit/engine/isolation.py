@@ -447,7 +447,7 @@ class Seating(StrEnum):
     """A user's strategy inline on the user's word (``--trust-players``, ``trust=True``), to debug it."""
     NOT_YET = "inline: this protocol's players are not isolated yet, boundary off"
     """A user's strategy inline because its protocol's players are not yet played through a worker
-    (it does not declare ``ProtocolSpec.isolated``: the recursive protocols)."""
+    (it does not declare ``ProtocolSpec.isolated``: a protocol of the user's own, registered)."""
 
     @property
     def off(self) -> bool:
