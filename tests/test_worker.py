@@ -32,6 +32,7 @@ from debatekit.engine import wire
 from debatekit.engine.boundary import Invalid
 from debatekit.engine.isolation import Limits, Pool, Seating, spec_of
 from debatekit.engine.record import read_header
+from debatekit.engine.trust import InternalError
 from debatekit.engine.wire import WireError, decode, encode
 from debatekit.ledger import Role
 from debatekit.machine.turing import Config
@@ -507,3 +508,14 @@ def test_an_isolated_strategy_object_still_refuses_an_instance_it_cannot_play() 
                      refuses=lambda instance: "too picky")  # fmt: skip
     with pytest.raises(UserError, match="bob strategy '<strategy object: picky>' cannot play this instance: too picky"):
         prepare(RunSpec("cross-exam", "parity", size=8, bob=picky))
+
+
+def test_an_argument_of_the_rules_that_cannot_cross_is_the_engines_failure_not_a_forfeit() -> None:
+    instance = make_instance(PROBLEMS["parity"], 6, True, 1)
+    rng = np.random.default_rng(0)
+    with Pool(f"{HERE}:CountingBob", Role.BOB, LIMITS) as pool:
+        remote = pool.seat(Seat(instance, Role.BOB, rng, None))
+        with pytest.raises(InternalError, match="cannot be sent"):
+            remote.challenge(object())
+        assert remote.count()[1] == 0  # nothing reached the player
+    assert children() == []

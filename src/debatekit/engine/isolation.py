@@ -295,8 +295,10 @@ class Remote:
             sent = [_handle(a, views, worker) for a in args]
             try:
                 data = encode(sent)
-            except BaseException:
+            except BaseException as err:
                 worker.rows = None  # the rows were not sent after all
+                if isinstance(err, WireError):  # the rules' own arguments: never the player's forfeit
+                    raise InternalError.of(err) from err
                 raise
             return worker.request({"call": name, "args": data}, worker.limits.timeout, self._ask, views)
 
