@@ -4,9 +4,10 @@ batched players in their workers against the same players inline.
 Both sides play honest Alice and honest Bob (``debatekit.protocols.stochastic.rules:HonestAlice``,
 ``:HonestBob``) on ``noisy-majority`` of size T, ``--trials`` debates in blocks of the protocol's
 batch, through ``montecarlo.run``: inline as the trusted built-ins (the batch engine's reference
-path), and in workers, where each call carries the step's live rows and the probabilities an
-unbounded player may read, and each estimate is a read of the engine's view (a round trip). Both
-do the same debates: the script checks that their acceptance and query counts are equal.
+path), and in workers, where each call carries the step's live rows when they changed and the
+estimate its player made at its last call, answered ahead and taken when the player makes it again
+(an estimate it asks otherwise is a round trip). Both do the same debates: the script checks that
+their acceptance and query counts are equal.
 Each side is the median of ``--repeat`` runs (``time.perf_counter``).
 
 Run: ``python benchmarks/worker_stochastic.py [--T T] [--trials N] [--repeat R]``.

@@ -30,7 +30,7 @@ import debatekit
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.engine import wire
 from debatekit.engine.boundary import Invalid
-from debatekit.engine.isolation import Limits, Pool, Seating, spec_of
+from debatekit.engine.isolation import Call, Limits, Pool, Seating, spec_of
 from debatekit.engine.record import read_header
 from debatekit.engine.trust import InternalError
 from debatekit.engine.wire import WireError, decode, encode
@@ -400,7 +400,7 @@ def test_through_the_api_every_attack_on_the_verifier_loses_by_default(name) -> 
 def test_workers_left_open_end_with_the_engine(tmp_path) -> None:
     script = textwrap.dedent(
         f"""
-        from debatekit.engine.isolation import Pool
+        from debatekit.engine.isolation import Call, Pool
         from debatekit.ledger import Role
         pool = Pool("{HERE}:CountingBob", Role.BOB)
         print(*(w.process.pid for w in pool._idle))
@@ -438,7 +438,7 @@ def test_a_worker_whose_engine_was_killed_ends_itself() -> None:
     script = textwrap.dedent(
         f"""
         import os, signal
-        from debatekit.engine.isolation import Pool
+        from debatekit.engine.isolation import Call, Pool
         from debatekit.ledger import Role
         pool = Pool("{HERE}:CountingBob", Role.BOB)
         print(*(w.process.pid for w in pool._idle), flush=True)
@@ -481,6 +481,38 @@ def test_isolated_stochastic_players_play_batches_as_inline(truth) -> None:
     assert [getattr(played, f) for f in same] == [getattr(expected, f) for f in same]
     assert played.forfeits == {"alice": 0, "bob": 0}
     assert children() == []
+
+
+def test_reads_answered_ahead_are_taken_only_when_made() -> None:
+    """An Alice whose reads change from step to step (estimates of other sizes, two estimates, none,
+    the probabilities and her coins) plays every debate, event for event, and is counted as inline:
+    what the engine answered ahead of her call is taken only when she makes that read."""
+    spec = PROTOCOLS["stochastic"]
+    instance = make_instance(PROBLEMS["noisy-majority"], 12, False, 1)
+    name = f"{HERE}:AdaptiveStochasticAlice"
+    inline = resolve(name, Role.ALICE, {})
+    bob = spec.strategies[Role.BOB]["honest"]
+    expected = spec.simulate(instance, inline, bob, 5, range(64), None, True)
+    with Pool(name, Role.ALICE, LIMITS) as alice, Pool(STOCHASTIC_HONEST[1], Role.BOB, LIMITS) as honest_bob:
+        played = spec.simulate(instance, alice.strategy, honest_bob.strategy, 5, range(64), None, True)
+    assert played.records == expected.records
+    assert sum(e.get("query") == "alice" for r in played.records for e in r["events"]) > 64  # she did read
+
+
+def test_a_worker_that_takes_a_read_not_answered_ahead_breaks_the_format() -> None:
+    call = Call(None, {})  # type: ignore[arg-type]
+    for used in (["estimate"], "estimate", [1]):
+        with pytest.raises(WireError):
+            call.took(used)
+
+
+def test_a_view_read_after_its_call_is_the_players_failure() -> None:
+    spec = PROTOCOLS["stochastic"]
+    instance = make_instance(PROBLEMS["noisy-majority"], 12, True, 1)
+    with Pool(f"{HERE}:StaleViewAlice", Role.ALICE, LIMITS) as pool:
+        played = run(spec, instance, pool.strategy, spec.strategies[Role.BOB]["honest"], 20, 2)
+    assert played.forfeits == {"alice": 20, "bob": 0}
+    assert "a view is read during the call it was given to" in played.forfeit_reasons["alice"]
 
 
 def test_a_stochastic_alice_that_rewrites_the_live_transcript_wins_inline_and_loses_isolated() -> None:

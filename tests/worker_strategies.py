@@ -347,6 +347,45 @@ class RewritingStochasticAlice:
         return view.random()
 
 
+class AdaptiveStochasticAlice:
+    """Reads her view differently from step to step: the probabilities, one estimate of 2n samples,
+    two of n, the probabilities with a coin, one of n; her coins on odd steps only. In a worker the reads her last
+    call made are answered ahead and taken only when she makes them again: she plays, and is
+    counted, as inline."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def claims(self, view: Any) -> Any:
+        n, turn = view.rules.alice_samples, view.t % 5
+        if turn == 0:
+            return view.p
+        if turn == 1:
+            return view.estimate(2 * n)
+        if turn == 2:
+            return (view.estimate(n) + view.estimate(n)) / 2
+        if turn == 3:
+            return np.clip(view.probabilities + view.random() / 1000, 0, 1)
+        return view.estimate(n)
+
+    def shares(self, view: Any) -> Any:
+        return view.random() if view.t % 2 else np.full(len(view.rows), 0.25)
+
+
+class StaleViewAlice:
+    """Keeps the view of her claim and estimates through it at her next claim, after its call."""
+
+    def __init__(self, seat: Seat):
+        self.seat, self.view = seat, None
+
+    def claims(self, view: Any) -> Any:
+        last, self.view = self.view, view
+        return (view if last is None else last).estimate(view.rules.alice_samples)
+
+    def shares(self, view: Any) -> Any:
+        return view.random()
+
+
 # -- the recursive protocols: honest players and an oracle poisoner, by module:attr --
 
 

@@ -40,6 +40,7 @@ import atexit
 import base64
 import contextlib
 import dataclasses
+import fcntl
 import functools
 import os
 import pickle
@@ -113,6 +114,8 @@ class Worker:
         self.limits, self._lost = limits, lost
         into_r, self._into = os.pipe()
         self._from, from_w = os.pipe()
+        for fd in (self._into, self._from):
+            _widen(fd)
         # The engine's pipe ends close when the last thread holding this worker lets it go, never
         # in kill(): a thread still reading must not find the number reused by another pipe.
         weakref.finalize(self, _close, self._into, self._from)
@@ -149,11 +152,11 @@ class Worker:
         self.gone: str | None = None
         """Why the worker is no more, once it is not."""
 
-    def request(self, message: dict, timeout: float | None, ask: Any = None, views: list | None = None) -> Any:
+    def request(self, message: dict, timeout: float | None, ask: Any = None, call: Call | None = None) -> Any:
         """Send ``message`` and return the decoded ``ok`` of the reply, answering the worker's oracle
-        queries through ``ask`` and its reads of the call's ``views`` (:func:`_handle`) meanwhile;
-        :class:`PlayerFailed` when the player's code failed, and (the worker then killed) when it
-        ran past ``timeout``, died, or broke the format."""
+        queries through ``ask`` and its reads of the ``call``'s views meanwhile; :class:`PlayerFailed`
+        when the player's code failed, and (the worker then killed) when it ran past ``timeout``,
+        died, or broke the format."""
         if self.gone is not None:
             raise PlayerFailed(f"the player's worker is gone ({self.gone})")
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -161,7 +164,13 @@ class Worker:
             self._send(dumps(message), deadline, timeout)
             while True:
                 reply = self._receive(deadline, timeout)
-                if type(reply) is not dict or len(reply) != 1:
+                if type(reply) is not dict:
+                    raise WireError("a reply that is not one tagged object")
+                if "used" in reply:
+                    if call is None:
+                        raise WireError("reads answered ahead, where none were sent")
+                    call.took(reply.pop("used"))
+                if len(reply) != 1:
                     raise WireError("a reply that is not one tagged object")
                 if "ok" in reply:
                     return decode(reply["ok"])
@@ -169,7 +178,9 @@ class Worker:
                     error = reply["error"]
                     raise PlayerFailed(error[:1000] if type(error) is str else "an error that is not text")
                 if "view" in reply:
-                    self._send(dumps(self._read(reply["view"], views or [])), deadline, timeout)
+                    if call is None:
+                        raise WireError("a read of a view, where none was sent")
+                    self._send(dumps(call.read(reply["view"], self)), deadline, timeout)
                     continue
                 if "ask" not in reply:
                     raise WireError(f"an unknown reply {sorted(reply)}")
@@ -193,32 +204,6 @@ class Worker:
             return {"answer": int(ask.many(query, r))}
         except Exception as err:  # the provers' oracle refused the player's question, as inline
             return {"refused": f"{type(err).__name__}: {err}"[:500]}
-
-    def _read(self, asked: Any, views: list) -> dict:
-        """The worker's read of a stochastic debate ``StepView`` it holds a :class:`Handle` to:
-        ``[index, "values" | "probabilities" | "estimate" | "random", args]``, answered as the view answers the player
-        inline (its estimates counted for the player's role); a read the view refuses (a draw
-        where none may be made) is refused. The view's own failure is the engine's."""
-        from debatekit.protocols.stochastic.rules import SampleOnlyError
-
-        if type(asked) is not list or len(asked) != 3 or type(asked[0]) is not int or not 0 <= asked[0] < len(views):
-            raise WireError("a view's read that is not [index, name, args]")
-        view, name, args = views[asked[0]], asked[1], decode(asked[2])
-        if name == "estimate":
-            if type(args) is not list or len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] < 1 << 62:
-                return {"refused": f"estimate takes a count of samples, not {args!r}"[:500]}
-            call = lambda: view.estimate(args[0])  # noqa: E731
-        elif name in ("values", "probabilities", "random") and args == []:
-            call = view.random if name == "random" else lambda: getattr(view, name)
-        else:
-            raise WireError(f"a view has no read {name!r}")
-        try:
-            return {"answer": encode(call())}
-        except SampleOnlyError as err:
-            return {"refused": str(err)}
-        except Exception as err:  # the engine's own view failed: a bug, never the player's forfeit
-            self.kill("the engine failed answering it")
-            raise InternalError.of(err) from err
 
     def _send(self, data: bytes, deadline: float | None, timeout: float | None) -> None:
         view = memoryview(data)
@@ -284,6 +269,8 @@ class Remote:
 
     def __init__(self, worker: Worker, seat: Seat, release: Callable[[Worker], None]):
         self._worker, self._ask = worker, seat.ask
+        self._made: dict[str, dict[str, Any]] = {}
+        """The reads each method's last call made (:class:`Call`)."""
         weakref.finalize(self, release, worker)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
@@ -291,18 +278,115 @@ class Remote:
             raise AttributeError(name)
 
         def method(*args: Any) -> Any:
-            worker, views = self._worker, []
-            sent = [_handle(a, views, worker) for a in args]
+            worker = self._worker
+            call = Call(worker, self._made.get(name, {}))
             try:
-                data = encode(sent)
+                data = encode([call.handle(a) for a in args])
             except BaseException as err:
                 worker.rows = None  # the rows were not sent after all
                 if isinstance(err, WireError):  # the rules' own arguments: never the player's forfeit
                     raise InternalError.of(err) from err
                 raise
-            return worker.request({"call": name, "args": data}, worker.limits.timeout, self._ask, views)
+            try:
+                return worker.request({"call": name, "args": data}, worker.limits.timeout, self._ask, call)
+            finally:
+                self._made[name] = call.made
 
         return method
+
+
+class Call:
+    """One call of an isolated player's method and the views among its arguments (stochastic
+    debate's ``StepView``, or a debate played alone's ``SoloView``, each sent as a :class:`Handle`):
+    the worker's reads of them (``[index, "values" | "probabilities" | "estimate" | "random",
+    args]``) are answered here as the view answers a player inline, its estimates counted for the
+    player's role. The reads the method's last call made are answered ahead and sent with the
+    call (a batch view's :class:`~debatekit.protocols.stochastic.rules.Advance`); one is taken when
+    the worker says it made it (``used``, before its next message), and dropped when the worker
+    reads that kind anew, so a player that reads the same each step saves a round trip per read
+    and what it reads and what is counted are as inline."""
+
+    def __init__(self, worker: Worker, last: dict[str, Any]):
+        self.worker, self.last = worker, last
+        self.views: list[Any] = []
+        self.made: dict[str, Any] = {}
+        """The reads this call made, the first of each kind, with its arguments."""
+        self.pending: dict[str, Any] = {}
+        """The reads answered ahead and not yet taken or dropped."""
+
+    def handle(self, arg: Any) -> Any:
+        """An argument as it crosses: a view as a :class:`Handle` (its step, kind and live rows sent
+        at once, the rows only when they are not those the worker was sent last; the reads answered
+        ahead; the rest read through the handle, so the worker never holds the engine's table or
+        sampler); anything else as it is."""
+        if type(arg) not in _view_types():
+            return arg
+        worker = self.worker
+        self.views.append(arg)
+        rows = arg.rows
+        same = worker.rows is not None and worker.rows.shape == rows.shape and bool((worker.rows == rows).all())
+        if not same:
+            worker.rows = rows.copy()  # the engine's own rows, read-only to players, may be a view
+        fields = {"t": arg.t, "steps": arg.steps, "kind": arg.kind.value, "rows": None if same else rows}
+        if len(self.views) == 1 and getattr(arg, "ahead", None) is not None:
+            fields["ahead"] = self._ahead(arg)
+        return Handle(len(self.views) - 1, fields)
+
+    def _ahead(self, view: Any) -> dict:
+        from debatekit.protocols.stochastic.rules import Advance
+
+        last, sent = self.last, {}
+        if "estimate" in last:
+            estimate = view.ahead.estimate(view, last["estimate"])
+            if estimate is not None:
+                self.pending["estimate"] = estimate
+                sent["estimate"] = [last["estimate"], estimate.value]
+        if "random" in last and view.draw is not None:
+            self.pending["random"] = coins = view.ahead.random(view)
+            sent["random"] = coins.value
+        if "probabilities" in last:
+            self.pending["probabilities"] = Advance(view.probabilities, _nothing)
+            sent["probabilities"] = view.probabilities
+        return sent
+
+    def took(self, used: Any) -> None:
+        """Take the reads the worker made of those answered ahead, in order."""
+        if type(used) is not list or not all(type(name) is str for name in used):
+            raise WireError("reads answered ahead that are not a list of names")
+        for name in used:
+            advance = self.pending.pop(name, None)
+            if advance is None:
+                raise WireError(f"a read {name!r} taken that was not answered ahead")
+            advance.take()
+            self.made.setdefault(name, self.last.get(name))
+
+    def read(self, asked: Any, worker: Worker) -> dict:
+        """The worker's read of a view it holds a handle to, answered as the view answers the player
+        inline (a read the view refuses, a draw where none may be made, refused); the view's own
+        failure is the engine's."""
+        from debatekit.protocols.stochastic.rules import SampleOnlyError
+
+        views = self.views
+        if type(asked) is not list or len(asked) != 3 or type(asked[0]) is not int or not 0 <= asked[0] < len(views):
+            raise WireError("a view's read that is not [index, name, args]")
+        view, name, args = views[asked[0]], asked[1], decode(asked[2])
+        if name == "estimate":
+            if type(args) is not list or len(args) != 1 or type(args[0]) is not int or not 0 <= args[0] < 1 << 62:
+                return {"refused": f"estimate takes a count of samples, not {args!r}"[:500]}
+            call = lambda: view.estimate(args[0])  # noqa: E731
+        elif name in ("values", "probabilities", "random") and args == []:
+            call = view.random if name == "random" else lambda: getattr(view, name)
+        else:
+            raise WireError(f"a view has no read {name!r}")
+        self.pending.pop(name, None)  # read anew: what was answered ahead is dropped
+        self.made.setdefault(name, args[0] if name == "estimate" else None)
+        try:
+            return {"answer": encode(call())}
+        except SampleOnlyError as err:
+            return {"refused": str(err)}
+        except Exception as err:  # the engine's own view failed: a bug, never the player's forfeit
+            worker.kill("the engine failed answering it")
+            raise InternalError.of(err) from err
 
 
 class Pool:
@@ -457,23 +541,6 @@ class Seating(StrEnum):
         return self in (Seating.TRUSTED, Seating.NOT_YET)
 
 
-def _handle(arg: Any, views: list, worker: Worker) -> Any:
-    """An argument as it crosses: a stochastic debate ``StepView`` (or a debate played alone's
-    ``SoloView``) as a :class:`Handle` (its step, kind and live rows sent at once, the rows only
-    when they are not those ``worker`` was sent last; the probabilities an unbounded player may
-    read, its values, estimates and draws read through the handle, so the worker never holds the
-    engine's table or sampler), kept in ``views``; anything else as it is."""
-    if type(arg) not in _view_types():
-        return arg
-    views.append(arg)
-    rows = arg.rows
-    same = worker.rows is not None and worker.rows.shape == rows.shape and bool((worker.rows == rows).all())
-    if not same:
-        worker.rows = rows.copy()  # the engine's own rows, read-only to players, may be a view
-    fields = {"t": arg.t, "steps": arg.steps, "kind": arg.kind.value, "rows": None if same else rows}
-    return Handle(len(views) - 1, fields)
-
-
 @functools.cache
 def _view_types() -> tuple[type, ...]:
     """Stochastic debate's view types, imported once, when a player is first called."""
@@ -491,6 +558,22 @@ def spec_of(factory: Any) -> str:
     if not isinstance(module, str) or not isinstance(name, str) or module == "__main__" or "." in name:
         raise StrategyError(f"{factory!r} cannot be imported by name in a worker; define it in a module, or trust it")
     return f"{module}:{name}"
+
+
+def _nothing() -> None:
+    """Taking a read that changes nothing (the probabilities)."""
+
+
+PIPE_BYTES = 1 << 20
+"""A pipe's capacity asked for: a batch's call (its messages' arrays and those answered ahead)
+fits at once, so the engine does not wait for the worker to read half of it."""
+
+
+def _widen(fd: int) -> None:
+    """Ask Linux for a pipe of :data:`PIPE_BYTES` (it may give less, where a limit says so; other
+    systems keep their own)."""
+    with contextlib.suppress(AttributeError, OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def _close(*fds: int) -> None:

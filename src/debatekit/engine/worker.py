@@ -75,7 +75,9 @@ class RemoteView:
     ``t`` of ``steps``, its ``kind``, the live ``rows`` and the protocol's ``rules`` are here;
     ``probabilities`` (and ``p``, refused where the oracle gives only samples, as inline),
     ``values``, :meth:`estimate` and :meth:`random` are read from the engine, which counts the
-    estimates for the player's role."""
+    estimates for the player's role. A read the engine answered ahead (``ahead``: those the last
+    call made) is served from the handle, the first of its kind, and reported ``used``; a read
+    that differs from it drops it and asks the engine."""
 
     def __init__(self, channel: Channel, handle: Handle):
         from debatekit.machine.transcript import StepKind
@@ -83,14 +85,25 @@ class RemoteView:
         fields = handle.fields
         if fields["rows"] is not None:  # else the live rows are those of the last view
             channel.rows = fields["rows"]
-        self._channel, self._index, self._p = channel, handle.index, None
+        self._channel, self._index, self._p, self._call = channel, handle.index, None, channel.calls
+        self._ahead: dict = fields.get("ahead") or {}
         self.t, self.steps, self.rows = fields["t"], fields["steps"], channel.rows
         self.kind, self.rules = StepKind(fields["kind"]), channel.rules
+
+    def _read(self, name: str, args: list, ahead: Any = None) -> Any:
+        if self._call != self._channel.calls:
+            raise RuntimeError("a view is read during the call it was given to, not after it")
+        if name in self._ahead:
+            value = self._ahead.pop(name)
+            if ahead is None or value[0] == ahead:
+                self._channel.used.append(name)
+                return value if ahead is None else value[1]
+        return self._channel.read(self._index, name, args)
 
     @property
     def probabilities(self) -> Any:
         if self._p is None:
-            self._p = self._channel.read(self._index, "probabilities", [])
+            self._p = self._read("probabilities", [])
         return self._p
 
     @property
@@ -105,13 +118,13 @@ class RemoteView:
 
     @property
     def values(self) -> Any:
-        return self._channel.read(self._index, "values", [])
+        return self._read("values", [])
 
     def estimate(self, n: int) -> Any:
-        return self._channel.read(self._index, "estimate", [n])
+        return self._read("estimate", [n], ahead=n)
 
     def random(self) -> Any:
-        return self._channel.read(self._index, "random", [])
+        return self._read("random", [])
 
 
 class Channel:
@@ -126,7 +139,11 @@ class Channel:
         self.rules: Any = None
         self.rows: Any = None
         """The live rows of stochastic debate's last view (:class:`RemoteView`)."""
+        self.used: list[str] = []
+        """The reads answered ahead the player made since the worker last wrote to the engine."""
         self.forked = False
+        self.calls = 0
+        """How many calls the worker has served (a view is read only during its own)."""
 
     def ask(self, query: Any, r: int) -> int:
         """An oracle query, asked and counted by the engine (:class:`RemoteAsk`)."""
@@ -138,7 +155,7 @@ class Channel:
 
     def _answered(self, message: dict, what: str) -> Any:
         """The engine's answer to ``message`` sent mid-call; what it refuses raises in the player's code."""
-        write_frame(self.outgoing, message)
+        write_frame(self.outgoing, self._using(message))
         reply = read_frame(self.incoming, self.limit)
         if reply is None:
             os._exit(0)  # the engine is gone
@@ -155,10 +172,17 @@ class Channel:
                 reply = {"error": summary(err)}
             if self.forked:
                 reply = {"error": "the player forked a process (os.fork): a player runs in one process"}
-            write_frame(self.outgoing, reply)
+            write_frame(self.outgoing, self._using(reply))
+
+    def _using(self, message: dict) -> dict:
+        """``message`` with the reads answered ahead the player made, which the engine takes first."""
+        if self.used:
+            message["used"], self.used = self.used, []
+        return message
 
     def handle(self, request: dict) -> Any:
         if "call" in request:
+            self.calls += 1
             args = [RemoteView(self, a) if type(a) is Handle else a for a in decode(request["args"])]
             result = getattr(self.player, request["call"])(*args)
             return asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result

@@ -23,6 +23,7 @@ committed message, nature's bits, and every oracle query with its role, question
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,6 +45,8 @@ from debatekit.protocols.stochastic.rules import (
     PURPOSE,
     SEAT,
     WITNESS,
+    Advance,
+    Ahead,
     Message,
     Reading,
     Rules,
@@ -143,6 +146,7 @@ class _Batch:
         self.calls: dict[tuple[int, int], int] = {}
         self.samplers = {role: self._sampler(role) for role in Role}
         self.coins = {role: self._coins(role) for role in (Role.ALICE, Role.BOB)}
+        self.aheads = {role: self.ahead(role) for role in (Role.ALICE, Role.BOB)}
         self.t = -1
         self.rows = np.arange(n)
         """The live debates at this step's start."""
@@ -198,7 +202,8 @@ class _Batch:
             rows, p = rows[where], p[where]
         t = self.t
         return StepView(t, self.steps, self.machine.kind(t), _read_only(rows), _read_only(p), self.rules,
-                        self.samplers[role], self.history, self.offset + t, self.coins.get(role))  # fmt: skip
+                        self.samplers[role], self.history, self.offset + t, self.coins.get(role),
+                        self.aheads.get(role))  # fmt: skip
 
     def call(self, role: Role, message: Message, *args: Any) -> Any:
         """The player's ``message`` (its method called with ``args``), or the exception a failing player
@@ -299,10 +304,9 @@ class _Batch:
             return self.rows if self.live is None else self.rows[self.live]
         return self.rows[where]
 
-    def _next_count(self, t: int, purpose: int) -> int:
-        k = self.calls.get((t, purpose), 0)
-        self.calls[(t, purpose)] = k + 1
-        return counter(t, purpose, k)
+    def ahead(self, role: Role) -> Ahead:
+        """``role``'s reads answered ahead (:class:`~debatekit.protocols.stochastic.rules.Ahead`)."""
+        return Ahead(functools.partial(self._estimate, role), functools.partial(self._random, role))
 
     def _questions(self, view: StepView) -> list:
         machine = self.machine
@@ -311,25 +315,64 @@ class _Batch:
 
     def _sampler(self, role: Role) -> Callable[[StepView, int], np.ndarray]:
         def sample(view: StepView, count: int) -> np.ndarray:
-            if view.kind is not StepKind.ORACLE:
-                return np.array(view.probabilities, dtype=float)
-            at = self._next_count(view.t, PURPOSE[role])
+            known = self._estimate(role, view, count)
+            if known is not None:
+                known.take()
+                return known.value
+            k = self.calls.get((view.t, PURPOSE[role]), 0)  # sample-only: ask each debate's question
+            self.calls[(view.t, PURPOSE[role])], at = k + 1, counter(view.t, PURPOSE[role], k)
             self.queries[role][view.rows] += count
-            if not np.isnan(view.probabilities).any():  # known: one binomial draw for `count` queries
-                yes = self.streams.binomial(view.rows, at, count, view.probabilities)
-            else:  # sample-only: ask each debate's question
-                asked = zip(view.rows.tolist(), self._questions(view), strict=True)
-                oracle = self.consulted[role].oracle
-                yes = np.array([oracle.sample_count(q, count, self.streams.generator(r, at)) for r, q in asked])
-            if self.events is not None:
-                said = zip((question_json(q) for q in self._questions(view)), yes.tolist(), strict=True)
-                self.events.add(view.rows, [queried(role, view.t, q, count, int(a)) for q, a in said])
+            asked = zip(view.rows.tolist(), self._questions(view), strict=True)
+            oracle = self.consulted[role].oracle
+            yes = np.array([oracle.sample_count(q, count, self.streams.generator(r, at)) for r, q in asked])
+            self._queried(role, view, count, yes)
             return yes / count
 
         return sample
 
+    def _estimate(self, role: Role, view: StepView, count: int) -> Advance | None:
+        """``role``'s estimate of ``count`` samples, answered before it is taken (one binomial draw
+        for ``count`` queries of each live debate, from its stream at the step's next count), or
+        None where the oracle only samples (asking it is the estimate)."""
+        if view.kind is not StepKind.ORACLE:
+            return Advance(np.array(view.probabilities, dtype=float), _nothing)
+        if np.isnan(view.probabilities).any():
+            return None
+        t, purpose, rows = view.t, PURPOSE[role], view.rows
+        k = self.calls.get((t, purpose), 0)
+        yes = self.streams.binomial(rows, counter(t, purpose, k), count, view.probabilities)
+
+        def take() -> None:
+            assert self.calls.get((t, purpose), 0) == k, "an estimate answered ahead taken after another"
+            self.calls[(t, purpose)] = k + 1
+            self.queries[role][rows] += count
+            self._queried(role, view, count, yes)
+
+        return Advance(yes / count, take)
+
+    def _queried(self, role: Role, view: StepView, count: int, yes: np.ndarray) -> None:
+        if self.events is not None:
+            said = zip((question_json(q) for q in self._questions(view)), yes.tolist(), strict=True)
+            self.events.add(view.rows, [queried(role, view.t, q, count, int(a)) for q, a in said])
+
+    def _random(self, role: Role, view: StepView) -> Advance:
+        """A uniform for each live debate from its stream at the step's next count for ``role``'s coins."""
+        t, purpose = view.t, PLAYER_COINS + PURPOSE[role]
+        k = self.calls.get((t, purpose), 0)
+
+        def take() -> None:
+            assert self.calls.get((t, purpose), 0) == k, "a coin answered ahead taken after another"
+            self.calls[(t, purpose)] = k + 1
+
+        return Advance(self.streams.uniform(view.rows, counter(t, purpose, k)), take)
+
     def _coins(self, role: Role) -> Callable[[StepView], np.ndarray]:
-        return lambda view: self.streams.uniform(view.rows, self._next_count(view.t, PLAYER_COINS + PURPOSE[role]))
+        def draw(view: StepView) -> np.ndarray:
+            coins = self._random(role, view)
+            coins.take()
+            return coins.value
+
+        return draw
 
     def tally(self) -> Tally:
         forfeits = self.forfeits
@@ -350,6 +393,10 @@ class _Batch:
             ]
         return Tally(self.verdicts, self.queries, self.bits_read, self.input_bits_read, forfeited_count,
                      self.reasons, records=records)  # fmt: skip
+
+
+def _nothing() -> None:
+    """Taking a read that changes nothing (an estimate on a step that asks no oracle)."""
 
 
 def _seen(value: np.ndarray | None, live: np.ndarray | None) -> np.ndarray | None:

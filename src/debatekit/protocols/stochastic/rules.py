@@ -41,7 +41,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import Enum, StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -433,6 +433,9 @@ class StepView:
     width: int
     draw: Callable[[StepView], np.ndarray] | None = None
     """The debates' own uniforms (:meth:`random`); None where nothing may be drawn."""
+    ahead: Ahead | None = None
+    """:meth:`estimate` and :meth:`random` answered before they are asked (the batch interpreter's);
+    None where they cannot be."""
 
     @property
     def p(self) -> np.ndarray:
@@ -459,6 +462,25 @@ class StepView:
         if self.draw is None:
             raise SampleOnlyError("nothing may be drawn here")
         return self.draw(self)
+
+
+class Advance(NamedTuple):
+    """A read of a :class:`StepView` answered before the player makes it: its ``value``, and ``take``,
+    which makes the read happen (its queries counted, its stream's count moved on, its event
+    recorded) when the player does make it, first of its kind in the step."""
+
+    value: np.ndarray
+    take: Callable[[], None]
+
+
+class Ahead(NamedTuple):
+    """A view's reads answered ahead (:class:`Advance`): a player across the process boundary is
+    sent them with its call when its last call made them, saving a round trip each
+    (:mod:`debatekit.engine.isolation`); an estimate where the oracle only samples is None (asking
+    it is the read)."""
+
+    estimate: Callable[[StepView, int], Advance | None]
+    random: Callable[[StepView], Advance]
 
 
 @runtime_checkable
