@@ -572,6 +572,20 @@ def test_an_isolated_prover_estimator_alice_plays_as_inline() -> None:
     assert played.extra["payoff_mean"] == pytest.approx(expected.extra["payoff_mean"], rel=1e-12, abs=1e-18)
 
 
+def test_a_prover_estimator_alice_that_poisons_the_verifiers_oracle_wins_inline_and_loses_isolated() -> None:
+    spec = PROTOCOLS["prover-estimator"]
+    instance = make_instance(PROBLEMS["obfuscated-primality"], 10, False, 0)
+    bob = spec.honest(Role.BOB)
+    plain = run(spec, instance, resolve("debatekit.players.prover_estimator:Obfuscator", Role.ALICE, {}), bob, 30, 3)
+    inline = resolve(f"{HERE}:PoisoningEstimatorAlice", Role.ALICE, {})
+    attacked = in_a_child(lambda: run(spec, instance, inline, bob, 30, 3))
+    with Pool(f"{HERE}:PoisoningEstimatorAlice", Role.ALICE, LIMITS) as pool:
+        guarded = run(spec, instance, pool.strategy, bob, 30, 3)
+    assert attacked.extra["payoff_mean"] > plain.extra["payoff_mean"] + 0.5  # the hole: the leaves agree with her
+    assert guarded.accept_rate == plain.accept_rate  # her poison reached nothing: she is the obfuscator
+    assert guarded.extra["payoff_mean"] == pytest.approx(plain.extra["payoff_mean"], rel=1e-12, abs=1e-18)
+
+
 def test_an_isolated_strategy_object_still_refuses_an_instance_it_cannot_play() -> None:
     picky = Strategy("picky", Role.BOB, "refuses every instance", worker_strategies.CountingBob,
                      refuses=lambda instance: "too picky")  # fmt: skip

@@ -408,11 +408,7 @@ class PoisoningNaiveAlice:
     verifier's own oracle object, in process) answer yes: the leaf's check then agrees with her."""
 
     def __init__(self, seat: Seat):
-        oracle = getattr(seat.ask, "oracle", None)
-        for inner in (oracle, getattr(oracle, "hidden", None)):
-            if inner is not None:
-                object.__setattr__(inner, "probability", lambda query: 1.0)
-                object.__setattr__(inner, "sample", lambda query, rng=None: 1)
+        _poison_seat(seat)
         from debatekit.protocols import naive_recursive
 
         self.inner = naive_recursive.HonestAlice(seat.instance.recursive_decomposition())
@@ -426,3 +422,23 @@ class PoisoningNaiveAlice:
 
     def proof(self, leaves: Any) -> Any:
         return self.inner.proof(leaves)
+
+
+def _poison_seat(seat: Seat) -> None:
+    """Make the seat's oracle access (the verifier's own oracle object, in process) answer yes."""
+    oracle = getattr(seat.ask, "oracle", None)
+    for inner in (oracle, getattr(oracle, "hidden", None)):
+        if inner is not None:
+            object.__setattr__(inner, "probability", lambda query: 1.0)
+            object.__setattr__(inner, "sample", lambda query, rng=None: 1)
+
+
+class PoisoningEstimatorAlice:
+    """Section 7's obfuscator (a wrong claim defended with her own answers), after making the seat's
+    oracle access answer yes: the leaves' checks then agree with her."""
+
+    def __new__(cls, seat: Seat) -> Any:
+        from debatekit.players.prover_estimator import Obfuscator
+
+        _poison_seat(seat)
+        return Obfuscator(seat)
