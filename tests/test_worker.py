@@ -270,7 +270,8 @@ def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(na
         ("SignallingBob", "killed by SIGTERM"),
         ("SleepingBob", "no move within 1 s"),
         ("HoggingBob", "MemoryError"),
-        ("ForkingBob", "forked"),
+        ("ForkingBob", "os.fork refused: a player runs in one process"),
+        ("SpawningBob", "subprocess.Popen refused: a player runs in one process"),
         ("GarblingBob", "a frame of 2147483647 bytes"),
         ("BlockingAsyncBob", "no move within 1 s"),
         ("SwallowingAsyncBob", "no move within 1 s"),
@@ -291,6 +292,26 @@ def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, rea
     assert (result.accept_rate, result.forfeits) == (1.0, {"alice": 0, "bob": 2})
     assert reason in result.forfeit_reasons["bob"]
     assert children() == []
+
+
+def test_a_process_forked_past_python_ends_with_its_worker(tmp_path, monkeypatch) -> None:
+    """A raw ``fork`` through libc, whose child leaves for a session of its own: the move loses (the
+    worker has a child), and the child dies with the worker, whose descendant it stayed."""
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("DEBATEKIT_TEST_PIDS", str(pids))
+    spec = PROTOCOLS["cross-exam"]
+    instance = make_instance(PROBLEMS["parity"], 6, True, 1)
+    honest = "debatekit.protocols.cross_exam:HonestAlice"
+    with Pool(honest, Role.ALICE, LIMITS) as alice, Pool(f"{HERE}:RawForkingBob", Role.BOB, LIMITS) as bob:
+        result = run(spec, instance, alice.strategy, bob.strategy, 2, 0, timeout=10)
+    assert (result.accept_rate, result.forfeits) == (1.0, {"alice": 0, "bob": 2})
+    assert "the player started a process" in result.forfeit_reasons["bob"]
+    forked = [int(line) for line in pids.read_text().split()]
+    assert len(forked) == 2
+    deadline = time.monotonic() + 5  # SIGKILL is sent: the kernel ends them at once, or nearly
+    while any(running(pid) for pid in forked) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(running(pid) for pid in forked)
 
 
 @pytest.mark.parametrize(("name", "status"), [("ExitingBob", 3), ("SignallingBob", 143)])

@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -211,6 +212,35 @@ class ForkingBob(ExitingBob):
         if os.fork() == 0:
             while True:
                 time.sleep(1)
+        return ACCEPT
+
+
+class SpawningBob(ExitingBob):
+    """Starts a process in a session of its own through ``subprocess``."""
+
+    def challenge(self, message: Any) -> Any:
+        import subprocess
+
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"], start_new_session=True)
+        return ACCEPT
+
+
+class RawForkingBob(ExitingBob):
+    """Forks through libc (past Python's own fork), and the child leaves for a session of its own,
+    noting its pid in the file ``DEBATEKIT_TEST_PIDS`` names (before the move returns)."""
+
+    def challenge(self, message: Any) -> Any:
+        path = os.environ["DEBATEKIT_TEST_PIDS"]
+        pid = ctypes.CDLL(None).fork()
+        if pid == 0:
+            os.setsid()
+            with open(path, "a") as pids:
+                pids.write(f"{os.getpid()}\n")
+            while True:
+                time.sleep(1)
+        deadline = time.monotonic() + 5  # the child has left, and said so
+        while str(pid) not in Path(path).read_text().split() and time.monotonic() < deadline:
+            time.sleep(0.01)
         return ACCEPT
 
 

@@ -54,6 +54,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
@@ -170,12 +171,14 @@ class Worker:
                     if call is None:
                         raise WireError("reads answered ahead, where none were sent")
                     call.took(reply.pop("used"))
-                if len(reply) != 1:
+                if len(reply) != 1 and not (len(reply) == 2 and "error" in reply and "broken" in reply):
                     raise WireError("a reply that is not one tagged object")
                 if "ok" in reply:
                     return decode(reply["ok"])
                 if "error" in reply:
                     error = reply["error"]
+                    if reply.get("broken") is True:  # it started a process: it and its descendants end
+                        self.kill("it started a process")
                     raise PlayerFailed(error[:1000] if type(error) is str else "an error that is not text")
                 if "view" in reply:
                     if call is None:
@@ -253,13 +256,20 @@ class Worker:
         return f"the player's worker {how}{self.output.text()}"
 
     def kill(self, why: str) -> None:
-        """End the worker and everything it started (its process group), and reap it."""
+        """End the worker and everything it started (its process group, and its descendants in
+        other sessions: the worker is their subreaper), and reap it."""
         if self.gone is None:
             self.gone = why
             if self._lost is not None and why not in (RETIRED, ENDED):
                 threading.Thread(target=self._lost, daemon=True).start()  # its replacement starts now
+        pid = self.process.pid
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGSTOP)  # frozen, it starts nothing while its descendants are found
+        for descendant in descendants(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(descendant, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
         self.process.wait()
 
 
@@ -562,6 +572,33 @@ def spec_of(factory: Any) -> str:
 
 def _nothing() -> None:
     """Taking a read that changes nothing (the probabilities)."""
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes descended from ``pid``, read from Linux's ``/proc`` (none elsewhere; every
+    process's parent is read only when ``pid`` has a child)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+        if not any(Path(f"/proc/{pid}/task/{task}/children").read_bytes().strip() for task in tasks):
+            return []
+    except OSError:  # gone, or a kernel without the children lists: look at every process
+        pass
+    parents: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                        parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                parents.setdefault(parent, []).append(int(entry.name))
+    found, frontier = [], [pid]
+    while frontier:
+        children = parents.get(frontier.pop(), [])
+        found += children
+        frontier += children
+    return found
 
 
 PIPE_BYTES = 1 << 20

@@ -3,7 +3,7 @@ side of the boundary (:mod:`debatekit.engine.isolation` is the engine's side).
 
 Before any user code runs, the worker caps its own address space (``RLIMIT_AS``, the player's
 memory) and CPU time (``RLIMIT_CPU``, a backstop: the engine enforces the move time limit by
-killing the worker), makes a forked child exit at once, watches for the engine's end (a worker
+killing the worker), refuses to start a process (:func:`one_process`), watches for the engine's end (a worker
 whose engine died past its own cleanup kills its process group), and reads the strategy's
 ``module:attr`` (:func:`~debatekit.players.base.load`, the rules the engine uses inline). It then
 answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
@@ -41,8 +41,11 @@ from typing import Any
 
 from debatekit.engine.wire import Handle, WireError, decode, encode, read_frame, write_frame
 
-FORKED = 70
-"""The status a child forked by the player's code exits with, at once."""
+SPAWNING = frozenset(
+    ("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec", "subprocess.Popen", "pty.spawn")
+)
+"""Python's audit events that start a process: refused in a worker (:func:`one_process`)."""
+PR_SET_CHILD_SUBREAPER = 36
 TRACE_CHARS = 600
 """The most characters of a traceback's summary a reply carries."""
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debatekit package
@@ -141,7 +144,6 @@ class Channel:
         """The live rows of stochastic debate's last view (:class:`RemoteView`)."""
         self.used: list[str] = []
         """The reads answered ahead the player made since the worker last wrote to the engine."""
-        self.forked = False
         self.calls = 0
         """How many calls the worker has served (a view is read only during its own)."""
 
@@ -165,13 +167,12 @@ class Channel:
 
     def serve(self) -> None:
         while (request := read_frame(self.incoming, self.limit)) is not None:
-            self.forked = False
             try:
                 reply = {"ok": encode(self.handle(request))}
             except BaseException as err:  # the player's code failed (sys.exit and KeyboardInterrupt included)
                 reply = {"error": summary(err)}
-            if self.forked:
-                reply = {"error": "the player forked a process (os.fork): a player runs in one process"}
+            if _has_children():
+                reply = {"error": "the player started a process: a player runs in one process", "broken": True}
             write_frame(self.outgoing, self._using(reply))
 
     def _using(self, message: dict) -> dict:
@@ -241,10 +242,38 @@ WITHHELD: Any = _Withheld()
 
 
 def limit_self(memory: int, cpu: int) -> None:
-    """Cap this process before any user code runs: address space, CPU seconds, and a forked child
-    exits at once (the process group is killed with the worker in any case)."""
+    """Cap this process before any user code runs: address space and CPU seconds."""
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+
+
+def one_process() -> None:
+    """Keep the player in this process: Python's ways to start a process (:data:`SPAWNING`) raise in
+    its code (an audit hook, which Python code cannot remove); a process started past them (a raw
+    ``fork`` through ``ctypes``) stays this worker's descendant (Linux's child subreaper: an orphan
+    comes back to the worker), so the reply to the call that started it says the worker is broken
+    and the engine ends it with all its descendants."""
+
+    def refuse(event: str, args: tuple) -> None:
+        if event in SPAWNING:
+            raise PermissionError(f"{event} refused: a player runs in one process")
+
+    sys.addaudithook(refuse)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: a process's orphans go to init
+        pass
+
+
+def _has_children() -> bool:
+    """Whether this worker has a child process (running, or ended and not reaped)."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return True
 
 
 def watch_parent(parent: int) -> None:
@@ -258,13 +287,10 @@ def main(argv: list[str]) -> None:
     incoming, outgoing, memory, cpu, limit = map(int, argv[1:6])
     channel = Channel(incoming, outgoing, limit)
 
-    def forked() -> None:
-        channel.forked = True
-
-    os.register_at_fork(after_in_child=lambda: os._exit(FORKED), after_in_parent=forked)
     sys.stdin = open(os.devnull)  # noqa: SIM115 (the worker's whole life)
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
     limit_self(memory, cpu)
+    one_process()
     channel.serve()
 
 
