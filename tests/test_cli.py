@@ -24,7 +24,7 @@ from debatekit.analysis.montecarlo import make_instance
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.registry import PROTOCOLS, protocols_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -135,7 +135,7 @@ def test_honest_side_wins_against_every_builtin_adversary(
 
 
 @pytest.mark.parametrize(
-    ("protocol", "problem"), [(p, name) for name, prob in PROBLEMS.items() for p in prob.protocols if p in PROTOCOLS]
+    ("protocol", "problem"), [(p, name) for name, problem in PROBLEMS.items() for p in protocols_of(problem)]
 )
 @pytest.mark.parametrize("truth", ["yes", "no"])
 def test_every_problem_runs_honest_against_honest(
@@ -229,7 +229,7 @@ def test_problems_json(capsys: pytest.CaptureFixture[str]) -> None:
     listed = {p["name"]: p for p in one_json(out)["problems"]}
     assert set(listed) == set(PROBLEMS)
     for name, p in listed.items():
-        assert tuple(p["protocols"]) == PROBLEMS[name].protocols
+        assert tuple(p["protocols"]) == protocols_of(PROBLEMS[name])
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))

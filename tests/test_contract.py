@@ -32,7 +32,7 @@ from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.problems.registry import Instance
 from debatekit.protocols import bisection, cross_exam
-from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 
 CONTRACT_INSTANCES = {
@@ -50,7 +50,7 @@ CONTRACT_INSTANCES = {
 def test_every_protocol_has_a_contract_instance() -> None:
     assert set(CONTRACT_INSTANCES) == set(PROTOCOLS)
     for name, (problem, _) in CONTRACT_INSTANCES.items():
-        assert name in PROBLEMS[problem].protocols
+        assert name in protocols_of(PROBLEMS[problem])
 
 
 def test_every_role_declares_one_honest_strategy() -> None:

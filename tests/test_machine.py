@@ -27,6 +27,7 @@ from debatekit.machine.turing import BLANK, Config, TuringMachine, palindrome_ma
 from debatekit.oracle import NO_ORACLE, Asker, FunctionOracle, SampleOracle, TableOracle
 from debatekit.problems import PROBLEMS, InstanceError
 from debatekit.problems.builtin import cnf_circuit
+from debatekit.protocols.registry import protocols_of
 
 FAST = settings(deadline=None, max_examples=60)
 
@@ -510,7 +511,7 @@ def test_problem_truth_is_the_real_output(name, size, truth):
         assert (instance.problem, instance.size, instance.truth, instance.answer) == (name, size, truth, int(truth))
         if name in SEMANTICS:
             assert SEMANTICS[name](instance.x) == truth
-        if "cross-exam" in problem.protocols:
+        if "cross-exam" in protocols_of(problem):
             machine = instance.machine
             assert machine is not None and machine.n_inputs == len(instance.x)
             m = machine.n_witness
@@ -521,7 +522,7 @@ def test_problem_truth_is_the_real_output(name, size, truth):
                 outputs = brute_force_outputs(machine, instance.x)
                 assert outputs.any() == truth  # no-instances: no assignment at all satisfies them
                 assert outputs[int("".join(map(str, witness.tolist())), 2)] == int(truth)
-        if "bisection" in problem.protocols:
+        if "bisection" in protocols_of(problem):
             tm = instance.turing
             assert tm is not None
             final = tm.run(instance.x.tolist(), no_oracle).final

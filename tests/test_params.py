@@ -15,7 +15,7 @@ from debatekit.params import Bounds, NoParams, ParamError, bind, bind_everywhere
 from debatekit.problems import PROBLEMS
 from debatekit.problems.obfuscated_primality import DIVISION_BUDGET, LEAF, WIDTH, PrimalityParams
 from debatekit.protocols.prover_estimator import COARSE_DELTA
-from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.stochastic.params import Constants
 
 
@@ -80,7 +80,7 @@ def test_a_default_outside_its_range_is_a_programming_error() -> None:
 def test_no_problem_and_protocol_declare_the_same_name() -> None:
     """``bind`` routes each name to exactly one declaration of the pair."""
     for problem in PROBLEMS.values():
-        for name in problem.protocols:
+        for name in protocols_of(problem):
             names = [p.name for d in (problem.params, type(PROTOCOLS[name].params)) for p in declared(d)]
             assert len(names) == len(set(names)), (problem.name, name)
 

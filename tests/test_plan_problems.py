@@ -32,7 +32,7 @@ from debatekit.oracle import KnownOracle, Question
 from debatekit.problems import PROBLEMS, InstanceError
 from debatekit.problems.plan import Ask, ClaimTree, Plan
 from debatekit.problems.plan_file import BUILTIN, PLANS, PlanError, load, plan_problem, register_plan
-from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.stochastic.params import Constants
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
@@ -65,9 +65,9 @@ def write(tmp_path: Path, data: Any, name: str = "mine.json") -> Path:
 
 def test_the_builtin_plans_are_registered_with_their_protocols() -> None:
     assert set(BUILTIN) == {"caffeine", "code-review", "bike-lanes"} == set(PLAN_FILES)
-    assert PROBLEMS["caffeine"].protocols == ("cross-exam", "stochastic", "prover-estimator", "naive-recursive")
-    assert PROBLEMS["bike-lanes"].protocols == ("cross-exam", "stochastic", "prover-estimator", "naive-recursive")
-    assert PROBLEMS["code-review"].protocols == ("stochastic",)  # its judge is not deterministic
+    assert protocols_of(PROBLEMS["caffeine"]) == ("cross-exam", "stochastic", "prover-estimator", "naive-recursive")
+    assert protocols_of(PROBLEMS["bike-lanes"]) == ("cross-exam", "stochastic", "prover-estimator", "naive-recursive")
+    assert protocols_of(PROBLEMS["code-review"]) == ("stochastic",)  # its judge is not deterministic
     for name in BUILTIN:
         size = len(plans(name)[True].steps)
         assert (PROBLEMS[name].min_size, PROBLEMS[name].default_size, PROBLEMS[name].max_size) == (size,) * 3
@@ -397,7 +397,7 @@ def test_a_stochastic_claim_tree_agrees_with_the_ground_truth(tmp_path: Path) ->
     tree = ClaimTree.of(plan, plan.judge())
     assert tree is not None and (tree.depth, tree.width) == (2, 3)
     assert tree.truth("top", 2) == pytest.approx(plan.probability, abs=1e-12)
-    assert plan_problem(write(tmp_path, data)).protocols == ("stochastic", "prover-estimator")
+    assert protocols_of(plan_problem(write(tmp_path, data))) == ("stochastic", "prover-estimator")
     order[-1]["reads"] = ["and0", "and1", "q8"]  # no longer uniform
     assert ClaimTree.shape(load(write(tmp_path, data | {"steps": order}))[0]) is None
 

@@ -21,7 +21,7 @@ from debatekit.engine.record import journal_path, read_records, replay
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOracle
 from debatekit.problems import PROBLEMS
-from debatekit.protocols.registry import PROTOCOLS, register, unregister
+from debatekit.protocols.registry import PROTOCOLS, protocols_of, register, unregister
 
 
 @pytest.fixture(autouse=True)
@@ -43,9 +43,9 @@ def cut(path, whole: int) -> None:
 def test_it_is_registered_where_every_protocol_is(toy) -> None:
     assert toy is toy_protocol.SPEC and "toy" in PROTOCOLS and list(PROTOCOLS)[-1] == "toy"
     assert {"parity", "sat-witness", "approval-majority", "caffeine"} <= {
-        name for name, problem in PROBLEMS.items() if "toy" in problem.protocols
+        name for name, problem in PROBLEMS.items() if "toy" in protocols_of(problem)
     }
-    assert "toy" not in PROBLEMS["noisy-majority"].protocols  # its judge is not deterministic
+    assert "toy" not in protocols_of(PROBLEMS["noisy-majority"])  # its judge is not deterministic
     (argument,) = ProtocolArgument.__metadata__
     assert "toy" in argument.autocompletion()
     with pytest.raises(ValueError, match="registered already"):
@@ -54,7 +54,7 @@ def test_it_is_registered_where_every_protocol_is(toy) -> None:
 
 def test_it_is_gone_once_unregistered() -> None:
     unregister("toy")
-    assert "toy" not in PROTOCOLS and "toy" not in PROBLEMS["parity"].protocols
+    assert "toy" not in PROTOCOLS and "toy" not in protocols_of(PROBLEMS["parity"])
     register("toy", "toy_protocol:SPEC")  # for the fixture's unregister
     with pytest.raises(ValueError, match="built in"):
         unregister("cross-exam")

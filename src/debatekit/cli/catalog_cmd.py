@@ -22,6 +22,7 @@ def problems(
     from debatekit.cli.common import emit_json
     from debatekit.params import declared
     from debatekit.problems import PROBLEMS
+    from debatekit.protocols.registry import protocols_of
 
     if params:
         list_params(json_out)
@@ -33,7 +34,7 @@ def problems(
                     {
                         "name": p.name,
                         "description": p.description,
-                        "protocols": list(p.protocols),
+                        "protocols": list(protocols_of(p)),
                         "default_size": p.default_size,
                         "params": [_param_json(q) for q in declared(p.params)],
                     }
@@ -44,7 +45,7 @@ def problems(
         return
     width = max(map(len, PROBLEMS))
     for p in PROBLEMS.values():
-        print(f"{p.name:<{width}}  {p.description} [{', '.join(p.protocols)}]")
+        print(f"{p.name:<{width}}  {p.description} [{', '.join(protocols_of(p))}]")
 
 
 def players(

@@ -9,7 +9,10 @@ from debatekit.ledger import Role
 from debatekit.machine.turing import Config
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
+from debatekit.problems.registry import Feature
+from debatekit.protocols import bisection as rules
 from debatekit.protocols.bisection import HonestAlice, HonestBob, machine_of
+from debatekit.protocols.spec import ProtocolSpec
 
 
 class LieFinal(HonestAlice):
@@ -124,3 +127,20 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy("malformed", Role.BOB, "send 2, -1, None, NaN or a string instead of a bit", malformed_half),
     ),
 }
+
+
+SPEC = ProtocolSpec(
+    "bisection",
+    "Theorem 5.1 (Figure 4)",
+    "Alice bisects the run of a Turing machine, Bob picks the false half, V checks one step",
+    rules.debate,
+    rules.guarantee,
+    lambda instance: rules.machine_of(instance).time,
+    STRATEGIES,
+    frozenset({Feature.TURING}),
+    players=rules.PLAYERS,
+    isolated=True,
+    deterministic_oracle=True,
+)
+"""Bisection as the registry knows it: the rules of :mod:`debatekit.protocols.bisection` with this
+module's strategies."""

@@ -13,6 +13,8 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
+from debatekit.problems.registry import Feature
+from debatekit.protocols import circuit_cross_exam as rules
 from debatekit.protocols.circuit_cross_exam import (
     ACCEPT,
     HonestAlice,
@@ -21,6 +23,7 @@ from debatekit.protocols.circuit_cross_exam import (
     circuit_of,
     true_gates,
 )
+from debatekit.protocols.spec import ProtocolSpec
 
 
 def covered_lie(seat: Seat, transcript: tuple[int, ...], gate: int) -> np.ndarray:
@@ -179,3 +182,21 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy("malformed", Role.BOB, "an index out of range, negative, NaN, a float or a string", malformed_pointer),
     ),
 }
+
+
+SPEC = ProtocolSpec(
+    "circuit-cross-exam",
+    "Theorem 6 and Lemma 8 of the debate query complexity paper",
+    "Prover 0 writes every gate value, Prover 1 names a wrong gate or the output, V checks one gate",
+    rules.debate,
+    rules.guarantee,
+    lambda instance: rules.circuit_of(instance).length,
+    STRATEGIES,
+    frozenset({Feature.CIRCUIT}),
+    players=rules.PLAYERS,
+    isolated=True,
+    describe=rules.description,
+    alice_argues=0,
+)
+"""Circuit cross-examination as the registry knows it: the rules of
+:mod:`debatekit.protocols.circuit_cross_exam` with this module's strategies."""

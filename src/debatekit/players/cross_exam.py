@@ -12,7 +12,10 @@ import numpy as np
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
+from debatekit.problems.registry import Feature
+from debatekit.protocols import cross_exam as rules
 from debatekit.protocols.cross_exam import ACCEPT, HonestAlice, HonestBob
+from debatekit.protocols.spec import ProtocolSpec
 
 
 def _honest_message(seat: Seat) -> np.ndarray:
@@ -153,3 +156,20 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         ),
     ),
 }
+
+
+SPEC = ProtocolSpec(
+    "cross-exam",
+    "Theorem 5.3 (Figure 1); with a witness Theorem 7.1 (Figure 3)",
+    "Alice writes the transcript, Bob names one step, V checks it",
+    rules.debate,
+    rules.guarantee,
+    lambda instance: rules.machine_of(instance).length,
+    STRATEGIES,
+    frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC}),
+    players=rules.PLAYERS,
+    isolated=True,
+    deterministic_oracle=True,
+)
+"""Cross-examination as the registry knows it: the rules of :mod:`debatekit.protocols.cross_exam` with this
+module's strategies."""

@@ -199,19 +199,6 @@ def untrainable(why: str) -> Unaffordable:
                         "(the truthful estimator) or a smaller --size")  # fmt: skip
 
 
-def estimator(seat: Seat) -> Indistinguishable:
-    """The trained B for this seat's instance, committed A and rules, built on first use and kept
-    with the instance: every debate of a run plays the same B (its construction draws nothing
-    from the debate's seed, :data:`PROOF_SEED`). Over the counts M_D reads
-    (:class:`~debatekit.players.count_estimator.CountEstimator`) where the decomposition exposes
-    them, else over all 2^q answer vectors."""
-    from debatekit.players.count_estimator import CountEstimator  # it builds on this module
-
-    name = seat.opponent.name if seat.opponent else ""
-    kind = Indistinguishable if decomposition_of(seat.instance).statistic is None else CountEstimator
-    return seat.instance.memo(("indistinguishable estimator", name, rules_of(seat)), lambda: kind(seat))
-
-
 class Indistinguishable:
     """B of Lemma A.4 against the committed A (``seat.opponent``)."""
 

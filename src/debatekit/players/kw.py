@@ -14,8 +14,11 @@ from typing import Any
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.prob import Dist
+from debatekit.problems.registry import Feature
+from debatekit.protocols import kw as rules
 from debatekit.protocols.circuit_cross_exam import OptimalRounds
 from debatekit.protocols.kw import Honest
+from debatekit.protocols.spec import ProtocolSpec
 
 
 class _Pointer(OptimalRounds):
@@ -86,3 +89,22 @@ def _table(role: Role) -> dict[str, Strategy]:
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {role: _table(role) for role in (Role.ALICE, Role.BOB)}
+
+
+SPEC = ProtocolSpec(
+    "kw",
+    "Theorem 5 of the debate query complexity paper (Karchmer-Wigderson)",
+    "the provers play any rounds, then walk a levelled AND/OR circuit down to one input or transcript bit, "
+    "one bit per gate; V reads the path",
+    rules.debate,
+    rules.guarantee,
+    lambda instance: rules.levelled_of(instance).size,
+    STRATEGIES,
+    frozenset({Feature.LEVELLED}),
+    players=rules.PLAYERS,
+    isolated=True,
+    describe=rules.description,
+    alice_argues=0,
+)
+"""The KW walk as the registry knows it: the rules of :mod:`debatekit.protocols.kw` with this
+module's strategies."""

@@ -40,7 +40,8 @@ from debatekit.ledger import Role
 from debatekit.machine.decomposition import Query
 from debatekit.players.base import Seat, Strategy, by_name
 from debatekit.players.bounded_estimator import bounded, bounded_rho
-from debatekit.players.estimator import MAX_WIDTH, estimator, proof_truth
+from debatekit.players.count_estimator import CountEstimator
+from debatekit.players.estimator import MAX_WIDTH, Indistinguishable, proof_truth
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
 from debatekit.protocols.prover_estimator import (
@@ -247,6 +248,17 @@ def _too_wide(instance: Instance) -> str | None:
     if q > MAX_WIDTH and D.statistic is None:  # else B ranges over the counts M_D reads
         return f"Algorithm 1 needs all 2^q answer vectors and q = {q} > {MAX_WIDTH}; try --bob omniscient or sampling"
     return None
+
+
+def estimator(seat: Seat) -> Indistinguishable:
+    """The trained B for this seat's instance, committed A and rules, built on first use and kept
+    with the instance: every debate of a run plays the same B (its construction draws nothing
+    from the debate's seed, :data:`~debatekit.players.estimator.PROOF_SEED`). Over the counts M_D reads
+    (:class:`~debatekit.players.count_estimator.CountEstimator`) where the decomposition exposes
+    them, else over all 2^q answer vectors."""
+    name = seat.opponent.name if seat.opponent else ""
+    kind = Indistinguishable if decomposition_of(seat.instance).statistic is None else CountEstimator
+    return seat.instance.memo(("indistinguishable estimator", name, rules_of(seat)), lambda: kind(seat))
 
 
 STRATEGIES: dict[Role, dict[str, Strategy]] = {

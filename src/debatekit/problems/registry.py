@@ -138,20 +138,14 @@ class Problem:
     name: str
     description: str
     features: frozenset[Feature]
-    """What its instances carry; the protocols it supports follow (:attr:`protocols`)."""
+    """What its instances carry; the protocols it supports follow
+    (:func:`~debatekit.protocols.registry.protocols_of`)."""
     default_size: int
     min_size: int
     max_size: int
     make: Maker
     params: type = NoParams
     """The declaration of the problem's parameters (:mod:`debatekit.params`)."""
-
-    @property
-    def protocols(self) -> tuple[str, ...]:
-        """The registered protocols whose needs its features meet, in the registry's order."""
-        from debatekit.protocols.registry import PROTOCOLS
-
-        return tuple(name for name, spec in PROTOCOLS.items() if spec.needs <= self.features)
 
     def instance(self, size: int, truth: bool, rng: np.random.Generator, params: Any = None) -> Instance:
         """An instance of ``size`` with answer ``truth``; ``params`` (an instance of

@@ -27,8 +27,8 @@ from debatekit.ledger import Role
 from debatekit.machine.turing import Config, TuringMachine
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
-from debatekit.problems.registry import Feature, Instance
-from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.problems.registry import Instance
+from debatekit.protocols.spec import Guarantee
 from debatekit.reader import Reader, word_width
 
 
@@ -150,26 +150,6 @@ def guarantee(instance: Instance) -> Guarantee:
     :func:`bits_bound` bits read."""
     statement = "Thm 5.1: c=1, s=0, <=1 oracle query, ceil(log2 T)*(config+1)+config bits"
     return Guarantee(1.0, 0.0, 1, bits_bound(machine_of(instance)), statement)
-
-
-def spec() -> ProtocolSpec:
-    """Bisection's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy table, which
-    imports this module, is imported as it is built)."""
-    from debatekit.players.bisection import STRATEGIES
-
-    return ProtocolSpec(
-        "bisection",
-        "Theorem 5.1 (Figure 4)",
-        "Alice bisects the run of a Turing machine, Bob picks the false half, V checks one step",
-        debate,
-        guarantee,
-        lambda instance: machine_of(instance).time,
-        STRATEGIES,
-        frozenset({Feature.TURING}),
-        players=PLAYERS,
-        isolated=True,
-        deterministic_oracle=True,
-    )
 
 
 def all_configs(tm: TuringMachine) -> Iterator[Config | None]:

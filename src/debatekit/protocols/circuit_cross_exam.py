@@ -39,7 +39,7 @@ from debatekit.reader import Reader, word_width
 
 if TYPE_CHECKING:  # the problems package imports the protocols: types only
     from debatekit.problems.registry import Instance
-    from debatekit.protocols.spec import Guarantee, ProtocolSpec
+    from debatekit.protocols.spec import Guarantee
 
 ACCEPT = None
 """Bob's pointer when he names no gate."""
@@ -196,29 +196,6 @@ def description(instance: Instance) -> dict:
     """The circuit's size and depth."""
     circuit = circuit_of(instance)
     return {"circuit_size": circuit.length, "circuit_depth": circuit.depth}
-
-
-def spec() -> ProtocolSpec:
-    """Circuit cross-examination's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy
-    table, which imports this module, is imported as it is built)."""
-    from debatekit.players.circuit_cross_exam import STRATEGIES
-    from debatekit.problems.registry import Feature
-    from debatekit.protocols.spec import ProtocolSpec
-
-    return ProtocolSpec(
-        "circuit-cross-exam",
-        "Theorem 6 and Lemma 8 of the debate query complexity paper",
-        "Prover 0 writes every gate value, Prover 1 names a wrong gate or the output, V checks one gate",
-        debate,
-        guarantee,
-        lambda instance: circuit_of(instance).length,
-        STRATEGIES,
-        frozenset({Feature.CIRCUIT}),
-        players=PLAYERS,
-        isolated=True,
-        describe=description,
-        alice_argues=0,
-    )
 
 
 # -- honest provers ------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from debatekit.reader import Reader, word_width
 
 if TYPE_CHECKING:  # the problems package imports the protocols: types only
     from debatekit.problems.registry import Instance
-    from debatekit.protocols.spec import Guarantee, ProtocolSpec
+    from debatekit.protocols.spec import Guarantee
 
 ACCEPT = None
 """Bob's message when he accepts Alice's transcript."""
@@ -133,28 +133,6 @@ def guarantee(instance: Instance) -> Guarantee:
 
     statement = "Thm 5.3/7.1: c=1, s=0, <=1 oracle query, (l+1)*ceil(log2(T+1))+2 bits"
     return Guarantee(1.0, 0.0, 1, bits_bound(machine_of(instance)), statement)
-
-
-def spec() -> ProtocolSpec:
-    """Cross-examination's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy table,
-    which imports this module, is imported as it is built)."""
-    from debatekit.players.cross_exam import STRATEGIES
-    from debatekit.problems.registry import Feature
-    from debatekit.protocols.spec import ProtocolSpec
-
-    return ProtocolSpec(
-        "cross-exam",
-        "Theorem 5.3 (Figure 1); with a witness Theorem 7.1 (Figure 3)",
-        "Alice writes the transcript, Bob names one step, V checks it",
-        debate,
-        guarantee,
-        lambda instance: machine_of(instance).length,
-        STRATEGIES,
-        frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC}),
-        players=PLAYERS,
-        isolated=True,
-        deterministic_oracle=True,
-    )
 
 
 def parse_bits(message: np.ndarray) -> np.ndarray:

@@ -30,9 +30,9 @@ from debatekit.ledger import Role
 from debatekit.machine.levelled import LevelledCircuit
 from debatekit.players.base import Seat
 from debatekit.prob import Dist
-from debatekit.problems.registry import Feature, Instance
+from debatekit.problems.registry import Instance
 from debatekit.protocols.circuit_cross_exam import OptimalRounds, Rounds, original_rounds, read_variable
-from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.protocols.spec import Guarantee
 from debatekit.reader import Reader
 
 MALFORMED = 2
@@ -150,25 +150,3 @@ def description(instance: Instance) -> dict:
     """The levelled circuit walked, and the rounds played before the walk (0 without them)."""
     circuit = levelled_of(instance)
     return {"circuit_size": circuit.size, "circuit_depth": circuit.depth, "rounds": rounds_of(instance)}
-
-
-def spec() -> ProtocolSpec:
-    """The KW walk's :class:`~debatekit.protocols.spec.ProtocolSpec` (the strategy table, which
-    imports this module, is imported as it is built)."""
-    from debatekit.players.kw import STRATEGIES
-
-    return ProtocolSpec(
-        "kw",
-        "Theorem 5 of the debate query complexity paper (Karchmer-Wigderson)",
-        "the provers play any rounds, then walk a levelled AND/OR circuit down to one input or transcript bit, "
-        "one bit per gate; V reads the path",
-        debate,
-        guarantee,
-        lambda instance: levelled_of(instance).size,
-        STRATEGIES,
-        frozenset({Feature.LEVELLED}),
-        players=PLAYERS,
-        isolated=True,
-        describe=description,
-        alice_argues=0,
-    )

@@ -2,13 +2,14 @@
 :class:`~debatekit.protocols.spec.ProtocolSpec` is (``module:attr``), loaded on first use, so that
 ``--help`` and shell completion read the names without importing a protocol (or numpy).
 
-``attr`` is the spec, or a function of no arguments that builds it (a protocol whose strategy
-table, in ``players/``, imports the protocol module itself builds its spec in a function, which
-imports the table as it runs). A protocol of one's own (a test's, a user's package) is one more
+``attr`` is the spec, or a function of no arguments that builds it. A built-in tree protocol's
+spec is beside its strategy table (``players/X.SPEC``: the table imports the rules of
+``protocols/X``, never the other way). A protocol of one's own (a test's, a user's package) is one more
 line, :func:`register`, by ``module:attr`` or with the spec itself; from then on it is in
 :data:`PROTOCOLS` like a built-in one: ``debatekit run`` and the API play it, ``replay`` and
 ``--resume`` read its records, ``solve`` searches it, and every problem whose
-:attr:`~debatekit.problems.registry.Problem.features` include what it ``needs`` supports it.
+:attr:`~debatekit.problems.registry.Problem.features` include what it ``needs`` supports it
+(:func:`protocols_of`).
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the specs import numpy; this module is read by --help
+    from debatekit.problems.registry import Problem
     from debatekit.protocols.spec import ProtocolSpec
 
 BUILTIN = {
-    "cross-exam": "debatekit.protocols.cross_exam:spec",
-    "bisection": "debatekit.protocols.bisection:spec",
+    "cross-exam": "debatekit.players.cross_exam:SPEC",
+    "bisection": "debatekit.players.bisection:SPEC",
     "stochastic": "debatekit.catalog:STOCHASTIC",
-    "circuit-cross-exam": "debatekit.protocols.circuit_cross_exam:spec",
-    "kw": "debatekit.protocols.kw:spec",
+    "circuit-cross-exam": "debatekit.players.circuit_cross_exam:SPEC",
+    "kw": "debatekit.players.kw:SPEC",
     "prover-estimator": "debatekit.catalog:PROVER_ESTIMATOR",
     "naive-recursive": "debatekit.catalog:NAIVE_RECURSIVE",
 }
@@ -96,3 +98,8 @@ class Protocols(Mapping[str, "ProtocolSpec"]):
 
 PROTOCOLS = Protocols()
 """Every registered protocol, by name."""
+
+
+def protocols_of(problem: Problem) -> tuple[str, ...]:
+    """The registered protocols whose needs ``problem``'s features meet, in the registry's order."""
+    return tuple(name for name, spec in PROTOCOLS.items() if spec.needs <= problem.features)

@@ -20,7 +20,7 @@ from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind, declared
 from debatekit.players.base import Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
-from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.spec import ProtocolSpec
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import Truth, described
@@ -172,7 +172,7 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
         known = ", ".join(PROBLEMS)
         raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json)")
     if not spec.needs <= found.features:
-        raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(found.protocols)}")
+        raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(protocols_of(found))}")
     return found
 
 
