@@ -113,39 +113,48 @@ def encode(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if value is None or kind is bool or kind is str:
         return value
-    if isinstance(value, int | np.integer):
-        number = int.__int__(value) if isinstance(value, int) else int(value)
-        if number.bit_length() > INT_BITS:
-            raise WireError(f"an integer of {number.bit_length()} bits (at most {INT_BITS} cross)")
-        return number
-    if kind is np.bool_:
-        return bool(value)
-    if isinstance(value, float | np.floating):
-        number = float.__float__(value) if isinstance(value, float) else float(value)
-        if math.isfinite(number):
-            return number
-        return {"f": "nan" if number != number else ("inf" if number > 0 else "-inf")}
+    if kind is float:  # the exact types first: a batch's messages are mostly these
+        return value if math.isfinite(value) else _non_finite(value)
+    if kind is int:
+        return _bounded(value)
     if kind is list:
         return [encode(v, depth + 1) for v in value]
-    if kind is tuple:
-        return {"t": [encode(v, depth + 1) for v in value]}
-    if kind is dict:
-        return {"d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
-    if kind is bytes:
-        return {"b": base64.b64encode(value).decode()}
-    if kind is Fraction:
-        return {"q": [encode(value.numerator, depth + 1), encode(value.denominator, depth + 1)]}
     if kind is np.ndarray:
         dtype = _DTYPE_NAMES.get(value.dtype)
         if dtype is None:
             return encode(value.tolist(), depth)
         return Blob(value)
+    if kind is dict:
+        return {"d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if kind is tuple:
+        return {"t": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, int | np.integer):  # a subclass's own methods are never called
+        return _bounded(int.__int__(value) if isinstance(value, int) else int(value))
+    if kind is np.bool_:
+        return bool(value)
+    if isinstance(value, float | np.floating):
+        number = float.__float__(value) if isinstance(value, float) else float(value)
+        return number if math.isfinite(number) else _non_finite(number)
+    if kind is bytes:
+        return {"b": base64.b64encode(value).decode()}
+    if kind is Fraction:
+        return {"q": [encode(value.numerator, depth + 1), encode(value.denominator, depth + 1)]}
     if kind is Dist:
         return {"dist": [[encode(o, depth + 1), encode(w, depth + 1)] for o, w in value.items()]}
     name = _NAMES.get(kind)
     if name is not None:
         return {"dc": name, "v": [encode(getattr(value, f), depth + 1) for f in _FIELDS[kind]]}
     raise WireError(f"a {kind.__name__} cannot be sent (plain data only: numbers, strings, lists, tuples, arrays)")
+
+
+def _bounded(number: int) -> int:
+    if number.bit_length() > INT_BITS:
+        raise WireError(f"an integer of {number.bit_length()} bits (at most {INT_BITS} cross)")
+    return number
+
+
+def _non_finite(number: float) -> dict:
+    return {"f": "nan" if number != number else ("inf" if number > 0 else "-inf")}
 
 
 def decode(data: Any, depth: int = 0) -> Any:
