@@ -337,10 +337,8 @@ class Call:
         same = worker.rows is not None and worker.rows.shape == rows.shape and bool((worker.rows == rows).all())
         if not same:
             worker.rows = rows.copy()  # the engine's own rows, read-only to players, may be a view
-        fields = {"t": arg.t, "steps": arg.steps, "kind": arg.kind.value, "rows": None if same else rows}
-        if len(self.views) == 1 and getattr(arg, "ahead", None) is not None:
-            fields["ahead"] = self._ahead(arg)
-        return Handle(len(self.views) - 1, fields)
+        ahead = self._ahead(arg) if len(self.views) == 1 and getattr(arg, "ahead", None) is not None else {}
+        return Handle(len(self.views) - 1, arg.t, arg.steps, arg.kind.value, None if same else rows, ahead)
 
     def _ahead(self, view: Any) -> dict:
         from debatekit.protocols.stochastic.rules import Advance

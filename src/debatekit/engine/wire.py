@@ -60,13 +60,18 @@ ALIGN = 8
 
 @dataclass(frozen=True)
 class Handle:
-    """An object the engine keeps and a player reads only through it (stochastic debate's
-    ``StepView``): ``index`` names it among the call's handles, ``fields`` are what is sent at
-    once; the rest the worker asks for, each ask answered by the engine
+    """A view the engine keeps and a player reads only through it (stochastic debate's
+    ``StepView``): ``index`` names it among the call's handles; the step ``t`` of ``steps``, its
+    ``kind``, the live ``rows`` (None: those sent last) and the reads answered ``ahead`` (by name)
+    are sent at once; the rest the worker asks for, each ask answered by the engine
     (:mod:`debatekit.engine.isolation`)."""
 
     index: int
-    fields: dict
+    t: int
+    steps: int
+    kind: str
+    rows: Any
+    ahead: dict
 
 
 TYPES: dict[str, type] = {kind.__name__: kind for kind in (Config, Invalid, Question, Handle, Situation)}

@@ -85,13 +85,12 @@ class RemoteView:
     def __init__(self, channel: Channel, handle: Handle):
         from debatekit.machine.transcript import StepKind
 
-        fields = handle.fields
-        if fields["rows"] is not None:  # else the live rows are those of the last view
-            channel.rows = fields["rows"]
+        if handle.rows is not None:  # else the live rows are those of the last view
+            channel.rows = handle.rows
         self._channel, self._index, self._p, self._call = channel, handle.index, None, channel.calls
-        self._ahead: dict = fields.get("ahead") or {}
-        self.t, self.steps, self.rows = fields["t"], fields["steps"], channel.rows
-        self.kind, self.rules = StepKind(fields["kind"]), channel.rules
+        self._ahead: dict = dict(handle.ahead) if type(handle.ahead) is dict else {}
+        self.t, self.steps, self.rows = handle.t, handle.steps, channel.rows
+        self.kind, self.rules = StepKind(handle.kind), channel.rules
 
     def _read(self, name: str, args: list, ahead: Any = None) -> Any:
         if self._call != self._channel.calls:
