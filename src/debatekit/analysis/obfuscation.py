@@ -54,8 +54,9 @@ class PayoffRow:
     payoff_ci: tuple[float, float]
     payoff_bound: float
     bound_kind: str
-    reward_unit: float
-    """r^(d+1) for prover-estimator debate (payoffs are reported in this unit too), 1 for naive."""
+    reward_unit: float | None
+    """r^(d+1) for prover-estimator debate (payoffs are reported in this unit too); None for naive
+    recursion, whose payoffs are wins."""
     honest_win_rate: float
     promise: str
     """Why the theorem does or does not speak about this row."""
@@ -217,7 +218,7 @@ def payoff_rows(
                     lambda k, start=done: count(start + k))  # fmt: skip
             done += trials
             x = r.extra
-            unit = x.get("reward_unit", 1.0)
+            unit = x.get("reward_unit")
             why = _promise(x)
             lo, hi = _family_interval(x, trials, level)
             bound = x["payoff_bound"]

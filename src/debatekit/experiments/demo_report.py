@@ -123,7 +123,7 @@ def _payoff_cells(p: obfuscation.PayoffRow) -> str:
     """A payoff row's two cells: the mean payoff with its 95% interval, and in units of r^(d+1)
     (empty for naive recursion, which has no reward scale)."""
     lo, hi = p.payoff_ci
-    units = "" if p.protocol == "naive-recursive" else f"{p.payoff_mean / p.reward_unit:.3g}"
+    units = "" if p.reward_unit is None else f"{p.payoff_mean / p.reward_unit:.3g}"
     return f"{p.payoff_mean:.3g} [{lo:.3g}, {hi:.3g}] | {units}"
 
 

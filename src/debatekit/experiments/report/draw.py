@@ -274,7 +274,7 @@ def draw_payoffs(series: dict[str, list[Run]], path: Path) -> None:
         ax.set_yticklabels([f"{r.alice} vs {r.bob} ({r.problem}, {r.truth})" for r in runs], fontsize=8)
         ax.set_ylim(len(runs) - 0.5, -0.5)
         scale = "; symmetric log scale" if _symlog(ax, drawn) else ""
-        unit_name = "r^(d+1)" if protocol == "prover-estimator" else "reward"
+        unit_name = "r^(d+1)" if any(r.reward_unit for r in runs) else "reward"
         ax.set_xlabel(f"A's payoff per debate (units of {unit_name}{scale})")
         ax.set_title(protocol, fontsize=10)
         ax.grid(axis="x", alpha=0.3)
