@@ -45,7 +45,7 @@ def test_one_debate_between_local_llm_players_runs_offline_and_records_itself(
     environ: dict[str, str], tmp_path: Path, protocol: str, problem: str
 ) -> None:
     spec = PROTOCOLS[protocol]
-    alice, bob = (llm_strategy(protocol, role, SPEC, environ=environ) for role in (Role.ALICE, Role.BOB))
+    alice, bob = (llm_strategy(spec, role, SPEC, environ=environ) for role in (Role.ALICE, Role.BOB))
     instance = make_instance(PROBLEMS[problem], PROBLEMS[problem].default_size, True, 0)
     assert alice.refuses is None or alice.refuses(instance) is None
     path = tmp_path / "r.jsonl"

@@ -8,6 +8,7 @@ it end to end (``llm:scripted/MODEL`` with ``DEBATEKIT_SCRIPTED_BASE_URL``)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -99,7 +100,7 @@ def environ(http: Server, tmp_path: Path) -> dict[str, str]:
 
 
 def llm(protocol: str, role: Role, env: dict[str, str], model: str = TRUTHFUL) -> Strategy:
-    return llm_strategy(protocol, role, f"scripted/{model}", environ=env)
+    return llm_strategy(PROTOCOLS[protocol], role, f"scripted/{model}", environ=env)
 
 
 def played(
@@ -434,6 +435,14 @@ def test_llm_players_refuse_decompositions_they_cannot_judge(http, tmp_path) -> 
 
 
 # -- the command line -------------------------------------------------------------------------------
+
+
+def test_each_protocol_declares_its_llm_players_for_both_roles() -> None:
+    declared = {name: spec.llm for name, spec in PROTOCOLS.items() if spec.llm is not None}
+    assert set(declared) == {"cross-exam", "stochastic", "prover-estimator", "naive-recursive"}
+    for where in declared.values():
+        module, _, attr = where.partition(":")
+        assert set(getattr(importlib.import_module(module), attr)) == {Role.ALICE, Role.BOB}
 
 
 def test_llm_players_on_a_query_complexity_protocol_are_a_usage_error(capsys) -> None:

@@ -99,7 +99,7 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
         simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, params=params, configure=_stochastic_spec,
         describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
-        isolated=True,
+        llm="debatekit.llm.players.stochastic:PLAYERS", isolated=True,
     )  # fmt: skip
 
 
@@ -179,6 +179,7 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         batch=recursive.BATCH,
         replay=functools.partial(recursive.replay, recursive.PROVER_ESTIMATOR, rules=rules),
         describe=_recursive_description,
+        llm="debatekit.llm.players.recursive:PROVER_ESTIMATOR",
         isolated=True,
         params=params,
         configure=_prover_estimator_spec,
@@ -201,5 +202,6 @@ NAIVE_RECURSIVE = ProtocolSpec(
     batch=recursive.BATCH,
     replay=functools.partial(recursive.replay, recursive.NAIVE_RECURSIVE),
     describe=_recursive_description,
+    llm="debatekit.llm.players.recursive:NAIVE",
     isolated=True,
 )

@@ -168,6 +168,7 @@ SPEC = ProtocolSpec(
     STRATEGIES,
     frozenset({Feature.TRANSCRIPT, Feature.DETERMINISTIC}),
     players=rules.PLAYERS,
+    llm="debatekit.llm.players.cross_exam:PLAYERS",
     isolated=True,
     deterministic_oracle=True,
 )

@@ -53,11 +53,15 @@ class ProtocolSpec:
     strategies: dict[Role, dict[str, Strategy]]
     needs: frozenset[Feature]
     """What an instance must carry for this protocol: every problem whose features include these
-    supports it (:attr:`~debatekit.problems.registry.Problem.protocols`)."""
+    supports it (:func:`~debatekit.protocols.registry.protocols_of`)."""
     players: dict[Role, type] | None = None
     """Each role's player interface: the ``typing.Protocol`` whose methods the rules call on that
     role's player (the protocol module's ``PLAYERS``); the contract tests check every strategy of
     the role against it. None: not declared yet."""
+    llm: str | None = None
+    """``module:attr`` of its LLM players (``--alice llm:PROVIDER/MODEL``): a table of each role's
+    player made from the model it consults, in the llm extra, imported on use. None: its messages
+    rest on no judgement (bits of a computation, which a programmed prover computes exactly)."""
     isolated: bool = False
     """A user's players can move in worker processes (:mod:`debatekit.engine.isolation`): every
     argument the rules hand them crosses :mod:`debatekit.engine.wire` (a run then plays them there

@@ -217,7 +217,7 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
             from debatekit.llm.config import ConfigError
             from debatekit.llm.players import NoLLMPlayers, llm_strategy, note_usage
 
-            chosen = llm_strategy(spec.name, role, model)
+            chosen = llm_strategy(spec, role, model)
         except ImportError as err:
             raise UserError(f"--{role.value} {name}: LLM players need the llm extra: pip install '.[llm]'") from err
         except (ConfigError, NoLLMPlayers) as err:

@@ -1,7 +1,7 @@
 """LLM players for every protocol family whose moves rest on judgements (issue 11, item 3), as
 ``--alice llm:PROVIDER/MODEL`` and ``--bob llm:PROVIDER/MODEL`` name them.
 
-:data:`PLAYERS` maps a protocol to each role's LLM player: cross-examination
+A protocol names its LLM players in its spec (``ProtocolSpec.llm``): cross-examination
 (:mod:`.cross_exam`), stochastic debate (:mod:`.stochastic`), prover-estimator and naive recursive
 debate (:mod:`.recursive`); what they share, and what each model call leaves in the debate's
 record, is in :mod:`.base`. The query-complexity protocols (``kw``, ``circuit-cross-exam``, and the
@@ -16,6 +16,7 @@ on stderr when the run is over (:func:`note_usage`).
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -26,13 +27,13 @@ from debatekit.ledger import Role
 from debatekit.llm.config import ModelSpec, cache_path, model_of, price_of
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Cache, Model
-from debatekit.llm.players import cross_exam, recursive, stochastic
 from debatekit.llm.players.base import LLM
 from debatekit.players.base import Strategy
+from debatekit.protocols.registry import PROTOCOLS
+from debatekit.protocols.spec import ProtocolSpec
 
 __all__ = [
     "LLM",
-    "PLAYERS",
     "NoLLMPlayers",
     "llm_strategy",
     "model_judge",
@@ -42,13 +43,6 @@ __all__ = [
     "usage_lines",
 ]
 
-PLAYERS: dict[str, dict[Role, Callable[[LLM], Strategy]]] = {
-    "cross-exam": {Role.ALICE: cross_exam.alice, Role.BOB: cross_exam.bob},
-    "stochastic": {Role.ALICE: stochastic.alice, Role.BOB: stochastic.bob},
-    "prover-estimator": {Role.ALICE: recursive.prover_estimator_alice, Role.BOB: recursive.prover_estimator_bob},
-    "naive-recursive": {Role.ALICE: recursive.naive_alice, Role.BOB: recursive.naive_bob},
-}
-"""Each protocol's LLM player for each role, made from the LLM it consults."""
 PROMPTS = "DEBATEKIT_LLM_PROMPTS"
 """The environment variable naming a directory of prompts (``judge.txt``) that replace the packaged ones."""
 
@@ -58,18 +52,24 @@ class NoLLMPlayers(ValueError):
 
 
 def llm_strategy(
-    protocol: str, role: Role, spec: str, prompts: Path | None = None, environ: Mapping[str, str] = os.environ
+    protocol: ProtocolSpec,
+    role: Role,
+    spec: str,
+    prompts: Path | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> Strategy:
-    """``protocol``'s LLM player for ``role``, consulting the model ``spec`` names (``PROVIDER/MODEL``,
-    :func:`shared_model`) with the prompts in ``prompts`` (default: the directory ``DEBATEKIT_LLM_PROMPTS``
-    names, else the packaged prompts). :class:`NoLLMPlayers` for a protocol without them;
-    :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had."""
-    seats = PLAYERS.get(protocol)
-    if seats is None:
+    """``protocol``'s LLM player for ``role`` (its ``ProtocolSpec.llm``), consulting the model ``spec``
+    names (``PROVIDER/MODEL``, :func:`shared_model`) with the prompts in ``prompts`` (default: the
+    directory ``DEBATEKIT_LLM_PROMPTS`` names, else the packaged prompts). :class:`NoLLMPlayers` for
+    a protocol without them; :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had."""
+    if protocol.llm is None:
+        playing = ", ".join(name for name, other in PROTOCOLS.items() if other.llm is not None)
         raise NoLLMPlayers(
-            f"{protocol} has no LLM players: its provers' messages are bits of a computation with no judgement "
-            f"in it, which a programmed prover computes exactly (LLM players play {', '.join(PLAYERS)})"
+            f"{protocol.name} has no LLM players: its provers' messages are bits of a computation with no judgement "
+            f"in it, which a programmed prover computes exactly (LLM players play {playing})"
         )
+    module, _, attr = protocol.llm.partition(":")
+    seats: Mapping[Role, Callable[[LLM], Strategy]] = getattr(importlib.import_module(module), attr)
     return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ)))
 
 

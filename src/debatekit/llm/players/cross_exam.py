@@ -87,3 +87,7 @@ def bob(llm: LLM) -> Strategy:
         llm, Role.BOB, f"{llm.name}, asked each step afresh, disputes the first it judges otherwise",
         lambda s: Bob(s, llm),
     )  # fmt: skip
+
+
+PLAYERS = {Role.ALICE: alice, Role.BOB: bob}
+"""Each role's LLM player (the protocol's ``ProtocolSpec.llm``)."""

@@ -228,3 +228,9 @@ def naive_bob(llm: LLM) -> Strategy:
     return strategy(
         llm, Role.BOB, f"{llm.name} challenges the answer it doubts most", lambda s: NaiveBob(s, llm), refuses
     )
+
+
+PROVER_ESTIMATOR = {Role.ALICE: prover_estimator_alice, Role.BOB: prover_estimator_bob}
+"""Prover-estimator debate's LLM players (its ``ProtocolSpec.llm``)."""
+NAIVE = {Role.ALICE: naive_alice, Role.BOB: naive_bob}
+"""Naive recursive debate's LLM players (its ``ProtocolSpec.llm``)."""

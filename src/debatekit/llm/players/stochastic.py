@@ -61,3 +61,7 @@ def alice(llm: LLM) -> Strategy:
 
 def bob(llm: LLM) -> Strategy:
     return strategy(llm, Role.BOB, f"{llm.name} aborts where its P[yes] is off her claim", lambda s: Bob(s, llm))
+
+
+PLAYERS = {Role.ALICE: alice, Role.BOB: bob}
+"""Each role's LLM player (the protocol's ``ProtocolSpec.llm``)."""
