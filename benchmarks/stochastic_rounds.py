@@ -56,7 +56,6 @@ from functools import lru_cache
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import StochasticParams
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.streams import Streams, binomial_cdf, counter
 from debatekit.ledger import Role, Tally
@@ -67,6 +66,7 @@ from debatekit.protocols.stochastic import batch as stochastic_batch
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import NATURE, PLAYER_COINS
+from debatekit.protocols.stochastic.spec import StochasticParams
 from timing import median_time, print_table
 
 BERNOULLI_P = 0.8
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     rules = stochastic.rules_for(constants, float(instance.lipschitz), T)
     described = spec.describe(instance)["parameters"]
     for name in ("alice_samples", "bob_samples", "vera_samples", "bob_threshold", "vera_threshold"):
-        assert described[name] == getattr(rules, name), f"catalog and rules_for disagree on {name}"
+        assert described[name] == getattr(rules, name), f"the spec and rules_for disagree on {name}"
     alice, bob = spec.strategies[Role.ALICE]["honest"], spec.strategies[Role.BOB]["honest"]
     oracle_steps = sum(machine.kind(t) is StepKind.ORACLE for t in range(T))
 

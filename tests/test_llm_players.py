@@ -25,7 +25,6 @@ pytest.importorskip("openai")
 pytest.importorskip("tenacity")
 
 from debatekit.analysis.montecarlo import RunResult, make_instance, run
-from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Role
@@ -40,6 +39,7 @@ from debatekit.protocols.prover_estimator import Rules
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import rules_for
+from debatekit.protocols.stochastic.spec import StochasticParams
 from llm_server import Reply, Server, chat, serving
 
 FLOOR = -40.0

@@ -23,7 +23,6 @@ import pytest
 
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.machine.decomposition import LeafOracle
@@ -34,6 +33,7 @@ from debatekit.problems.plan import Ask, ClaimTree, Plan
 from debatekit.problems.plan_file import BUILTIN, PLANS, PlanError, load, plan_problem, register_plan
 from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.spec import StochasticParams
 
 PLAN_FILES = {file.name.rpartition(".")[0]: file for file in PLANS.iterdir() if file.name.endswith(".toml")}
 CASES = [(name, truth) for name in BUILTIN for truth in (True, False)]

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from debatekit.analysis.montecarlo import Oracles, make_instance, run
-from debatekit.catalog import StochasticParams
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
+from debatekit.protocols.stochastic.spec import StochasticParams
 
 
 def hidden(instance) -> Oracles:

@@ -13,7 +13,6 @@ from scipy.stats import binomtest
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.lipschitz import enumerate_bounds
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import StochasticParams
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
@@ -24,6 +23,7 @@ from debatekit.protocols.stochastic import exact as stochastic_exact
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.exact import Play
 from debatekit.protocols.stochastic.params import Constants, Params, ParamsError, samples
+from debatekit.protocols.stochastic.spec import StochasticParams
 
 CONSTANTS = (Constants.lean, Constants.paper, Constants.planned)
 TRIALS = 500

@@ -13,7 +13,6 @@ import pytest
 from scipy.stats import binom, chisquare
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.catalog import StochasticParams
 from debatekit.engine.record import read_records
 from debatekit.engine.streams import Streams
 from debatekit.ledger import Role
@@ -23,6 +22,7 @@ from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob
+from debatekit.protocols.stochastic.spec import StochasticParams
 
 SEED = 7
 

@@ -14,7 +14,6 @@ from scipy.stats import binom
 
 from debatekit.analysis.exact import ExactError
 from debatekit.analysis.montecarlo import make_instance
-from debatekit.catalog import StochasticParams
 from debatekit.ledger import Role
 from debatekit.machine.transcript import MachineBuilder, StepKind
 from debatekit.oracle import TableOracle
@@ -25,6 +24,7 @@ from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic.exact import Play
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.rules import Form
+from debatekit.protocols.stochastic.spec import StochasticParams
 
 
 def tiny_rules(form: Form, bob: tuple[int, float], vera: tuple[int, float]) -> stochastic.Rules:

@@ -324,11 +324,11 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
     """The batch interpreter (stochastic/batch) reads a message for many debates at once; one
     unreadable entry made every debate of the batch unreadable (all four forfeited)."""
     from debatekit.analysis.montecarlo import make_instance
-    from debatekit.catalog import StochasticParams
     from debatekit.ledger import Role
     from debatekit.players.base import Strategy
     from debatekit.problems import PROBLEMS
     from debatekit.protocols.registry import PROTOCOLS
+    from debatekit.protocols.stochastic.spec import StochasticParams
 
     class Sender:  # the truth, except debate 0's first claim or share
         def __init__(self, seat: object):

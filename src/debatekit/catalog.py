@@ -1,6 +1,8 @@
-"""The specs of stochastic debate and of the recursive protocols (prover-estimator, naive
-recursion), registered by :mod:`debatekit.protocols.registry` as ``debatekit.catalog:NAME``; the
-node protocols' specs are in their own modules. Each moves beside its rules as those are rewritten."""
+"""The specs of the recursive protocols (prover-estimator, naive recursion), registered by
+:mod:`debatekit.protocols.registry` as ``debatekit.catalog:NAME``: their debates are played by
+:mod:`debatekit.analysis.recursive`, which sits above the protocols, so their specs sit above it
+too. Stochastic debate's spec is :mod:`debatekit.protocols.stochastic.spec`; a tree protocol's is
+beside its strategy table (``players/X.SPEC``)."""
 
 from __future__ import annotations
 
@@ -11,96 +13,10 @@ from debatekit.analysis import recursive
 from debatekit.params import param
 from debatekit.players import naive_recursive as naive_recursive_players
 from debatekit.players import prover_estimator as prover_estimator_players
-from debatekit.players import stochastic as stochastic_players
 from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols import prover_estimator
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
-from debatekit.protocols.stochastic import batch as stochastic_batch
-from debatekit.protocols.stochastic import rules as stochastic
-from debatekit.protocols.stochastic import solo as stochastic_solo
-from debatekit.protocols.stochastic.params import Constants
 from debatekit.reader import word_width
-
-
-def _stochastic_rules(constants: Constants, instance: Instance) -> stochastic.Rules:
-    if instance.lipschitz is None:
-        raise ValueError(f"problem {instance.problem} has no Lipschitz constant for stochastic debate")
-    return _rules(constants, float(instance.lipschitz), stochastic.machine_of(instance).length)
-
-
-@functools.lru_cache(maxsize=64)
-def _rules(constants: Constants, k: float, steps: int) -> stochastic.Rules:
-    return stochastic.rules_for(constants, k, steps)
-
-
-def _stochastic_solve(constants: Constants, instance: Instance):
-    """Exact backward induction; imported on use, as scipy.stats is slow to import."""
-    from debatekit.protocols.stochastic import exact
-
-    return exact.solve(instance, _stochastic_rules(constants, instance))
-
-
-@dataclass(frozen=True)
-class StochasticParams:
-    """Stochastic debate's parameters: the constant choice (Figure 2's sample counts and
-    thresholds; ``--constants`` sets it too)."""
-
-    constants: Constants = param(  # noqa: RUF009 (a field, as every param; ruff knows no enum is immutable)
-        Constants.planned, "the constants: planned (certified plan), lean (Lean's defaults) or paper (Theorem 6.2's)"
-    )
-
-
-def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
-    """Stochastic-oracle debate with the given constants."""
-    constants = params.constants
-
-    def guarantee(instance: Instance) -> Guarantee:
-        rules = _stochastic_rules(constants, instance)
-        bits = stochastic.bits_read_bound(stochastic.machine_of(instance))
-        return Guarantee(
-            rules.completeness,
-            1 - rules.soundness,
-            rules.vera_samples,
-            bits,
-            f"Thm 6.2 ({constants} constants): P[V=1] >= {rules.completeness:.3f} if P[M=1] >= 2/3, "
-            f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries",
-        )
-
-    def simulate(instance: Instance, alice, bob, seed, debates, progress=None, keep=False, provers=None, events=None):
-        rules = _stochastic_rules(constants, instance)
-        return stochastic_batch.simulate(
-            instance, rules, alice, bob, seed, debates, progress, keep, provers=provers, events=events
-        )
-
-    def replay(record: dict, instance: Instance):
-        return stochastic_solo.replay(record, instance, _stochastic_rules(constants, instance))
-
-    def describe(instance: Instance) -> dict:
-        rules = _stochastic_rules(constants, instance)
-        return {
-            "K": instance.lipschitz,
-            "constants": constants.value,
-            "form": rules.form.value,
-            "parameters": rules.parameters
-            | {
-                "alice_samples": rules.alice_samples,
-                "bob_samples": rules.bob_samples,
-                "vera_samples": rules.vera_samples,
-                "bob_threshold": rules.bob_threshold,
-                "vera_threshold": rules.vera_threshold,
-            },
-        }
-
-    return ProtocolSpec(
-        "stochastic", "Theorem 6.2 (Figure 2) and the Lean formalization; with a witness Theorem 7.2",
-        "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
-        None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
-        frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
-        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, params=params, configure=_stochastic_spec,
-        describe=describe,
-        solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
-        llm="debatekit.llm.players.stochastic:PLAYERS", isolated=True,
-    )  # fmt: skip
 
 
 def _prover_estimator_guarantee(instance: Instance) -> Guarantee:
@@ -186,7 +102,6 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
     )
 
 
-STOCHASTIC = _stochastic_spec(StochasticParams())
 PROVER_ESTIMATOR = _prover_estimator_spec(ProverEstimatorParams())
 NAIVE_RECURSIVE = ProtocolSpec(
     "naive-recursive",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the specs import numpy; this module is read by --help
 BUILTIN = {
     "cross-exam": "debatekit.players.cross_exam:SPEC",
     "bisection": "debatekit.players.bisection:SPEC",
-    "stochastic": "debatekit.catalog:STOCHASTIC",
+    "stochastic": "debatekit.protocols.stochastic.spec:SPEC",
     "circuit-cross-exam": "debatekit.players.circuit_cross_exam:SPEC",
     "kw": "debatekit.players.kw:SPEC",
     "prover-estimator": "debatekit.catalog:PROVER_ESTIMATOR",

@@ -7,7 +7,8 @@
 * :mod:`.batch`, :mod:`.solo`, :mod:`.exact`: its interpreters, many debates as numpy rows, one on
   Python numbers (also replay and resume), and every outcome at once (backward induction, the step's
   answers enumerated);
-* :mod:`.tails`, :mod:`.planner`: certified binomial tails, and the search for the fewest verifier queries.
+* :mod:`.tails`, :mod:`.planner`: certified binomial tails, and the search for the fewest verifier queries;
+* :mod:`.spec`: its registration (``StochasticParams`` and the ``ProtocolSpec`` of each choice of constants).
 
 Nothing is imported here: each module is imported by its own name.
 """
