@@ -378,10 +378,10 @@ def run(
 
     try:
         if spec.simulate is not None:
-            routed = {} if oracles is None or oracles.provers is oracles.verifier else {"provers": oracles.provers}
+            provers = None if oracles is None or oracles.provers is oracles.verifier else oracles.provers
             with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
                 _batches(spec, instance, played, alice, bob, debates, seed, progress, writer, timeout,
-                         concurrency, params or {}, routed, done, journal, prefixes)  # fmt: skip
+                         concurrency, params or {}, provers, done, journal, prefixes)  # fmt: skip
         else:
             table = Table.set(spec, instance, alice, bob, oracles, timeout, params)
             with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
@@ -491,7 +491,7 @@ def _batches(
     timeout: float | None,
     concurrency: int,
     params: dict[str, Any],
-    routed: dict[str, Any],
+    provers: Oracle | None,
     done: list[Summary],
     journal: Journal | None = None,
     prefixes: dict[int, list[dict]] | None = None,
@@ -503,11 +503,11 @@ def _batches(
     from ``prefixes``), except where the protocol plays a run in one call (``batch`` None);
     summarised and recorded in order as blocks end, into ``done[0]`` (so what finished is there
     when a signal stops the run). ``played`` is the instance with the verifier's oracle, which the
-    debates are played on; records and the run's key name ``instance``, the run's own. ``routed``
+    debates are played on; records and the run's key name ``instance``, the run's own. ``provers``
     holds the provers' own oracle when it is not the verifier's. With one block in flight, blocks
     play in this thread, which a signal reaches."""
     assert spec.simulate is not None
-    waiting = played.oracle.waits or any(oracle.waits for oracle in routed.values())
+    waiting = played.oracle.waits or (provers is not None and provers.waits)
     trusted = all(s.trusted or s.isolated for s in (alice, bob)) and not waiting  # whose limits are kept for us
     size = spec.batch or len(debates) or 1
     if not trusted and spec.batch:  # slow players: one debate per call, several calls in flight
@@ -522,18 +522,19 @@ def _batches(
             if progress and trusted:
                 progress(block.start + k)
 
-        options = dict(routed)
+        events = None
         if size == 1:
             playing = in_debate(run, block.start)
         if journal is not None and size == 1:
-            options["events"] = journal.events(block.start, (prefixes or {}).get(block.start))
+            events = journal.events(block.start, (prefixes or {}).get(block.start))
         try:
             with trusting(alice, bob):
-                tally = spec.simulate(played, *players, seed, block, moved, writer is not None, **options)
+                tally = spec.simulate(played, *players, seed, block, moved, writer is not None, provers=provers,
+                                      events=events)  # fmt: skip
         except Pending:
             raise
         except Unanswered as err:  # a player's model could not be consulted (one debate a call)
-            return Undecided(str(err), list(options.get("events", [])), playing.aside)
+            return Undecided(str(err), list(events or []), playing.aside)
         except BaseException as err:
             loud = failed(err, waiting)
             if loud is None:

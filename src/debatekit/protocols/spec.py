@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from debatekit.engine.nodes import Node
 from debatekit.ledger import Role
@@ -21,6 +21,10 @@ from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Feature, Instance
 from debatekit.reader import Reader
+
+if TYPE_CHECKING:
+    from debatekit.engine.summary import Summary
+    from debatekit.ledger import Tally
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,35 @@ class Guarantee:
     verifier_queries: int
     bits_read: int
     statement: str
+
+
+class Simulate(Protocol):
+    """A batch protocol's interpreter: debates ``debates`` (a range of indices) of a run seeded
+    ``seed`` played at once, debate i drawing only from ``(seed, i)``; ``progress`` told how many
+    ended; with ``keep``, each debate's record; the provers ask ``provers`` where it is not the
+    verifier's oracle (a model of the judge); ``events`` is one debate's journaled list, which it
+    resumes from when the list already holds a stopped debate's events."""
+
+    def __call__(
+        self,
+        instance: Instance,
+        alice: Strategy,
+        bob: Strategy,
+        seed: int,
+        debates: range,
+        progress: Callable[[int], None] | None = None,
+        keep: bool = False,
+        *,
+        provers: Oracle | None = None,
+        events: list[dict] | None = None,
+    ) -> Tally: ...
+
+
+class Conclude(Protocol):
+    """A run's own results (a payoff bound) from its :class:`~debatekit.engine.summary.Summary`,
+    which merges over blocks, shards and a resumed run's records."""
+
+    def __call__(self, instance: Instance, alice: Strategy, bob: Strategy, summary: Summary) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -66,18 +99,14 @@ class ProtocolSpec:
     """A user's players can move in worker processes (:mod:`debatekit.engine.isolation`): every
     argument the rules hand them crosses :mod:`debatekit.engine.wire` (a run then plays them there
     by default)."""
-    simulate: Callable[..., Any] | None = None
-    """``simulate(instance, alice, bob, seed, debates, progress, keep) -> Tally``: debates
-    ``debates`` (a range of indices) of a run seeded ``seed`` played at once, debate i drawing only
-    from ``(seed, i)``; with ``keep``, each debate's record (the Monte Carlo path when present)."""
+    simulate: Simulate | None = None
+    """Its batch interpreter (:class:`Simulate`; the Monte Carlo path when present)."""
     batch: int | None = None
     """The most debates ``simulate`` plays in one call (None: a run's debates in one call). A
     protocol with a batch also plays one debate per call with ``events=`` a journaled list, which
     it resumes from when the list already holds a stopped debate's events."""
-    conclude: Callable[..., dict] | None = None
-    """``conclude(instance, alice, bob, summary) -> dict``: the run's own results (a payoff bound)
-    from its :class:`~debatekit.engine.summary.Summary`, which merges over blocks, shards and a
-    resumed run's records."""
+    conclude: Conclude | None = None
+    """The run's own results (a payoff bound) from its merged summary (:class:`Conclude`)."""
     replay: Callable[[dict, Instance], Any] | None = None
     """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
     interpreter run again on the record's messages and answers."""

@@ -6,10 +6,14 @@ exact solver, and the rules each instance plays (made once per constants, K and 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from debatekit.ledger import Tally
+from debatekit.oracle import Oracle
 from debatekit.params import param
 from debatekit.players import stochastic as stochastic_players
+from debatekit.players.base import Strategy
 from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 from debatekit.protocols.stochastic import batch as stochastic_batch
@@ -62,7 +66,18 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
             f"<= {1 - rules.soundness:.3f} if P[M=1] <= 1/3; {rules.vera_samples} verifier queries",
         )
 
-    def simulate(instance: Instance, alice, bob, seed, debates, progress=None, keep=False, provers=None, events=None):
+    def simulate(
+        instance: Instance,
+        alice: Strategy,
+        bob: Strategy,
+        seed: int,
+        debates: range,
+        progress: Callable[[int], None] | None = None,
+        keep: bool = False,
+        *,
+        provers: Oracle | None = None,
+        events: list[dict] | None = None,
+    ) -> Tally:
         rules = _stochastic_rules(constants, instance)
         return stochastic_batch.simulate(
             instance, rules, alice, bob, seed, debates, progress, keep, provers=provers, events=events
