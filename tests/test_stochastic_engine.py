@@ -85,9 +85,9 @@ def test_a_run_plays_in_blocks_of_the_declared_batch() -> None:
     s = spec(Constants.lean)
     seen: list[range] = []
 
-    def spy(instance, alice, bob, seed, debates, progress=None, keep=False):
+    def spy(instance, alice, bob, seed, debates, progress=None, keep=False, *, provers=None, events=None):
         seen.append(debates)
-        return s.simulate(instance, alice, bob, seed, debates, progress, keep)
+        return s.simulate(instance, alice, bob, seed, debates, progress, keep, provers=provers, events=events)
 
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=2)
     run(replace(s, simulate=spy, batch=64), instance, *players(s, "honest", "honest"), 1000, SEED)
