@@ -5,12 +5,13 @@ CFF 1.2.0 naming the papers.
 
 The distribution is built offline from a copy of the project: a real wheel when this environment
 can build one without fetching anything (``wheel`` or setuptools >= 70.1 installed), otherwise
-setuptools' ``egg_info`` and ``build_py``, which apply the same package-data and licence-file rules
-the wheel is assembled from."""
+``setup.py egg_info build_py``, which apply the same package-data and licence-file rules the wheel
+is assembled from, and the same stamp of the source's commit."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -21,9 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from debatekit.experiments.logs import git_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PACKAGE = ROOT / "src" / "debatekit"
+STAMP = "debatekit/_build.json"
 
 
 @dataclass(frozen=True)
@@ -33,12 +37,14 @@ class Built:
 
     files: set[str]
     license: str | None
+    stamp: dict | None
+    """The source commit the build stamped into the package (``debatekit/_build.json``)."""
 
 
 def project_copy(tmp_path: Path) -> Path:
     copy = tmp_path / "project"
     shutil.copytree(ROOT / "src", copy / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, copy / name)
     return copy
 
@@ -49,10 +55,10 @@ def can_build_wheels() -> bool:
     return any(importlib.util.find_spec(name) for name in ("wheel", "setuptools.command.bdist_wheel"))
 
 
-def build(tmp_path: Path) -> Built:
+def build(tmp_path: Path, copy: Path | None = None) -> Built:
     if importlib.util.find_spec("setuptools") is None:
         pytest.skip("no setuptools in this environment to build with offline (pyproject's package-data is checked)")
-    copy = project_copy(tmp_path)
+    copy = copy or project_copy(tmp_path)
     if can_build_wheels():
         out = tmp_path / "dist"
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w",
@@ -62,16 +68,17 @@ def build(tmp_path: Path) -> Built:
             names = set(archive.namelist())
             licenses = [n for n in names if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
             text = archive.read(licenses[0]).decode() if licenses else None
-        return Built(names, text)
+            stamp = json.loads(archive.read(STAMP)) if STAMP in names else None
+        return Built(names, text, stamp)
     egg, lib = tmp_path / "egg", tmp_path / "lib"
     egg.mkdir()
-    subprocess.run([sys.executable, "-W", "ignore", "-c", "from setuptools import setup; setup()", "-q", "egg_info",
-                    "--egg-base", str(egg), "build_py", "--build-lib", str(lib)], cwd=copy, check=True,
-                   capture_output=True, timeout=300)  # fmt: skip
+    subprocess.run([sys.executable, "-W", "ignore", "setup.py", "-q", "egg_info", "--egg-base", str(egg), "build_py",
+                    "--build-lib", str(lib)], cwd=copy, check=True, capture_output=True, timeout=300)  # fmt: skip
     names = {path.relative_to(lib).as_posix() for path in lib.rglob("*") if path.is_file()}
     [info] = egg.glob("*.egg-info")
     declared = "License-File: LICENSE" in (info / "PKG-INFO").read_text(encoding="utf-8")
-    return Built(names, (copy / "LICENSE").read_text(encoding="utf-8") if declared else None)
+    stamp = json.loads((lib / STAMP).read_text()) if STAMP in names else None
+    return Built(names, (copy / "LICENSE").read_text(encoding="utf-8") if declared else None, stamp)
 
 
 def data_files() -> set[str]:
@@ -104,6 +111,24 @@ def test_the_distribution_holds_the_license_and_every_data_file(tmp_path: Path) 
     assert data_files() <= built.files
     assert "debatekit/py.typed" in built.files and "debatekit/api.py" in built.files
     assert built.license == (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert built.stamp == {"git_commit": None}  # a copy that is no git checkout: no commit to name
+
+
+def test_a_build_from_a_checkout_stamps_its_commit_which_an_installed_copy_reports(tmp_path: Path) -> None:
+    copy = project_copy(tmp_path)
+    git = ["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "a checkout"]):
+        subprocess.run([*git, *args], check=True, capture_output=True, timeout=60)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    built = build(tmp_path, copy)
+    assert built.stamp == {"git_commit": head}
+    installed = tmp_path / "site-packages" / "debatekit"
+    installed.mkdir(parents=True)
+    assert git_commit(installed) is None  # no stamp: nothing to say (an enclosing checkout is not its source)
+    (installed / "_build.json").write_text(json.dumps(built.stamp))
+    assert git_commit(installed) == head
+    (installed / "_build.json").write_text("[1,")
+    assert git_commit(installed) is None
 
 
 def test_the_extras() -> None:

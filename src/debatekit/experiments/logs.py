@@ -3,7 +3,7 @@
 A log folder (``./debatekit-logs/`` by default) holds one folder per run, named by the time it
 started and a short random suffix (``20261123-211944-3f9a1c``), created exclusively so that two
 runs never share one. Each holds ``run.json`` (the command line, the resolved configuration, the
-debatekit version and, best effort, the git commit of the checkout the package was loaded from),
+debatekit version and, best effort, the git commit of its source: :func:`git_commit`),
 ``debates.jsonl`` (the per-debate records, with ``--log-records``; ``record_path`` in ``run.json``
 names the file the user chose with ``--record``, or is null when no record was kept: a run of
 stochastic debate at T = 10^4 keeps ~10^4 events a debate, so records are asked for, not
@@ -27,6 +27,10 @@ from debatekit.files import FileMistake, read_json
 
 DEFAULT_LOG_DIR = Path("debatekit-logs")
 RUN_FILE, RECORDS_FILE, SUMMARY_FILE = "run.json", "debates.jsonl", "summary.json"
+STAMP = "_build.json"
+"""The file a build of the package writes with the source's commit (the project's ``setup.py``)."""
+PACKAGE = Path(__file__).resolve().parents[1]
+"""The debatekit package's folder."""
 
 
 class LogError(OSError):
@@ -41,23 +45,25 @@ def version() -> str:
         return "unknown"
 
 
-def git_commit() -> str | None:
-    """The commit of the git checkout this package was loaded from (with ``+dirty`` when it has
-    uncommitted changes), or None when there is none or git cannot say."""
-    here = Path(__file__).resolve().parent
-    if "site-packages" in here.parts:  # an installed copy: any enclosing checkout is not its source
-        return None
+def git_commit(package: Path = PACKAGE) -> str | None:
+    """The commit of the source this package came from (with ``+dirty`` when it had uncommitted
+    changes): for an installed copy, the stamp its build wrote (``_build.json``, from the
+    project's ``setup.py``); for a checkout (an editable install), what git says of it now. None
+    when neither can say."""
+    if "site-packages" in package.parts:  # an installed copy: any enclosing checkout is not its source
+        try:
+            stamp = json.loads((package / STAMP).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        commit = stamp.get("git_commit") if isinstance(stamp, dict) else None
+        return commit if isinstance(commit, str) else None
     try:
-        head = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
+        head, dirty = (
+            subprocess.run(
+                ["git", "-C", str(package), *args], capture_output=True, text=True, timeout=5, check=True
+            ).stdout.strip()
+            for args in (["rev-parse", "HEAD"], ["status", "--porcelain", "--untracked-files=no"])
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty else "") if head else None
