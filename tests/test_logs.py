@@ -145,6 +145,30 @@ def test_solve_and_plan_are_logged_with_what_their_json_prints(
     assert code == 0 and "solve cross-exam on parity size 4" in out and "V queries" in out
 
 
+def test_logs_json_gives_each_command_whole_and_filters(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    stochastic = ("run", "stochastic", "--problem", "noisy-majority", "--size", "6", "--trials", "4")
+    assert cli(capsys, *stochastic, "--constants", "lean", "--log-dir", tmp_path)[0] == 0
+    assert cli(capsys, *stochastic, "--constants", "paper", "--log-dir", tmp_path)[0] == 0
+    assert cli(capsys, "solve", "cross-exam", "--problem", "parity", "--size", "4", "--log-dir", tmp_path)[0] == 0
+    code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path, "--json")
+    listed = json.loads(out)
+    assert code == 0 and sorted(e["command"] for e in listed) == ["run", "run", "solve"]
+    for entry in listed:
+        head = json.loads((Path(entry["folder"]) / "run.json").read_text())
+        assert (entry["config"], entry["version"], entry["git_commit"]) == (
+            head["config"], head["version"], head["git_commit"])  # fmt: skip
+        assert entry["finished"] and entry["elapsed_s"] > 0 and entry["outcome"]
+    assert sorted(e["config"]["constants"] for e in listed if e["command"] == "run") == ["lean", "paper"]
+    code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path, "--json", "--command", "solve")
+    assert [e["command"] for e in json.loads(out)] == ["solve"]
+    code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path, "--json", "--protocol", "cross-exam", "--unfinished")
+    assert json.loads(out) == []
+    code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path)
+    assert code == 0 and "constants lean" in out and "constants paper" in out and "truth yes" in out
+    code, out, err = cli(capsys, "logs", "--log-dir", tmp_path, "--problem", "parity", "--command", "run")
+    assert (code, out) == (0, "") and "no runs logged" in err and "that match" in err
+
+
 def test_logs_of_an_empty_folder_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, err = cli(capsys, "logs", "--log-dir", tmp_path)
     assert (code, out) == (0, "")

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from debatekit.cli.options import PROBLEM_NAMES
 from debatekit.mistakes import UserError
+from debatekit.protocols import registry
 
 if TYPE_CHECKING:
     from debatekit.experiments.logs import RunLog
@@ -55,11 +57,27 @@ def check_log_dir(log_dir: Path | None) -> None:
         raise UserError(f"--log-dir: {err}") from err
 
 
-def logs(log_dir: LogDirOption = None) -> None:
-    """List the logged commands (run, solve, plan, demo): folder, what, problem, size, players, trials, outcome."""
+def logs(
+    log_dir: LogDirOption = None,
+    command: Annotated[str | None, typer.Option(help="Only this command's logs (run, solve, plan, demo).")] = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option(metavar="PROTOCOL", help=f"Only runs of this protocol ({', '.join(registry.names())})."),
+    ] = None,
+    problem: Annotated[
+        str | None,
+        typer.Option(metavar="PROBLEM", help=f"Only runs on this problem ({', '.join(PROBLEM_NAMES)}, or a plan's)."),
+    ] = None,
+    unfinished: Annotated[bool, typer.Option("--unfinished", help="Only commands that did not finish.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print each as JSON: folder, version, commit, whole configuration, outcome.")
+    ] = False,
+) -> None:
+    """List the logged commands (run, solve, plan, demo): folder, what (protocol, problem, size,
+    truth, players, trials, constants, parameters), outcome."""
     from rich.table import Table
 
-    from debatekit.cli.common import stdout
+    from debatekit.cli.common import emit_json, stdout
     from debatekit.experiments.logs import DEFAULT_LOG_DIR, runs
     from debatekit.files import FileMistake
 
@@ -68,17 +86,24 @@ def logs(log_dir: LogDirOption = None) -> None:
         found = runs(folder)
     except FileMistake as err:
         raise UserError(str(err)) from None
-    if not found:
-        print(f"no runs logged in {str(folder)!r}", file=sys.stderr)
+    wanted = [
+        one
+        for one in found
+        if command in (None, one.command)
+        and protocol in (None, one.protocol)
+        and problem in (None, one.problem)
+        and not (unfinished and one.outcome is not None)
+    ]
+    if as_json:
+        emit_json([one.to_json() for one in wanted])
+        return
+    if not wanted:
+        print(f"no runs logged in {str(folder)!r}{' that match' if found else ''}", file=sys.stderr)
         return
     table = Table(title=f"runs in {folder} (each folder is named by its start, UTC)")
     table.add_column("folder", no_wrap=True)
     table.add_column("what", overflow="fold")
     table.add_column("outcome", justify="right", no_wrap=True)
-    for one in found:
-        what = [one.command, one.protocol, f"on {one.problem}" if one.problem else ""]
-        what += [f"size {one.size}" if one.size is not None else ""]
-        if one.command == "run":
-            what += [f"{one.alice} vs {one.bob},", f"{one.trials} trials"]
-        table.add_row(one.folder.name, " ".join(part for part in what if part), one.outcome or "unfinished")
+    for one in wanted:
+        table.add_row(one.folder.name, one.described(), one.outcome or "unfinished")
     stdout.print(table)

@@ -149,6 +149,44 @@ class LoggedRun:
     trials: int
     accept_rate: float | None
     outcome: str | None
+    config: dict[str, Any]
+    """The command's whole configuration as its ``run.json`` holds it (constants, parameters,
+    oracles, seed, ...)."""
+    version: str
+    git_commit: str | None
+    elapsed_s: float | None
+    """Its wall time (None when it did not finish)."""
+
+    def described(self) -> str:
+        """What ran, in words: the command, protocol, problem, size and truth, a run's players and
+        trials, its constants and parameters."""
+        config = self.config
+        what = [self.command, self.protocol, f"on {self.problem}" if self.problem else ""]
+        what += [f"size {self.size}" if self.size is not None else "", f"truth {self.truth}" if self.truth else ""]
+        if self.command == "run":
+            what += [f"{self.alice} vs {self.bob},", f"{self.trials} trials"]
+        if config.get("constants"):
+            what.append(f"constants {config['constants']}")
+        params = config.get("params")
+        if isinstance(params, dict) and params:
+            what.append(" ".join(f"{key}={value}" for key, value in params.items()))
+        return " ".join(part for part in what if part)
+
+    def to_json(self) -> dict[str, Any]:
+        """``logs --json``'s entry: the folder, when it started, the version and commit, the whole
+        configuration, and how it ended (``outcome`` None: unfinished)."""
+        return {
+            "folder": str(self.folder),
+            "started": self.started,
+            "command": self.command,
+            "version": self.version,
+            "git_commit": self.git_commit,
+            "config": self.config,
+            "finished": self.outcome is not None,
+            "outcome": self.outcome,
+            "accept_rate": self.accept_rate,
+            "elapsed_s": self.elapsed_s,
+        }
 
 
 def outcome(command: str, summary: dict[str, Any]) -> str:
@@ -205,6 +243,10 @@ def runs(log_dir: Path) -> list[LoggedRun]:
                 int(config.get("trials", 0) or 0),
                 accept,
                 said,
+                config,
+                str(head.get("version", "")),
+                head.get("git_commit") if isinstance(head.get("git_commit"), str) else None,
+                summary.get("elapsed_s") if said is not None and isinstance(summary.get("elapsed_s"), float) else None,
             )
         )
     return found
