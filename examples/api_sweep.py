@@ -1,4 +1,4 @@
-"""A sweep through the Python API: every cell of examples/sweep.toml (80 runs of 50 debates) on a
+"""A sweep through the Python API: every cell of examples/sweep.toml (48 runs of 50 debates) on a
 local pool of 2 workers into a temporary folder, run again to show that finished cells are kept,
 then the results table (results.parquet) read back with pyarrow.
 

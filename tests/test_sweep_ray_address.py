@@ -112,9 +112,9 @@ def test_a_sweep_joins_a_running_cluster_and_gives_the_local_table(
     address, env, head = ray_head
     joined = sweep(env, "--backend", "ray", "--address", address, "--out", tmp_path / "ray-out")
     local = sweep(env, "--backend", "local", "--workers", 2, "--out", tmp_path / "local-out")
-    assert joined["cells"] == joined["ran"] == local["ran"] == 80
+    assert joined["cells"] == joined["ran"] == local["ran"] == 48
     reference = comparable(tmp_path / "local-out" / "results.parquet")
-    assert reference.num_rows == 80
+    assert reference.num_rows == 48
     assert comparable(tmp_path / "ray-out" / "results.parquet").equals(reference)
     assert not (tmp_path / "ray-out" / "ray").exists()  # it joined; it started no cluster of its own
     assert head.poll() is None  # and leaving it only disconnected
