@@ -16,7 +16,7 @@ import pytest
 
 from debatekit.cli.main import main
 from debatekit.experiments.backends import BackendError, local, ray_cluster
-from debatekit.experiments.grid import expand, load
+from debatekit.experiments.grid import expand, load, settings
 from debatekit.experiments.sweep import finished, run_sweep
 from debatekit.runs.spec import RunSpec
 
@@ -132,6 +132,46 @@ def test_grid_mistakes_are_one_line_and_status_2(
     assert (code, out) == (2, "")
     assert len(err.strip().splitlines()) == 1 and says in err and "grid.toml" in err
     assert not (tmp_path / "out" / "cells").exists()  # nothing ran
+
+
+def test_set_replaces_an_axis_in_every_grid_and_makes_a_grid_alone() -> None:
+    both = settings(["size=8,16", "trials=3", "seed=0,1"])
+    assert both == {"size": [8, 16], "trials": 3, "seed": [0, 1]}
+    grids = [{"protocol": "cross-exam", "problem": "parity", "size": 4},
+             {"protocol": "bisection", "problem": "palindrome"}]  # fmt: skip
+    grid = {"trials": 9, "truth": ["yes", "no"], "grid": grids}
+    cells = expand(grid, None, both)
+    assert len(cells) == 2 * 2 * 2 * 2  # two grids, each size, truth and seed
+    assert {(c.size, c.trials, c.seed) for c in cells} == {(n, 3, s) for n in (8, 16) for s in (0, 1)}
+    alone = expand({}, None, settings(["protocol=cross-exam", "problem=parity,majority", "truth=yes,no"]))
+    assert sorted((c.problem, c.truth.value) for c in alone) == [
+        (p, t) for p in ("majority", "parity") for t in ("no", "yes")
+    ]
+
+
+def test_a_sweep_of_set_axes_alone_runs_and_resumes_in_its_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ("sweep", "--set", "protocol=cross-exam", "--set", "problem=parity", "--set", "size=4,8", "--set",
+            "trials=3", "--workers", 1, "--json")  # fmt: skip
+    code, out, err = cli(capsys, *argv)
+    first = json.loads(out)
+    assert code == 0, err
+    assert (first["cells"], first["ran"]) == (2, 2) and {r["size"] for r in first["results"]} == {4, 8}
+    code, out, _ = cli(capsys, *argv)
+    assert (code, json.loads(out)["ran"], json.loads(out)["skipped"]) == (0, 0, 2)  # the same folder, resumed
+    [folder] = (tmp_path / "debatekit-sweeps").iterdir()
+    assert folder.name.startswith("set-")
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [("protocl=cross-exam",), ("size=a", "protocol=cross-exam"), ("trials=3,4",), ("problem=parity",), ("=x",)],
+)
+def test_set_mistakes_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, sets) -> None:
+    code, out, err = cli(capsys, "sweep", *(part for s in sets for part in ("--set", s)), "--out", tmp_path / "o")
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1 and ("--set" in err or "no protocol" in err)
 
 
 def test_command_line_mistakes_are_status_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

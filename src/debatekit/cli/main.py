@@ -64,7 +64,9 @@ COMMANDS = (
     ("logs", logs_cmd.logs, example("debatekit logs", "debatekit logs --log-dir runs/")),
     ("sweep", sweep_cmd.sweep, example("debatekit sweep examples/sweep.toml --workers 2",
                                        "debatekit sweep examples/sweep.toml --backend ray --address auto",
-                                       "debatekit sweep grid.toml --shard 0/4 -P q=4")),
+                                       "debatekit sweep grid.toml --shard 0/4 -P q=4",
+                                       "debatekit sweep --set protocol=cross-exam --set problem=parity --set size=8,16",
+                                       )),
     ("report", report_cmd.report, example("debatekit report debatekit-logs/",
                                           "debatekit report debatekit-sweeps/sweep --out report/")),
 )  # fmt: skip

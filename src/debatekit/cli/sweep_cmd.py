@@ -12,7 +12,10 @@ from debatekit.experiments.backends import Backend
 
 
 def sweep(
-    grid: Annotated[Path, typer.Argument(metavar="GRID.toml", help="The grid file (see examples/sweep.toml).")],
+    grid: Annotated[
+        Path | None,
+        typer.Argument(metavar="[GRID.toml]", help="The grid file (see examples/sweep.toml); none: --set alone."),
+    ] = None,
     backend: Annotated[Backend, typer.Option("--backend", help="local: a process pool; ray: a Ray cluster.")] = (
         Backend.local
     ),
@@ -27,13 +30,23 @@ def sweep(
         str | None, typer.Option("--shard", metavar="i/n", help="Run only the cells whose index is i mod n.")
     ] = None,
     param: ParamOption = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=V1,V2",
+            help="An axis for every grid (protocol, problem, size, truth, alice, bob, constants, seed; trials one "
+            "number), replacing the file's; repeatable; without a file the cells are these axes' product.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", metavar="DIR", help="The sweep's folder (default debatekit-sweeps/GRID).")
     ] = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Play every cell of GRID.toml (one `run` each), skipping cells already finished in --out, and
-    write results.parquet (one row per cell) with each cell's debates beside it.
+    """Play every cell of GRID.toml (one `run` each; or of the --set axes alone), skipping cells
+    already finished in --out, and write results.parquet (one row per cell) with each cell's
+    debates beside it.
 
     Example: debatekit sweep examples/sweep.toml --backend local --workers 2 --json"""
     from debatekit.cli.common import emit_json, stdout
@@ -41,7 +54,7 @@ def sweep(
     from debatekit.experiments.sweep import swept
 
     try:
-        result, stopped = swept(grid, backend, workers, address, shard, param, out), None
+        result, stopped = swept(grid, backend, workers, address, shard, param, out, sets), None
     except Interrupted as stop:  # the cells finished are saved: say so, then exit 128 + the signal
         result, stopped = stop.result, stop
         if result is None:

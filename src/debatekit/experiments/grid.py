@@ -65,21 +65,51 @@ def fixed(overrides: list[str] | None) -> dict[str, str]:
     return out
 
 
-def load(path: Path, overrides: list[str] | None = None) -> list[RunSpec]:
-    """The cells of the grid file at ``path``, in id order, each checked (names, parameters);
-    ``overrides`` (``NAME=VALUE``) fix a parameter in every grid."""
+def settings(texts: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=V1,V2`` axes (as Hydra's multirun sets them), for every grid of a file or alone:
+    ``{KEY: [values]}``, sizes and seeds read as whole numbers, ``trials`` as one."""
+    out: dict[str, Any] = {}
+    for text in texts or ():
+        key, sep, listed = text.partition("=")
+        key = key.strip()
+        if not sep or key not in (*AXES, "trials"):
+            raise GridError(f"--set {text!r}: expected KEY=VALUE[,VALUE...] with KEY one of {', '.join(AXES)}, trials")
+        values: list[Any] = [value.strip() for value in listed.split(",")]
+        if key in ("size", "seed", "trials"):
+            try:
+                values = [int(value) for value in values]
+            except ValueError:
+                raise GridError(f"--set {text!r}: {key} takes whole numbers") from None
+        if key == "trials":
+            if len(values) != 1:
+                raise GridError(f"--set {text!r}: trials is one number, not an axis")
+            out[key] = values[0]
+        else:
+            out[key] = values
+    return out
+
+
+def load(path: Path | None, overrides: list[str] | None = None, sets: list[str] | None = None) -> list[RunSpec]:
+    """The cells of the grid file at ``path`` (None: a grid of ``sets`` alone), in id order, each
+    checked (names, parameters); ``overrides`` (``NAME=VALUE``) fix a parameter and ``sets``
+    (``KEY=V1,V2``) an axis in every grid."""
+    if path is None:
+        return expand({}, fixed(overrides), settings(sets))
     try:
         data = read_toml(path)  # bounded in size and nesting
     except FileMistake as err:  # FILE:LINE: cannot read it, too large, not UTF-8, not valid TOML, too deep
         raise GridError(str(err)) from None
     try:
-        return expand(data, fixed(overrides))
+        return expand(data, fixed(overrides), settings(sets))
     except GridError as err:
         raise GridError(f"{path}: {err}") from err
 
 
-def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[RunSpec]:
-    """The cells of a parsed grid (see the module's docstring), deduplicated, in id order."""
+def expand(
+    data: dict[str, Any], fixed: dict[str, str] | None = None, sets: dict[str, Any] | None = None
+) -> list[RunSpec]:
+    """The cells of a parsed grid (see the module's docstring), deduplicated, in id order; ``sets``
+    (:func:`settings`) replace an axis in every grid."""
     grids = data.get("grid", [{}])
     if not isinstance(grids, list) or not all(isinstance(g, dict) for g in grids):
         raise GridError("grid must be a list of tables ([[grid]])")
@@ -91,7 +121,8 @@ def expand(data: dict[str, Any], fixed: dict[str, str] | None = None) -> list[Ru
             if "grid" in grid:
                 raise GridError("grids do not nest")
             params = _params(top.get("params", {})) | _params(grid.get("params", {}))
-            merged = top | grid | {"params": params | {name: [value] for name, value in (fixed or {}).items()}}
+            merged = top | grid | (sets or {})
+            merged["params"] = params | {name: [value] for name, value in (fixed or {}).items()}
             tables.append((where, _axes(merged)))
         except GridError as err:
             raise GridError(where + str(err)) from err

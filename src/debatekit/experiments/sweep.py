@@ -11,6 +11,7 @@ so the table does not depend on the backend or the number of workers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -24,7 +25,7 @@ from typing import Any
 from debatekit.engine.interrupts import Interrupted
 from debatekit.experiments import backends
 from debatekit.experiments.backends import Backend, BackendError, Mapper, pool_size
-from debatekit.experiments.grid import GridError, expand, fixed, load
+from debatekit.experiments.grid import GridError, expand, fixed, load, settings
 from debatekit.experiments.logs import LogError, writable_dir
 from debatekit.files import FileMistake, read_json
 from debatekit.mistakes import UserError
@@ -196,28 +197,37 @@ def _summary(path: Path) -> dict[str, Any]:
 
 
 def swept(
-    grid: Path | Mapping[str, Any],
+    grid: Path | Mapping[str, Any] | None,
     backend: Backend = Backend.local,
     workers: int | None = None,
     address: str | None = None,
     shard: str | None = None,
     param: list[str] | None = None,
     out: Path | None = None,
+    sets: list[str] | None = None,
 ) -> SweepResult:
     """What ``debatekit sweep`` and :func:`debatekit.sweep` do, from the command's options: ``grid``
-    is a grid file or its parsed table (which then needs ``out``); ``UserError`` for a mistake."""
+    is a grid file, its parsed table (which then needs ``out``) or None (a grid of ``sets`` alone,
+    its folder named by them); ``sets`` (``KEY=V1,V2``) replace an axis in every grid; ``UserError``
+    for a mistake."""
     workers = pool_size(workers)
     if address is not None and backend is not Backend.ray:
         raise UserError("--address is for --backend ray")
     slice_ = _shard(shard)
     try:
-        cells = load(grid, param) if isinstance(grid, Path) else expand(dict(grid), fixed(param))
+        if isinstance(grid, Mapping):
+            cells = expand(dict(grid), fixed(param), settings(sets))
+        else:
+            cells = load(grid, param, sets)
     except GridError as err:
         raise UserError(str(err)) from err
     if out is not None:
         folder = out
     elif isinstance(grid, Path):
         folder = Path("debatekit-sweeps") / grid.stem
+    elif grid is None:  # the same settings, the same folder: a sweep given on the command line resumes
+        named = hashlib.sha256(json.dumps(sorted([*(sets or ()), *(f"-P {p}" for p in param or ())])).encode())
+        folder = Path("debatekit-sweeps") / f"set-{named.hexdigest()[:8]}"
     else:
         raise UserError("a grid given as a table needs --out, the sweep's folder")
     try:
