@@ -227,6 +227,22 @@ def test_log_folder_with_run_solve_and_plan_logs(
     (rewarded,) = plots.rewards_series(report)
     assert rewarded.rewards[0][0] == "initial"
     assert re.search(r"Not drawn: needs runs of one protocol and problem at several sizes", html)
+    code, out, err = cli(capsys, "report", logs, "--out", tmp_path / "again", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["report"] == str(tmp_path / "again" / "report.html") and len(data["runs"]) == 3
+    drawn = {plot["file"]: plot for plot in data["plots"]}
+    assert drawn["accept_vs_T.png"]["series"] is None and "Not drawn" in drawn["accept_vs_T.png"]["note"]
+    assert [exact["value"] for exact, _ in drawn["exact_vs_mc.png"]["series"]] == [s["value"] for s in solved]
+    listed = {tuple(entry["key"]): entry["value"] for entry in drawn["rates.png"]["series"]}
+    pooled = plots.rates_series(report)
+    assert set(listed) == set(pooled)
+    for key, truths in pooled.items():
+        for truth, rates in truths.items():
+            for name, rate in rates.items():
+                assert listed[key][truth][name] == {"successes": rate.successes, "trials": rate.trials,
+                                                    "low": rate.low, "high": rate.high, "promise": rate.promise,
+                                                    "rate": rate.rate}  # fmt: skip
 
 
 def test_report_mistakes_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

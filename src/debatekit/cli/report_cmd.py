@@ -18,12 +18,16 @@ def report(
         Path | None,
         typer.Option("--out", metavar="DIR", help="Where report.html and its PNGs go (default PATH/report)."),
     ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Also print the runs and each plot's series (the data it draws) as JSON.")
+    ] = False,
 ) -> None:
     """Write report.html (plots embedded, PNGs beside it) and a table of every run; print its path.
 
     Example: debatekit report debatekit-logs  or  debatekit report sweep-out --out /tmp/report"""
+    from debatekit.cli.common import emit_json
     from debatekit.experiments.logs import LogError, writable_dir
-    from debatekit.experiments.report.html import write
+    from debatekit.experiments.report.html import series_json, write
     from debatekit.experiments.report.read import ReportError, read
 
     if not path.is_dir():
@@ -37,4 +41,8 @@ def report(
         found = read(path)
     except ReportError as err:
         raise UserError(str(err)) from err
-    print(write(found, folder))
+    written = write(found, folder)
+    if json_out:
+        emit_json({"report": str(written)} | series_json(found))
+    else:
+        print(written)

@@ -6,8 +6,9 @@ and also written beside it) with a table of every run."""
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from debatekit.experiments.report.draw import (
 )
 from debatekit.experiments.report.rows import Report, Run
 from debatekit.experiments.report.series import (
+    Rate,
     accept_series,
     bits_series,
     exact_series,
@@ -116,6 +118,34 @@ def draw_all(report: Report, folder: Path) -> list[Figure]:
         text = " ".join(filter(None, (caption(plot.runs(report)), report.captions.get(plot.file, ""))))
         figures.append(embed(folder / plot.file, plot.title, text))
     return figures
+
+
+def series_json(report: Report) -> dict[str, Any]:
+    """``report --json``: every run as read, and each plot's series, the data it draws (None, with
+    the note the HTML shows instead, where the data do not hold it)."""
+    plots = []
+    for plot in PLOTS:
+        data = plot.series(report)
+        plots.append({"file": plot.file, "title": plot.title, "series": _jsonable(data) if data else None,
+                      "note": "" if data else f"Not drawn: needs {plot.needs}."})  # fmt: skip
+    return {"runs": [_jsonable(run) for run in report.runs], "plots": plots}
+
+
+def _jsonable(value: Any) -> Any:
+    """A series as JSON data: dataclasses as objects (a pooled rate with its ``rate``), a dict with
+    tuple keys as a list of ``{"key": [...], "value": ...}``, a non-finite float as None."""
+    if is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
+        return data | {"rate": value.rate} if isinstance(value, Rate) else data
+    if isinstance(value, dict):
+        if all(isinstance(key, str) for key in value):
+            return {key: _jsonable(item) for key, item in value.items()}
+        return [{"key": _jsonable(key), "value": _jsonable(item)} for key, item in value.items()]
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def embed(path: Path, title: str, text: str) -> Figure:
