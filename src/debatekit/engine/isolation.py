@@ -263,11 +263,12 @@ class Worker:
             if self._lost is not None and why not in (RETIRED, ENDED):
                 threading.Thread(target=self._lost, daemon=True).start()  # its replacement starts now
         pid = self.process.pid
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGSTOP)  # frozen, it starts nothing while its descendants are found
-        for descendant in descendants(pid):
+        if self.process.returncode is None:  # not reaped: its pid is still its own, and so are its children
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(descendant, signal.SIGKILL)
+                os.killpg(pid, signal.SIGSTOP)  # frozen, it starts nothing while its descendants are found
+            for descendant in descendants(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(descendant, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
         self.process.wait()
