@@ -3,8 +3,8 @@ side of the boundary (:mod:`debatekit.engine.isolation` is the engine's side).
 
 Before any user code runs, the worker caps its own address space (``RLIMIT_AS``, the player's
 memory) and CPU time (``RLIMIT_CPU``, a backstop: the engine enforces the move time limit by
-killing the worker), refuses to start a process (:func:`one_process`), watches for the engine's end (a worker
-whose engine died past its own cleanup kills its process group), and reads the strategy's
+killing the worker), refuses to start a process (:func:`one_process`), watches for the engine's
+end (a worker whose engine died past its own cleanup kills its process group), and reads the strategy's
 ``module:attr`` (:func:`~debatekit.players.base.load`, the rules the engine uses inline). It then
 answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
 
@@ -17,7 +17,10 @@ answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
   awaitable); the reply is the encoded result, or the error with the last frames of the user's
   code. While a call runs, the worker may send ``{"ask": [query, r]}`` and read ``{"answer": n}``,
   and read a view the engine keeps (a :class:`~debatekit.engine.wire.Handle` among the arguments,
-  stochastic debate's ``StepView``: :class:`RemoteView`) with ``{"view": [index, name, args]}``.
+  stochastic debate's ``StepView``: :class:`RemoteView`) with ``{"view": [index, name, args]}``;
+  each message it sends carries ``"used"``, the reads answered ahead that the player made since its
+  last, and a reply with ``"broken": true`` says the player started a process (the engine then ends
+  the worker and its descendants).
 
 The engine pickles what it sends here (trusted to untrusted: the worker unpickles); the engine
 reads only JSON from the worker.
@@ -46,6 +49,7 @@ SPAWNING = frozenset(
 )
 """Python's audit events that start a process: refused in a worker (:func:`one_process`)."""
 PR_SET_CHILD_SUBREAPER = 36
+"""Linux's ``prctl`` option that makes a process the parent of its descendants' orphans."""
 TRACE_CHARS = 600
 """The most characters of a traceback's summary a reply carries."""
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the debatekit package
