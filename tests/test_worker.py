@@ -141,6 +141,12 @@ def test_arrays_mixed_moves_and_questions_cross() -> None:
     assert math.isnan(crossed(float("nan"))) and crossed(-math.inf) == -math.inf
 
 
+def test_a_bool_arrays_odd_bytes_read_as_true_and_1() -> None:
+    payload = _frame(b'{"a":[0,4],"dtype":"bool","shape":[4]}    ', b"\x02\x00\x01\xff" + bytes(4))
+    flags = wire.loads(payload)
+    assert flags.view(np.uint8).tolist() == [1, 0, 1, 1] and not flags.flags.writeable
+
+
 def test_an_arrays_bytes_are_read_in_place_and_aligned() -> None:
     frame = wire.dumps(encode(["x", np.arange(5, dtype=np.int64), np.arange(3, dtype=np.uint8)]))
     payload = frame[wire.HEADER.size :]

@@ -305,7 +305,11 @@ def _array(entry: dict) -> Any:
         raise WireError(f"an array of dtype {dtype!r} and shape {shape}")
     if offset < 0 or offset + nbytes > len(arrays) or nbytes != math.prod(shape) * _ITEMSIZE[dtype]:
         raise WireError(f"an array of shape {shape} whose {nbytes} bytes at {offset} are not in the frame")
-    return np.frombuffer(arrays[offset : offset + nbytes], dtype=dtype).reshape(shape)
+    array = np.frombuffer(arrays[offset : offset + nbytes], dtype=dtype).reshape(shape)
+    if dtype == "bool":  # a byte other than 0 or 1 is True, and reads as 1 everywhere after
+        array = array.view(np.uint8) != 0
+        array.flags.writeable = False
+    return array
 
 
 _READING = threading.local()
