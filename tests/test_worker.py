@@ -533,6 +533,20 @@ def test_a_worker_that_takes_a_read_not_answered_ahead_breaks_the_format() -> No
             call.took(used)
 
 
+def test_a_batched_player_draws_from_its_view_never_from_its_seats_generator() -> None:
+    """In a batch a seat's generator would tie debate i to its batch (the batch size, the run's
+    split): a draw from it is the player's failure, named; one debate a call, it is debate i's own."""
+    spec = PROTOCOLS["stochastic"]
+    instance = make_instance(PROBLEMS["noisy-majority"], 12, True, 1)
+    bob = spec.strategies[Role.BOB]["honest"]
+    with Pool(f"{HERE}:SeatDrawingAlice", Role.ALICE, LIMITS) as pool:
+        batched = run(spec, instance, pool.strategy, bob, 20, 2)
+        alone = spec.simulate(instance, pool.strategy, bob, 2, range(3, 4))
+    assert batched.forfeits == {"alice": 20, "bob": 0}
+    assert "a batched player draws from view.random()" in batched.forfeit_reasons["alice"]
+    assert alone.forfeits[Role.ALICE] == 0 and alone.verdicts.tolist() == [1]
+
+
 def test_a_view_read_after_its_call_is_the_players_failure() -> None:
     spec = PROTOCOLS["stochastic"]
     instance = make_instance(PROBLEMS["noisy-majority"], 12, True, 1)

@@ -402,6 +402,19 @@ class AdaptiveStochasticAlice:
         return view.random() if view.t % 2 else np.full(len(view.rows), 0.25)
 
 
+class SeatDrawingAlice:
+    """Honest claims, shifted by nothing drawn from her seat's generator."""
+
+    def __init__(self, seat: Seat):
+        self.seat = seat
+
+    def claims(self, view: Any) -> Any:
+        return view.estimate(view.rules.alice_samples) + 0 * self.seat.rng.random(len(view.rows))
+
+    def shares(self, view: Any) -> Any:
+        return view.random()
+
+
 class StaleViewAlice:
     """Keeps the view of her claim and estimates through it at her next claim, after its call."""
 

@@ -48,6 +48,7 @@ from debatekit.protocols.stochastic.rules import (
     Advance,
     Ahead,
     Message,
+    NoSeatDraws,
     Reading,
     Rules,
     StepView,
@@ -159,7 +160,8 @@ class _Batch:
         self.players: dict[Role, Any] = {}
         for role, chosen in self.strategies.items():
             try:
-                self.players[role] = chosen.factory(Seat(seated[role], role, first, None, rules))  # type: ignore[arg-type]
+                rng = first if chosen.trusted else NoSeatDraws()
+                self.players[role] = chosen.factory(Seat(seated[role], role, rng, None, rules))  # type: ignore[arg-type]
             except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
                 charge(role, err, chosen.trusted)
                 self.players[role] = err

@@ -368,10 +368,23 @@ def bits_read_bound(machine: TranscriptMachine) -> int:
 NATURE, PLAYER_COINS, SEAT = 0, 8, 255
 """Draw purposes besides the parties' estimates (a role's purpose is 1 + its index in Role,
 :data:`PURPOSE`); a player's own coins are PLAYER_COINS + its role's purpose; SEAT seeds the generator
-of a seat (``Seat.rng``) from the first debate of the call. A user's player is always called one
-debate per call, so its ``Seat.rng`` is debate i's alone; only trusted built-ins play in batches, and
-they draw from ``view.random()``, never from the seat's generator."""
+of a seat (``Seat.rng``) from the first debate of the call, which only a trusted built-in holds in a
+batch (it draws from ``view.random()``, never from the seat's generator); a user's player in a batch
+(in its worker) holds :class:`NoSeatDraws`, and a user's player called one debate per call holds
+debate i's own generator."""
 PURPOSE = {role: 1 + i for i, role in enumerate(Role)}
+
+
+class NoSeatDraws:
+    """``Seat.rng`` of a user's player called for a batch of debates at once: a draw from it would
+    tie debate i to the batch it was played in (and so to the batch size and the run's split), so
+    none may be made; each debate's own uniforms are ``view.random()``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # Python's own protocols (pickle, copy) are not draws
+            raise AttributeError(name)
+        raise RuntimeError(f"seat.rng.{name}: a batched player draws from view.random() (each debate's own), "
+                           "never from its seat's generator")  # fmt: skip
 
 
 def moved(role: Role, message: Message, t: int | None, value: Any) -> dict:
