@@ -4,6 +4,7 @@ replayed and resumed by the engine's interpreters with no other change."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from debatekit.analysis.exact import ExactError, _Script, _Search, expectation
 from debatekit.engine.boundary import commit_bit
+from debatekit.engine.events import Drawn, Event, Moved
 from debatekit.engine.nodes import Chance, End, Judge, Move, Node, Paid, Payoff, Query
 from debatekit.engine.play import Seated, play, verifier_answer
 from debatekit.engine.record import Forged, ReplayError, walked
@@ -68,7 +70,7 @@ class Never:
         raise AssertionError(f"asked for {name} again")
 
 
-def played(seed: int, events: list[dict], prefix: list[dict] | None = None, alice=None, bob=None) -> End | Payoff:
+def played(seed: int, events: list[Event], prefix: list[Event] | None = None, alice=None, bob=None) -> End | Payoff:
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
     seats = {Role.ALICE: Seated(alice or Alice(), rngs[0], True), Role.BOB: Seated(bob or Bob(), rngs[1], True)}
     ledger = Ledger(events=events)
@@ -77,15 +79,15 @@ def played(seed: int, events: list[dict], prefix: list[dict] | None = None, alic
 
 
 def test_play_draws_from_the_verifiers_generator_and_sums_what_was_paid():
-    events: list[dict] = []
+    events: list[Event] = []
     end = played(7, events)
     assert isinstance(end, Payoff)
     rng = np.random.default_rng(np.random.SeedSequence(7).spawn(3)[2])
     z = int(rng.random() < P_COIN)  # the coin is the verifier generator's first draw
-    (coin,) = [e for e in events if "chance" in e]
-    assert coin == {"chance": "z", "by": "verifier", "p": P_COIN, "outcome": z}
+    (coin,) = [e for e in events if isinstance(e, Drawn)]
+    assert coin.to_json() == {"chance": "z", "by": "verifier", "p": P_COIN, "outcome": z}
     assert end.rewards[0] == float(z == 1)
-    assert [e["move"] for e in events if "move" in e] == ["alice", "bob"]
+    assert [e.role.value for e in events if isinstance(e, Moved)] == ["alice", "bob"]
 
 
 def test_exact_sums_over_nature_mixed_moves_and_answers():
@@ -116,24 +118,24 @@ def test_exact_memoises_keyed_subgames():
 
 def test_replay_hands_back_the_records_draws_and_answers():
     for seed in range(6):
-        events: list[dict] = []
+        events: list[Event] = []
         end = played(seed, events)
         again = walked(events, toy(), ORACLE, Ledger(), partial=False)
         assert again == end
-    forged = [dict(e, outcome=1, p=0.0) if "chance" in e else e for e in events]
+    forged = [replace(e, outcome=1, noted=(("p", 0.0),)) if isinstance(e, Drawn) else e for e in events]
     with pytest.raises(ReplayError):  # a draw of another coin
-        walked([dict(e, chance="w") if "chance" in e else e for e in events], toy(), ORACLE, Ledger(), False)
+        walked([replace(e, what="w") if isinstance(e, Drawn) else e for e in events], toy(), ORACLE, Ledger(), False)
     certain = Chance.coin("z", 0.0, lambda z: Payoff((float(z),)))
     with pytest.raises(Forged):
-        walked([e for e in forged if "chance" in e], certain, ORACLE, Ledger(), partial=False)
+        walked([e for e in forged if isinstance(e, Drawn)], certain, ORACLE, Ledger(), partial=False)
     assert isinstance(walked(events[:1], toy(), ORACLE, Ledger(), partial=True), Chance)
 
 
 def test_resume_continues_from_the_journal():
     for seed in range(6):
-        events: list[dict] = []
+        events: list[Event] = []
         end = played(seed, events)
-        cut = next(i for i, e in enumerate(events) if "chance" in e) + 1
+        cut = next(i for i, e in enumerate(events) if isinstance(e, Drawn)) + 1
         journal = events[:cut]  # A's claim and the coin: neither is asked or drawn again
         resumed = played(seed + 100, journal, prefix=list(journal), alice=Never())
         assert resumed.rewards[0] == end.rewards[0]
@@ -145,7 +147,7 @@ def test_a_forfeit_pays_what_the_rules_say():
         def claim(self) -> str:
             return "yes"
 
-    events: list[dict] = []
+    events: list[Event] = []
     end = played(0, events, alice=Garbled())
     assert end == Payoff((-1.0, -1.0), Role.ALICE, "claim 'yes' is not 0 or 1")
-    assert events == [{"move": "alice", "forfeit": "claim 'yes' is not 0 or 1"}]
+    assert [e.to_json() for e in events] == [{"move": "alice", "forfeit": "claim 'yes' is not 0 or 1"}]

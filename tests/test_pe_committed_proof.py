@@ -17,6 +17,7 @@ from debatekit.analysis import recursive
 from debatekit.analysis.montecarlo import make_instance
 from debatekit.cli.main import main
 from debatekit.engine.boundary import NOT_A_BIT
+from debatekit.engine.events import Moved, json_default
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Malformed, Role
 from debatekit.players.base import resolve
@@ -128,10 +129,10 @@ def test_b_and_the_verifier_read_one_object_and_replay_reads_the_record():
     tally = SPEC.simulate(instance, alice, SPEC.strategies[Role.BOB]["omniscient"], 1, range(4), None, True)
     committed = committed_proof(instance, alice, pe.rules_for(instance))
     for record in tally.records:
-        (proof,) = [e for e in record["events"] if e.get("what") == "proof"]
-        assert all(b in (0, 1) for b in proof["message"])
+        (proof,) = [e for e in record["events"] if isinstance(e, Moved) and e.what == "proof"]
+        assert all(b in (0, 1) for b in proof.message)
         user_strategies.ASKED.clear()
-        assert SPEC.replay(json.loads(json.dumps(record)), instance).reproduced
+        assert SPEC.replay(json.loads(json.dumps(record, default=json_default)), instance).reproduced
         assert not user_strategies.ASKED  # replay asked A nothing
     assert committed.requests == 1  # the whole proof, once, for B's training; the debates read it
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from debatekit.analysis.montecarlo import make_instance
+from debatekit.engine.events import json_default
 from debatekit.engine.record import ReplayError, fingerprint
 from debatekit.engine.summary import Summary
 from debatekit.ledger import Role
@@ -51,7 +52,7 @@ def concluded(spec, instance, alice: str | Strategy, bob: str | Strategy, debate
 
 def as_written(record: dict) -> dict:
     """The record as the run writes it and replay reads it: through JSON."""
-    return json.loads(json.dumps(record))
+    return json.loads(json.dumps(record, default=json_default))
 
 
 # -- per-debate seeding ----------------------------------------------------------------------------
@@ -80,7 +81,7 @@ def test_debate_i_depends_only_on_the_seed_and_i(spec, instance, alice, bob) -> 
         assert part.records == whole.records[cut]
     assert [r["debate"] for r in tail.records] == list(range(5, 12))
     if alice != "honest":  # the randomised adversary: the debates do differ, by their own seeds
-        assert len({json.dumps(r["events"]) for r in whole.records}) > 1
+        assert len({json.dumps(r["events"], default=json_default) for r in whole.records}) > 1
 
 
 def test_progress_counts_the_debates_of_the_call() -> None:
@@ -124,7 +125,7 @@ def test_a_record_lists_moves_coins_and_queries_in_order() -> None:
     split, B's q estimates with their coins and A's index, then A^0, proof bits and one query."""
     inst = primality(False)
     (record,) = play(PE, inst, "honest", "omniscient", range(1)).records
-    events = record["events"]
+    events = as_written(record)["events"]
     D = pe.decomposition_of(inst)
     assert events[:3] == [
         {"move": "alice", "what": "claim", "message": 0},
@@ -172,7 +173,7 @@ def test_forfeits_replay_with_their_reasons() -> None:
         (NAIVE, "honest", sitting, "bob", f"sitting down raised ValueError: no chair {no_chair}"),
         (PE, "malformed", "omniscient", "alice", None),
     ):
-        (record,) = play(spec, inst, alice, bob, range(1)).records
+        record = as_written(play(spec, inst, alice, bob, range(1)).records[0])
         assert record["forfeit"] == who
         if reason is not None:
             assert record["reason"] == reason

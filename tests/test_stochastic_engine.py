@@ -13,6 +13,7 @@ import pytest
 from scipy.stats import binom, chisquare
 
 from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.engine.events import json_default
 from debatekit.engine.record import read_records
 from debatekit.engine.streams import Streams
 from debatekit.ledger import Role
@@ -39,7 +40,7 @@ def tally_rows(tally) -> list[tuple]:
     """Each debate of a tally as comparable plain data."""
     return [
         (int(tally.verdicts[k]), *(int(tally.queries[role][k]) for role in Role), int(tally.bits_read[k]),
-         json.dumps(tally.records[k], sort_keys=True) if tally.records else None)
+         json.dumps(tally.records[k], sort_keys=True, default=json_default) if tally.records else None)
         for k in range(len(tally.verdicts))
     ]  # fmt: skip
 

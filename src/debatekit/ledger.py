@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -52,14 +53,15 @@ class Ledger:
     """Counts for one debate. ``bits_read`` are prover-message bits the verifier read;
     ``input_bits_read`` are bits of the common input x it read (x is not a prover message).
     ``events``, when kept, is the debate's record in order: committed moves, oracle queries with
-    their answers, and the verifier's reads (:mod:`debatekit.engine.record`)."""
+    their answers, draws and the verifier's reads, each an event of :mod:`debatekit.engine.events`
+    (which imports this module, so the list is not typed here)."""
 
     queries: dict[Role, int] = field(default_factory=lambda: dict.fromkeys(Role, 0))
     bits_read: int = 0
     input_bits_read: int = 0
-    events: list[dict] | None = None
+    events: list[Any] | None = None
 
-    def note(self, event: dict) -> None:
+    def note(self, event: Any) -> None:
         if self.events is not None:
             self.events.append(event)
 
@@ -90,8 +92,8 @@ class Tally:
     estimator_delta: float | None = None
     """The δ of the estimator B played, where the engine computed it (Lemma A.4)."""
     records: list[dict] | None = None
-    """When kept: each debate's record body, in order (its events as committed, verdict, forfeit
-    and reason, counts by role, payoff), which the run completes with its header
+    """When kept: each debate's record body, in order (its events, :mod:`debatekit.engine.events`,
+    verdict, forfeit and reason, counts by role, payoff), which the run completes with its header
     (:func:`debatekit.analysis.montecarlo.record_of`)."""
 
     @classmethod

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.boundary import safe_repr, to_json
+from debatekit.engine.events import Queried
 from debatekit.ledger import Ledger, Role
 
 Query = Hashable
@@ -313,15 +314,14 @@ class Asker:
     def _counted(self, query: Query, r: int, answer: int, where: Asking | None) -> int:
         self._ledger.count_queries(self.role, r)
         if self._ledger.events is not None:
-            event = {"query": self.role.value, "question": question_json(query), "n": r, "answer": answer}
-            self._ledger.note(event | judged(self.oracle, where))
+            judges = judged(self.oracle, where)
+            self._ledger.note(Queried(role=self.role, question=question_json(query), n=r, answer=answer, judges=judges))
         return answer
 
 
-def judged(oracle: Oracle, where: Asking | None) -> dict[str, Any]:
-    """The record's note of who answered a query (``judges``), when the oracle is a panel."""
-    given = [] if where is None else oracle.judgements(where)
-    return {"judges": given} if given else {}
+def judged(oracle: Oracle, where: Asking | None) -> tuple[dict[str, Any], ...]:
+    """Who answered a query, for the record (``Queried.judges``), when the oracle is a panel."""
+    return () if where is None else tuple(oracle.judgements(where))
 
 
 def settled(value: Any) -> Any:

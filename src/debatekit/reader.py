@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from debatekit.engine.boundary import Invalid
+from debatekit.engine.events import Read
 from debatekit.ledger import Ledger, Malformed, Role
 
 
@@ -34,7 +35,7 @@ class Reader:
         """Read bit ``index`` of a committed message (a bit buffer or a tuple of bits); one bit."""
         self.ledger.bits_read += 1
         if self.ledger.events is not None:
-            self.ledger.note({"read": sender.value, "at": index})
+            self.ledger.note(Read(sender=sender, at=index))
         bit = int(message[index])
         if bit not in (0, 1):
             raise Malformed(sender, f"position {index} does not hold a bit")
@@ -45,7 +46,7 @@ class Reader:
         spells no legal value (:class:`~debatekit.engine.boundary.Invalid`) loses for its sender."""
         self.ledger.bits_read += width
         if self.ledger.events is not None:
-            self.ledger.note({"read": sender.value, "bits": width})
+            self.ledger.note(Read(sender=sender, bits=width))
         if type(value) is Invalid:
             raise Malformed(sender, value.reason)
         return value
@@ -54,7 +55,7 @@ class Reader:
         """Read bit ``index`` of the common input x (counted apart from prover bits)."""
         self.ledger.input_bits_read += 1
         if self.ledger.events is not None:
-            self.ledger.note({"read": "x", "at": index})
+            self.ledger.note(Read(sender=None, at=index))
         return int(x[index])
 
     def query_input(self, x: Any, index: int) -> int:

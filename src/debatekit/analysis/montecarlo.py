@@ -34,6 +34,7 @@ import numpy as np
 
 from debatekit.analysis.stats import wilson, z_value
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
+from debatekit.engine.events import Event, Moved, Queried
 from debatekit.engine.interrupts import Interrupted, held, stop_if_asked
 from debatekit.engine.nodes import End, forfeit
 from debatekit.engine.play import Seated, describe, limited, play, seat_copies, seat_player, verifier_answer
@@ -126,7 +127,7 @@ class Table:
 
 
 async def debate(
-    table: Table, seed: np.random.SeedSequence, keep: bool = False, events: list[dict] | None = None
+    table: Table, seed: np.random.SeedSequence, keep: bool = False, events: list[Event] | None = None
 ) -> Outcome:
     """One debate at ``table``, with a fresh ledger (keeping its events when ``keep``, in
     ``events`` when given: a journaled list, holding the events it resumes from if any)."""
@@ -276,7 +277,7 @@ async def _stream(
     writer: RecordWriter | None,
     summary: Summary,
     journal: Journal | None = None,
-    prefixes: dict[int, list[dict]] | None = None,
+    prefixes: dict[int, list[Event]] | None = None,
 ) -> Summary:
     """Debates ``debates``, at most ``concurrency`` at once (one at a time without tasks when
     ``concurrency`` is 1), added to ``summary`` (and recorded, in order) as they end; journaled
@@ -454,7 +455,7 @@ def _journal_fits(
     bob: Strategy,
     seed: int,
     oracles: Oracles | None,
-    prefixes: dict[int, list[dict]],
+    prefixes: dict[int, list[Event]],
     journal: Path,
 ) -> None:
     """A node protocol's journaled debates, checked before they are continued: each fits the
@@ -473,8 +474,8 @@ def _journal_fits(
             raise ResumeError(f"{journal}: debate {index}: {err}") from None
         if live and spec.debate is not None:
             played = asyncio.run(debate(table, debate_seed(seed, index), keep=True)).ledger.events or []
-            moves = [e for e in events if "move" in e]
-            if moves != [e for e in played if "move" in e][: len(moves)]:
+            moves = [e for e in events if isinstance(e, Moved)]
+            if moves != [e for e in played if isinstance(e, Moved)][: len(moves)]:
                 raise ResumeError(f"{journal}: debate {index}: its moves are not those its built-in players make")
 
 
@@ -494,7 +495,7 @@ def _batches(
     provers: Oracle | None,
     done: list[Summary],
     journal: Journal | None = None,
-    prefixes: dict[int, list[dict]] | None = None,
+    prefixes: dict[int, list[Event]] | None = None,
 ) -> None:
     """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins and
     players in workers (whose limits the workers keep) in blocks of ``spec.batch``, anyone else
@@ -583,15 +584,15 @@ class Undecided:
     """A batch protocol's debate left undecided: why, and the events and aside it had."""
 
     reason: str
-    events: list[dict]
+    events: list[Event]
     aside: list[dict]
 
     def record(self) -> dict[str, Any]:
         """Its record's body (:func:`record_of`'s fields; the queries counted from its events)."""
         queries = dict.fromkeys((role.value for role in Role), 0)
         for event in self.events:
-            if "query" in event:
-                queries[event["query"]] += event["n"]
+            if isinstance(event, Queried):
+                queries[event.role.value] += event.n
         body = {"events": self.events, "verdict": None, "forfeit": None, "reason": self.reason,
                 "queries": queries, "bits_read": 0, "input_bits_read": 0}  # fmt: skip
         return body | ({"aside": self.aside} if self.aside else {})

@@ -62,9 +62,10 @@ import numpy as np
 
 from debatekit.analysis.stability import StabilityError, survey
 from debatekit.analysis.stats import wilson
+from debatekit.engine.events import Drawn, Event, Moved, Queried
 from debatekit.engine.nodes import End, Node, Payoff
 from debatekit.engine.play import Seated, play, raised, verifier_answer
-from debatekit.engine.record import Forged, Replayed, ReplayError, fingerprint, walked
+from debatekit.engine.record import Forged, Replayed, ReplayError, fingerprint, recorded_events, walked
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.summary import Summary
 from debatekit.engine.trust import charge, trusting
@@ -360,15 +361,15 @@ def record_body(index: int, ledger: Ledger, ended: Ended, verdict: int, payoff: 
     }
 
 
-def sat_down(events: list[dict]) -> Malformed | None:
+def sat_down(events: list[Event]) -> Malformed | None:
     """The forfeit of a side that could not sit down, when ``events`` (a record's or a journal's)
     begin with it (the debate's only move), else None."""
-    first = next((e for e in events if "move" in e), None)
-    if first is None or first.get("what") != SITTING_DOWN:
+    first = next((e for e in events if isinstance(e, Moved)), None)
+    if first is None or first.what != SITTING_DOWN:
         return None
-    if first.get("move") not in (Role.ALICE.value, Role.BOB.value) or type(first.get("forfeit")) is not str:
-        raise ReplayError(f"a forfeit before the debate that names no side or reason: {first}")
-    return Malformed(Role(first["move"]), first["forfeit"])
+    if first.role is Role.VERIFIER or first.forfeit is None:
+        raise ReplayError(f"a forfeit before the debate that names no side or reason: {first.to_json()}")
+    return Malformed(first.role, first.forfeit)
 
 
 def simulate(
@@ -383,7 +384,7 @@ def simulate(
     *,
     rules: Rules | None = None,
     provers: Oracle | None = None,
-    events: list[dict] | None = None,
+    events: list[Event] | None = None,
 ) -> Tally:
     """Debates ``debates`` of a run of ``protocol`` seeded ``seed``, debate i drawing only from
     ``debate_seed(seed, i)``, each played by the engine (:func:`~debatekit.engine.play.play` on
@@ -418,13 +419,13 @@ def simulate(
     instances[Role.BOB].memo(proof_key(alice, rules), lambda: committed)  # B reads the proof the verifier reads
     strategies = {Role.ALICE: alice, Role.BOB: bob}
 
-    async def one(index: int, ledger: Ledger, prefix: list[dict] | None) -> tuple[Ended, Any]:
+    async def one(index: int, ledger: Ledger, prefix: list[Event] | None) -> tuple[Ended, Any]:
         rngs, seats = _seats(instances, alice, bob, debate_seed(seed, index), ledger, rules, consulted)
         players = sat_down(prefix) if prefix else None
         if players is None:
             players = _players(seats, alice, bob)
             if isinstance(players, Malformed):
-                ledger.note({"move": players.sender.value, "what": SITTING_DOWN, "forfeit": players.reason})
+                ledger.note(Moved(role=players.sender, what=SITTING_DOWN, forfeit=players.reason))
         if isinstance(players, Malformed):
             forfeited = protocol.forfeited(players.sender, decomposition, rules)
             return Ended(forfeited, players.sender, players.reason, None), players
@@ -473,10 +474,12 @@ _OUTCOME = ("verdict", "forfeit", "reason", "payoff", "rewards", "bits_read", "i
 """What a replay recomputes and compares, beside the events and the verifier's queries."""
 
 
-def _replayable(event: dict) -> bool:
+def _replayable(event: Event) -> bool:
     """The events a replay makes again: moves, the verifier's draws and queries (not the provers'
     own queries, nor mixed moves' draws: the committed messages settle those)."""
-    return "move" in event or event.get("by") == Role.VERIFIER.value or event.get("query") == Role.VERIFIER.value
+    if isinstance(event, Drawn):
+        return event.by is Role.VERIFIER
+    return isinstance(event, Moved) or (isinstance(event, Queried) and event.role is Role.VERIFIER)
 
 
 def replay(protocol: Recursive, record: dict[str, Any], instance: Instance, *, rules: Rules | None = None) -> Replayed:
@@ -487,9 +490,7 @@ def replay(protocol: Recursive, record: dict[str, Any], instance: Instance, *, r
     the walk computes, the verdict, forfeit and reason, payoff, reward vector and the verifier's
     counts must come out as recorded. A record that runs out or does not fit raises
     :class:`~debatekit.engine.record.ReplayError`."""
-    events = record.get("events")
-    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
-        raise ReplayError("the record keeps no events")
+    events = recorded_events(record)
     try:
         index, verifier = int(record["debate"]), record["queries"][Role.VERIFIER.value]
         recorded = {key: record[key] for key in _OUTCOME}
@@ -504,7 +505,7 @@ def replay(protocol: Recursive, record: dict[str, Any], instance: Instance, *, r
     if refused is not None:
         if len([e for e in events if _replayable(e)]) > 1:
             raise ReplayError("the record has moves after a forfeit before the debate")
-        ledger.note({"move": refused.sender.value, "what": SITTING_DOWN, "forfeit": refused.reason})
+        ledger.note(Moved(role=refused.sender, what=SITTING_DOWN, forfeit=refused.reason))
         rewards = protocol.forfeited(refused.sender, decomposition, rules)
         ended = Ended(rewards, refused.sender, refused.reason, None)
     else:
@@ -522,7 +523,8 @@ def replay(protocol: Recursive, record: dict[str, Any], instance: Instance, *, r
     mine, theirs = [e for e in body["events"] if _replayable(e)], [e for e in events if _replayable(e)]
     if mine != theirs:
         k = next((i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b), min(len(mine), len(theirs)))
-        differences.append(f"event {k}: recorded {theirs[k : k + 1]}, replayed {mine[k : k + 1]}")
+        recorded_k, replayed_k = [e.to_json() for e in theirs[k : k + 1]], [e.to_json() for e in mine[k : k + 1]]
+        differences.append(f"event {k}: recorded {recorded_k}, replayed {replayed_k}")
     differences += [
         f"{key}: recorded {value}, replayed {body[key]}" for key, value in recorded.items() if body[key] != value
     ]

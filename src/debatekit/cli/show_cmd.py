@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
+    from debatekit.engine.events import Event
+
 WIDE = 100
 """Characters of a question, prompt or message shown (the middle elided)."""
 ASIDE_ROWS = 40
@@ -42,10 +44,15 @@ def show(
     from rich.errors import MarkupError
 
     from debatekit.cli.common import stdout
+    from debatekit.engine.events import EventError, events_from_json
 
     number, record = chosen(path, debate)
     try:
-        shown = render(record)
+        listed = events_from_json(record["events"] or [])
+    except EventError as err:
+        raise UserError(f"{path}:{number}: {err}") from None
+    try:
+        shown = render(record, listed)
         with stdout.capture() as captured:
             stdout.print(*shown)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, MarkupError) as err:  # a hand-edited record
@@ -83,8 +90,9 @@ def records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise UserError(str(err)) from None
 
 
-def render(record: dict[str, Any]) -> list[RenderableType]:
-    """The debate as Rich renderables: a heading, its events, its outcome and its LLM calls."""
+def render(record: dict[str, Any], listed: list[Event]) -> list[RenderableType]:
+    """The debate as Rich renderables: a heading, its events (``listed``, read from the record's),
+    its outcome and its LLM calls."""
     from rich.text import Text
 
     constants = f", constants {record['constants']}" if record.get("constants") else ""
@@ -93,13 +101,13 @@ def render(record: dict[str, Any]) -> list[RenderableType]:
         f" (size {record.get('size')}, truth {record.get('truth')}, seed {record.get('seed')}{constants}), "
         f"debate {record['debate']}: alice {record.get('alice')} vs bob {record.get('bob')}",
     )
-    shown: list[RenderableType] = [heading, events(record["events"] or []), outcome(record)]
+    shown: list[RenderableType] = [heading, events(listed), outcome(record, listed)]
     if record.get("aside"):
         shown.append(asides(record["aside"]))
     return shown
 
 
-def events(listed: list[dict[str, Any]]) -> Table:
+def events(listed: list[Event]) -> Table:
     """One row per event, in order: who, what, and the message, answer, read or draw."""
     from rich.table import Table
 
@@ -111,36 +119,43 @@ def events(listed: list[dict[str, Any]]) -> Table:
     return table
 
 
-def row(event: dict[str, Any]) -> tuple[str, str, str]:
+def row(event: Event) -> tuple[str, str, str]:
     """(who, what, detail) of one event, the detail in Rich markup."""
-    at = f" t={event['t']}" if event.get("t") is not None else ""
-    if "move" in event:
-        what = str(event.get("what", "message")) + at
-        if "forfeit" in event:
-            refused = " (sent, and refused)" if event.get("refused") else ""
-            return event["move"], what, f"[red]forfeits{refused}: {escape(event['forfeit'])}[/red]"
-        return event["move"], what, escape(message(event.get("message")))
-    if "query" in event:
-        n, yes = event.get("n", 1), event.get("answer")
-        answer = ("yes" if yes else "no") if n == 1 else f"{yes} yes of {n}"
-        judges = event.get("judges") or []
-        names = ", ".join(str(j.get("judge_name") or j.get("judge")) for j in judges)
-        by = f" (by {escape(names)})" if judges else ""
-        detail = f"{escape(question(event.get('question')))} → [bold]{answer}[/bold]{by}"
-        return f"{event['query']} asks the judge", f"question{at}", detail
-    if "read" in event:
-        where = f"{event['bits']} bits of its word" if "bits" in event else f"position {event.get('at')}"
-        return "verifier", "reads", f"{event['read']}'s message: {where}" if event["read"] != "x" else where + " of x"
-    if "chance" in event:
-        p = f"p = {event['p']:.4g}, " if isinstance(event.get("p"), int | float) else ""
-        return event.get("by", "nature"), f"coin {event['chance']}{at}", f"{p}outcome {event.get('outcome')}"
-    return "", "", escape(brief(json.dumps(event)))
+    from debatekit.engine.events import Moved, Queried, Read
+
+    at = f" t={event.t}" if not isinstance(event, Read) and type(event.t) is int else ""
+    if isinstance(event, Moved):
+        what = (event.what or "message") + at
+        if event.forfeit is not None:
+            refused = " (sent, and refused)" if event.refused else ""
+            return event.role.value, what, f"[red]forfeits{refused}: {escape(event.forfeit)}[/red]"
+        return event.role.value, what, escape(message(event.message))
+    if isinstance(event, Queried):
+        answer = ("yes" if event.answer else "no") if event.n == 1 else f"{event.answer} yes of {event.n}"
+        names = ", ".join(str(j.get("judge_name") or j.get("judge")) for j in event.judges)
+        by = f" (by {escape(names)})" if event.judges else ""
+        detail = f"{escape(question(event.question))} → [bold]{answer}[/bold]{by}"
+        return f"{event.role.value} asks the judge", f"question{at}", detail
+    if isinstance(event, Read):
+        where = f"{event.bits} bits of its word" if event.bits is not None else f"position {event.at}"
+        return (
+            "verifier",
+            "reads",
+            where + " of x" if event.sender is None else f"{event.sender.value}'s message: {where}",
+        )
+    p = dict(event.noted).get("p")
+    shown = f"p = {p:.4g}, " if isinstance(p, int | float) else ""
+    by = "nature" if event.by is None else event.by.value
+    return by, f"coin {escape(event.what)}{at}", f"{shown}outcome {escape(brief(json.dumps(event.outcome)))}"
 
 
-def outcome(record: dict[str, Any]) -> Table:
-    """The verdict (or payoff), any forfeit with its reason, what the verifier read and was told,
-    and the counts."""
+def outcome(record: dict[str, Any], listed: list[Event]) -> Table:
+    """The verdict (or payoff), any forfeit with its reason, what the verifier read (``listed``, its
+    events) and was told, and the counts."""
     from rich.table import Table
+
+    from debatekit.engine.events import Queried, Read
+    from debatekit.ledger import Role
 
     table = Table(title="outcome", title_justify="left", show_header=False)
     table.add_column("measure", style="bold")
@@ -152,10 +167,9 @@ def outcome(record: dict[str, Any]) -> Table:
         table.add_row("rewards by round", ", ".join(f"{r:.4g}" for r in record.get("rewards") or []))
     if record.get("forfeit"):
         table.add_row("forfeit", f"[red]{record['forfeit']}: {escape(record.get('reason') or '')}[/red]")
-    listed = record["events"] or []
-    if any("read" in e for e in listed):
+    if any(isinstance(e, Read) for e in listed):
         table.add_row("verifier read", reads(listed))
-    answers = [row(e)[2] for e in listed if e.get("query") == "verifier"]
+    answers = [row(e)[2] for e in listed if isinstance(e, Queried) and e.role is Role.VERIFIER]
     if answers:
         table.add_row("judge's answers to the verifier", "; ".join(answers))
     queries = record.get("queries") or {}
@@ -164,13 +178,15 @@ def outcome(record: dict[str, Any]) -> Table:
     return table
 
 
-def reads(listed: list[dict[str, Any]]) -> str:
+def reads(listed: list[Event]) -> str:
     """What the verifier read, by message: each word's bits and each position (the step it checked)."""
+    from debatekit.engine.events import Read
+
     read: dict[str, list[str]] = {}
     for event in listed:
-        if "read" in event:
-            where = f"its word ({event['bits']} bits)" if "bits" in event else str(event.get("at"))
-            read.setdefault("x" if event["read"] == "x" else f"{event['read']}'s message", []).append(where)
+        if isinstance(event, Read):
+            where = f"its word ({event.bits} bits)" if event.bits is not None else str(event.at)
+            read.setdefault("x" if event.sender is None else f"{event.sender.value}'s message", []).append(where)
     return "; ".join(f"{what}: {', '.join(at)}" for what, at in read.items())
 
 

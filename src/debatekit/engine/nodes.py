@@ -28,8 +28,8 @@ rewards) use three more, as OpenSpiel's chance nodes (``chance_outcomes``) and p
   (outcome, probability) pairs, which exact analysis sums over; ``sample(rng)`` draws one from the
   verifier's generator where only sampling is possible, or where the protocol fixes how its draw is
   made (a coin ``rng.random() < p``, :meth:`Chance.coin`); ``then(outcome)`` continues. The record
-  notes ``{"chance": what, "by": "verifier", ...noted, "outcome": outcome}``; replay and a resumed
-  debate hand the recorded outcome back.
+  notes a :class:`~debatekit.engine.events.Drawn` by the verifier (with what the rules note beside
+  the outcome); replay and a resumed debate hand the recorded outcome back.
 * :class:`Paid`: rewards paid on the way (a round's reward), then the debate goes on: a debate's
   payoff is the sum of what it was paid and its :class:`Payoff`, so the value of a subgame (a round
   and the rounds below, memoised on ``key``) does not depend on how it was reached.
@@ -43,6 +43,7 @@ from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from debatekit.engine.events import Drawn, Moved
 from debatekit.engine.trust import InternalError, charge
 from debatekit.ledger import Malformed, Role, loser_verdict
 
@@ -61,10 +62,10 @@ class Move:
     debate at its worst for the loser."""
     what: str = ""
     """The message's name, where a protocol's record names its messages (the recursive protocols':
-    ``claim``, ``direction``, ...): noted beside the move (``{"move", "what", "message"}``), a
-    forfeit of a message that came and did not commit marked ``"refused"``, each draw of a mixed
-    move noted (``{"chance": what, "by": role, "outcome": index}``), and a player's failure named
-    ``what raised ...``. Empty: the tree protocols' unnamed moves."""
+    ``claim``, ``direction``, ...): the record's :class:`~debatekit.engine.events.Moved` carries it,
+    a forfeit of a message that came and did not commit is marked ``refused``, each draw of a mixed
+    move is noted (a :class:`~debatekit.engine.events.Drawn` by the mover, its outcome the index),
+    and a player's failure is named ``what raised ...``. Empty: the tree protocols' unnamed moves."""
     bits: int = 0
     """The bits of the message the verifier reads when it comes, whether or not it commits."""
 
@@ -113,9 +114,9 @@ class Chance:
         outcomes = coin_outcomes(p)
         return cls(what, then, lambda: outcomes, lambda rng: int(rng.random() < p), (("p", p),))
 
-    def event(self, outcome: Any) -> dict:
-        """The draw as the record notes it."""
-        return {"chance": self.what, "by": Role.VERIFIER.value, **dict(self.noted), "outcome": outcome}
+    def event(self, outcome: Any) -> Drawn:
+        """The draw as the record notes it (``outcome`` in its JSON form)."""
+        return Drawn(what=self.what, by=Role.VERIFIER, noted=self.noted, outcome=outcome)
 
     def possible(self, outcome: Any) -> bool:
         """Whether ``outcome`` can be drawn here (always, when only sampling is possible)."""
@@ -203,12 +204,10 @@ def advance(node: Move, message: Any, alice_argues: int = 1) -> tuple[Any, Node]
         raise InternalError.of(err) from err
 
 
-def moved(node: Move, noted: dict, refused: bool = False) -> dict:
+def moved(node: Move, message: Any = None, forfeit: str | None = None, refused: bool = False) -> Moved:
     """A move's event: its sender, its name when it has one (then a message that came and did not
-    commit is marked ``refused``), and ``noted`` (its message, or its forfeit's reason)."""
-    if not node.what:
-        return {"move": node.role.value} | noted
-    return {"move": node.role.value, "what": node.what} | noted | ({"refused": True} if refused else {})
+    commit is marked ``refused``), and its message (in its JSON form) or its forfeit's reason."""
+    return Moved(role=node.role, what=node.what, message=message, forfeit=forfeit, refused=refused and bool(node.what))
 
 
 def ended(node: Node) -> End | Payoff:

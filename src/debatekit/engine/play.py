@@ -12,8 +12,9 @@ data.
 
 A mixed move (a :class:`~debatekit.prob.Dist`) is drawn with the mover's generator. A move named
 by ``Move.what`` (the recursive protocols') is recorded under its name, each mixed draw noted
-(``{"chance": what, "by": role, "outcome": index}``) and a forfeit of a message that came and did
-not commit marked ``refused``; ``Move.bits`` are counted as read whenever a message came.
+(a :class:`~debatekit.engine.events.Drawn` by the mover, its outcome the index drawn) and a forfeit
+of a message that came and did not commit marked ``refused``; ``Move.bits`` are counted as read
+whenever a message came.
 
 Every oracle query goes through a counted :class:`~debatekit.oracle.Asker` tagged with its role:
 the provers' through their seats, the verifier's through the answer function of the debate.
@@ -48,6 +49,7 @@ import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.boundary import mixed_branches, safe_repr, safe_str, to_json, type_name
+from debatekit.engine.events import Drawn, Event, Queried
 from debatekit.engine.interrupts import stop_if_asked
 from debatekit.engine.nodes import (
     NOTHING,
@@ -271,7 +273,7 @@ async def play(
     ledger: Ledger,
     alice_argues: int = 1,
     timeout: float | None = DEFAULT_MOVE_TIMEOUT,
-    prefix: list[dict] | None = None,
+    prefix: list[Event] | None = None,
     rng: np.random.Generator | None = None,
 ) -> End | Payoff:
     """Play the nodes to the end; ``answer`` answers the verifier's oracle queries (counted and
@@ -284,8 +286,8 @@ async def play(
     given again without drawing or asking the oracle, and play goes on live from where they end."""
     given = Given(prefix, ledger, again=False) if prefix else None
     for event in prefix or ():
-        if "query" in event and event["query"] != Role.VERIFIER.value:
-            ledger.count_queries(Role(event["query"]), event["n"])
+        if isinstance(event, Queried) and event.role is not Role.VERIFIER:
+            ledger.count_queries(event.role, event.n)
     paid: list[float] | None = None
     while not isinstance(node, Judge | End | Payoff):
         if isinstance(node, Paid):
@@ -308,12 +310,12 @@ async def play(
         if ledger.events is None:
             continue
         if index is not None and moving.what:
-            ledger.note({"chance": moving.what, "by": moving.role.value, "outcome": index})
+            ledger.note(Drawn(what=moving.what, by=moving.role, outcome=index))
         if committed is NOTHING or committed is REFUSED:
             if not (isinstance(node, End) and node.verdict is None):  # an undecided move is no event
-                ledger.note(moved(moving, {"forfeit": ended(node).reason}, committed is REFUSED))
+                ledger.note(moved(moving, forfeit=ended(node).reason, refused=committed is REFUSED))
         else:
-            ledger.note(moved(moving, {"message": to_json(committed)}))
+            ledger.note(moved(moving, to_json(committed)))
     if isinstance(node, Judge):
         steps = checking(node, alice_argues)
         try:

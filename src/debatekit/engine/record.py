@@ -5,9 +5,11 @@ the fields every debate shares, the version, the plan file read, whether the ver
 instance's own oracle), then one JSON object per debate, each line carrying ``chain``, the SHA-256
 of the line before's hash and its own text (:func:`chained`: it detects tampering and accidents;
 it is not a signature). A debate's object holds the protocol, problem, size,
-truth, seed, parameters and debate number, the strategies, then its events in order (each committed message
-with its sender, each oracle query with its role, question, count and answer, each read of the
-verifier), the verdict, the forfeit and its reason, and the ledger's counts. As OpenSpiel
+truth, seed, parameters and debate number, the strategies, then its events in order
+(:mod:`debatekit.engine.events`: each committed message with its sender, each oracle query with its
+role, question, count and answer, each draw, each read of the verifier; their JSON form made here,
+as the line is written, and read back once by the events' parser), the verdict, the forfeit and its
+reason, and the ledger's counts. As OpenSpiel
 rebuilds a state from its history of actions, :func:`replay` rebuilds the instance from the
 registry and walks the protocol's nodes again, feeding each move the message the record says was
 committed and each verifier query the answer the record holds, checked against the oracle
@@ -30,6 +32,16 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from debatekit.engine.boundary import from_json, to_json
+from debatekit.engine.events import (
+    Drawn,
+    Event,
+    EventError,
+    Moved,
+    Queried,
+    event_from_json,
+    events_from_json,
+    json_default,
+)
 from debatekit.engine.nodes import (
     NOTHING,
     REFUSED,
@@ -123,7 +135,7 @@ def chained(previous: str, body: str) -> str:
 
 def _line(previous: str, value: dict[str, Any]) -> tuple[str, str]:
     """``value`` as a chained line (its text, its hash)."""
-    body = json.dumps(value, separators=(",", ":"))
+    body = json.dumps(value, separators=(",", ":"), default=json_default)
     link = chained(previous, body)
     return f'{body[:-1]},"chain":"{link}"}}\n', link
 
@@ -187,7 +199,7 @@ class Journal(_Chain):
             yield cls(stream, last)
         journal_path(path).unlink()
 
-    def events(self, index: int, prefix: list[dict] | None = None) -> list[dict]:
+    def events(self, index: int, prefix: list[Event] | None = None) -> list[Event]:
         """Debate ``index``'s event list: what is appended to it is journaled (``prefix``, the
         events it resumes from, first)."""
         events = _Journaled(self, index)
@@ -201,7 +213,7 @@ class _Journaled(list):
         super().__init__()
         self._journal, self._index = journal, index
 
-    def append(self, event: dict) -> None:
+    def append(self, event: Event) -> None:
         super().append(event)
         self._journal.write({"debate": self._index, "event": event})
 
@@ -272,19 +284,24 @@ def read_header(path: Path) -> dict[str, Any]:
     raise FileMistake(path, None, "empty: not a record (its first line is a header)")
 
 
-def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[dict]]:
+def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[Event]]:
     """The events each unfinished debate of a stopped run had journaled (none if no journal),
-    from a journal bound to ``header`` and chained line by line (else a :class:`Mismatch`)."""
-    found: dict[int, list[dict]] = {}
+    from a journal bound to ``header`` and chained line by line (else a :class:`Mismatch`), each
+    read by the events' parser (what is not an event is a :class:`~debatekit.files.FileMistake`)."""
+    found: dict[int, list[Event]] = {}
     journal = journal_path(path)
     if not journal.exists():
         return found
     for number, entry, _, _ in chain_lines(journal, header, whole=True):
         if number == 1:
             continue
-        if type(entry.get("debate")) is not int or entry["debate"] < 0 or not isinstance(entry.get("event"), dict):
+        if type(entry.get("debate")) is not int or entry["debate"] < 0 or "event" not in entry:
             raise FileMistake(journal, number, "not a journal entry (a debate number and its event)")
-        found.setdefault(entry["debate"], []).append(entry["event"])
+        try:
+            event = event_from_json(entry["event"])
+        except EventError as err:
+            raise FileMistake(journal, number, f"not a journal entry's event: {err}") from None
+        found.setdefault(entry["debate"], []).append(event)
     return found
 
 
@@ -323,7 +340,20 @@ def answer_mistake(oracle: Oracle, question: Hashable, n: Any, answer: Any) -> s
     return None
 
 
-def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> Node:
+def recorded_events(record: dict[str, Any]) -> list[Event]:
+    """A record's events, read once by the events' parser
+    (:func:`~debatekit.engine.events.events_from_json`): a record that keeps none, or holds what
+    is not an event, is a :class:`ReplayError`."""
+    listed = record.get("events")
+    if listed is None:
+        raise ReplayError("the record keeps no events")
+    try:
+        return events_from_json(listed)
+    except EventError as err:
+        raise ReplayError(str(err)) from None
+
+
+def _walk(events: list[Event], spec: ProtocolSpec, instance: Instance, ledger: Ledger, partial: bool) -> Node:
     """``spec``'s nodes on ``instance`` walked with ``events``' moves, nature's draws and verifier
     answers, each draw and answer checked against the rules and the instance's oracle (a
     :class:`Forged` if they never give it): the end reached (what the debate was paid on the way
@@ -333,7 +363,7 @@ def _walk(events: list[dict], spec: ProtocolSpec, instance: Instance, ledger: Le
 
 
 def walked(
-    events: list[dict], node: Node, oracle: Oracle, ledger: Ledger, partial: bool, alice_argues: int = 1
+    events: list[Event], node: Node, oracle: Oracle, ledger: Ledger, partial: bool, alice_argues: int = 1
 ) -> Node:
     """:func:`_walk` from the root ``node``, the verifier's answers checked against ``oracle``;
     a whole record must have no events left over. When ``ledger`` keeps events, the walk notes
@@ -375,10 +405,10 @@ class Given:
     it, a query with the question the verifier asks), for a replay to compare with the record; a
     resumed debate's ledger already holds them."""
 
-    def __init__(self, events: Sequence[dict], ledger: Ledger, oracle: Oracle | None = None, again: bool = True):
-        self.moves = iter([e for e in events if "move" in e])
-        self.draws = iter([e for e in events if "chance" in e and e.get("by") == Role.VERIFIER.value])
-        self.answers = iter([e for e in events if e.get("query") == Role.VERIFIER.value])
+    def __init__(self, events: Sequence[Event], ledger: Ledger, oracle: Oracle | None = None, again: bool = True):
+        self.moves = iter([e for e in events if isinstance(e, Moved)])
+        self.draws = iter([e for e in events if isinstance(e, Drawn) and e.by is Role.VERIFIER])
+        self.answers = iter([e for e in events if isinstance(e, Queried) and e.role is Role.VERIFIER])
         self.ledger, self.oracle, self.again = ledger, oracle, again
 
     def step(self, node: Move | Chance, alice_argues: int = 1) -> Node:
@@ -387,36 +417,33 @@ class Given:
             draw = next(self.draws, None)
             if draw is None:
                 return NOTHING
-            if draw.get("chance") != node.what or "outcome" not in draw:
-                raise ReplayError(f"the record has {draw} where the verifier draws {node.what}")
-            outcome = from_json(draw["outcome"])
+            if draw.what != node.what:
+                raise ReplayError(f"the record has a draw of {draw.what} where the verifier draws {node.what}")
+            outcome = from_json(draw.outcome)
             if not node.possible(outcome):
                 raise Forged(f"the draw {node.what}: {outcome!r}, which the rules never draw here")
             if self.again:
-                self.ledger.note(node.event(draw["outcome"]))
+                self.ledger.note(node.event(draw.outcome))
             return drawn(node, outcome, alice_argues)
         event = next(self.moves, None)
         if event is None:
             return NOTHING
-        if event.get("move") != node.role.value or (node.what and event.get("what") != node.what):
+        if event.role is not node.role or (node.what and event.what != node.what):
             mover = f"{node.role.value}'s {node.what}" if node.what else node.role.value
             raise ReplayError(f"the record has {_named(event)} where {mover} moves")
-        if "forfeit" in event:
-            if type(event["forfeit"]) is not str:
-                raise ReplayError(f"the record has a forfeit of {event['forfeit']!r}, not a reason")
-            if event.get("refused"):
+        if event.forfeit is not None:
+            if event.refused:
                 self.ledger.count_read(node.bits)
             if self.again:
-                self.ledger.note(moved(node, {"forfeit": event["forfeit"]}, bool(event.get("refused"))))
-            return lost(node, node.role, event["forfeit"], alice_argues)
-        if "message" not in event:
-            raise ReplayError(f"the record has {_named(event)} with neither a message nor a forfeit")
+                self.ledger.note(moved(node, forfeit=event.forfeit, refused=event.refused))
+            return lost(node, node.role, event.forfeit, alice_argues)
         self.ledger.count_read(node.bits)
-        committed, after = advance(node, from_json(event["message"]), alice_argues)
+        committed, after = advance(node, from_json(event.message), alice_argues)
         if self.again:
             refused = committed is REFUSED
-            noted = {"forfeit": ended(after).reason} if refused else {"message": to_json(committed)}
-            self.ledger.note(moved(node, noted, refused))
+            self.ledger.note(
+                moved(node, forfeit=ended(after).reason, refused=True) if refused else moved(node, to_json(committed))
+            )
         return after
 
     def answer(self, question: Hashable) -> int | None:
@@ -425,17 +452,18 @@ class Given:
         if event is None:
             return None
         if self.oracle is not None:
-            why = answer_mistake(self.oracle, question, event.get("n"), event.get("answer"))
+            why = answer_mistake(self.oracle, question, event.n, event.answer)
             if why is not None:
                 raise Forged(f"verifier query {self.ledger.queries[Role.VERIFIER] + 1}: {why}")
-        self.ledger.count_queries(Role.VERIFIER, event["n"])
+        self.ledger.count_queries(Role.VERIFIER, event.n)
         if self.again:
             from debatekit.oracle import question_json  # here: the record is read where the oracles are not
 
-            asked = {"query": Role.VERIFIER.value, "question": question_json(question), "n": event["n"]}
-            judges = {"judges": event["judges"]} if event.get("judges") else {}
-            self.ledger.note(asked | {"answer": event["answer"]} | judges)
-        return int(event["answer"])
+            asked = question_json(question)
+            self.ledger.note(
+                Queried(role=Role.VERIFIER, question=asked, n=event.n, answer=event.answer, judges=event.judges)
+            )
+        return event.answer
 
     def left(self) -> int:
         """How many of the events' moves, draws and verifier answers no step has taken."""
@@ -456,13 +484,13 @@ class Given:
         return answer
 
 
-def _named(event: dict) -> str:
+def _named(event: Moved) -> str:
     """A recorded move in words: its sender and, when it has one, its name."""
-    what = f"'s {event.get('what')}" if event.get("what") else ""
-    return f"a {event.get('move')}{what} move"
+    what = f"'s {event.what}" if event.what else ""
+    return f"a {event.role.value}{what} move"
 
 
-def check_prefix(events: list[dict], spec: ProtocolSpec, instance: Instance) -> None:
+def check_prefix(events: list[Event], spec: ProtocolSpec, instance: Instance) -> None:
     """A journaled prefix of a node protocol's debate, checked before it is continued: its moves
     fit the protocol and each verifier answer it holds is one ``instance``'s oracle can give
     (a :class:`ReplayError` or :class:`Forged` otherwise)."""
@@ -474,9 +502,9 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
     """Walk ``spec``'s nodes on ``instance`` again with the record's committed messages, nature's
     recorded draws and the verifier's recorded oracle answers, each checked against the rules and
     the instance's oracle; compare the verdict (a payoff game's reward vector), the forfeit and the
-    verifier's counts."""
-    events = record["events"]
-    if events is None:
+    verifier's counts. The record's events are read here, on the paths that walk them (a batch
+    protocol's ``replay`` reads its own), by :func:`recorded_events`."""
+    if record["events"] is None:
         raise ReplayError("the record keeps no events")
     if record["instance"] != fingerprint(instance):
         return Replayed(record["debate"], False, ("instance: not the instance the record was played on",))
@@ -486,7 +514,7 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
         if spec.replay is None:
             raise ReplayError(f"{spec.name} cannot replay its records")
         return spec.replay(record, instance)
-    ledger = Ledger()
+    ledger, events = Ledger(), recorded_events(record)
     try:
         end = _walk(events, spec, instance, ledger, partial=False)
     except Forged as err:
@@ -537,7 +565,7 @@ def _undecided(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -
     from debatekit.oracle import Unanswered
     from debatekit.players.base import Strategy
 
-    index, events, differences = record["debate"], record["events"], []
+    index, events, differences = record["debate"], recorded_events(record), []
     if record["forfeit"] is not None:
         differences.append(f"forfeit: recorded {record['forfeit']} in an undecided debate")
     ledger = Ledger()
@@ -561,8 +589,8 @@ def _undecided(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -
             if again != events:
                 differences.append("events: the resumed debate's events differ from the record's")
             for event in events:
-                if event.get("query") == Role.VERIFIER.value:
-                    ledger.count_queries(Role.VERIFIER, event["n"])
+                if isinstance(event, Queried) and event.role is Role.VERIFIER:
+                    ledger.count_queries(Role.VERIFIER, event.n)
     except Forged as err:
         return Replayed(index, False, (str(err),), undecided=True)
     if ledger.queries[Role.VERIFIER] != record["queries"][Role.VERIFIER.value]:

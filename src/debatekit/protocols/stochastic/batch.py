@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.engine.events import Event
 from debatekit.engine.play import describe
 from debatekit.engine.streams import Streams, counter
 from debatekit.engine.trust import charge
@@ -75,15 +76,15 @@ class _Events:
     """Per-debate events of a batch, kept as columns and laid out per debate at the end."""
 
     size: int
-    columns: list[tuple[list[int], list[dict]]] = field(default_factory=list)
+    columns: list[tuple[list[int], list[Event]]] = field(default_factory=list)
 
-    def add(self, rows: np.ndarray, listed: list[dict]) -> None:
+    def add(self, rows: np.ndarray, listed: list[Event]) -> None:
         """The k-th event of ``listed`` appended to the debate of the k-th of ``rows``."""
         if rows.size:
             self.columns.append((rows.tolist(), listed))
 
-    def per_debate(self) -> list[list[dict]]:
-        out: list[list[dict]] = [[] for _ in range(self.size)]
+    def per_debate(self) -> list[list[Event]]:
+        out: list[list[Event]] = [[] for _ in range(self.size)]
         for rows, listed in self.columns:
             for row, event in zip(rows, listed, strict=True):
                 out[row].append(event)
@@ -101,7 +102,7 @@ def simulate(
     keep: bool = False,
     *,
     provers: Oracle | None = None,
-    events: list[dict] | None = None,
+    events: list[Event] | None = None,
 ) -> Tally:
     """Debates ``debates`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), played
     at once. The verifier asks ``instance.oracle``; Alice and Bob ask ``provers`` (a model of the

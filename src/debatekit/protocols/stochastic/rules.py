@@ -46,6 +46,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from debatekit.engine.boundary import as_bit, plain_int
+from debatekit.engine.events import Drawn, Event, Moved, Queried
 from debatekit.ledger import Concession, Role
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.players.base import Seat
@@ -387,27 +388,28 @@ class NoSeatDraws:
                            "never from its seat's generator")  # fmt: skip
 
 
-def moved(role: Role, message: Message, t: int | None, value: Any) -> dict:
-    """The record's event of a committed message."""
-    return {"move": role.value, "what": message.what, "t": t, "message": value}
+def moved(role: Role, message: Message, t: int | None, value: Any) -> Moved:
+    """The record's event of a committed message (t None: the witness, before step 1)."""
+    return Moved(role=role, what=message.what, t=t, message=value)
 
 
-def forfeited(role: Role, message: Message, t: int | None) -> dict:
+def forfeited(role: Role, message: Message, t: int | None) -> Moved:
     """The record's event of a message that loses for its sender."""
-    return {"move": role.value, "what": message.what, "t": t, "forfeit": message.reason}
+    return Moved(role=role, what=message.what, t=t, forfeit=message.reason)
 
 
-def queried(role: Role, t: int, question: Any, n: int, answer: int) -> dict:
-    """The record's event of n oracle queries at step t (``question`` as JSON), ``answer`` of them yes."""
-    return {"query": role.value, "t": t, "question": question, "n": n, "answer": answer}
+def queried(role: Role, t: int, question: Any, n: int, answer: int, judges: tuple[dict, ...] = ()) -> Queried:
+    """The record's event of n oracle queries at step t (``question`` as JSON), ``answer`` of them
+    yes (``judges``: who answered, people)."""
+    return Queried(role=role, t=t, question=question, n=n, answer=answer, judges=judges)
 
 
-def drawn(t: int, outcome: int) -> dict:
+def drawn(t: int, outcome: int) -> Drawn:
     """The record's event of nature's bit (the Lean form)."""
-    return {"chance": "bit", "t": t, "outcome": outcome}
+    return Drawn(what="bit", t=t, outcome=outcome)
 
 
-def record(events: list[dict], verdict: int, loser: Role | None, queries: dict[Role, int], bits: int,
+def record(events: list[Event], verdict: int, loser: Role | None, queries: dict[Role, int], bits: int,
            input_bits: int) -> dict:  # fmt: skip
     """One debate's record: its events, verdict, forfeit (the first forfeit event's reason), queries by
     role and bits read."""
@@ -415,7 +417,7 @@ def record(events: list[dict], verdict: int, loser: Role | None, queries: dict[R
         "events": events,
         "verdict": verdict,
         "forfeit": None if loser is None else loser.value,
-        "reason": next((e["forfeit"] for e in events if "forfeit" in e), ""),
+        "reason": next((e.forfeit for e in events if isinstance(e, Moved) and e.forfeit is not None), ""),
         "queries": {role.value: queries[role] for role in Role},
         "bits_read": bits,
         "input_bits_read": input_bits,

@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.boundary import as_bit
+from debatekit.engine.events import Event, Moved, Queried
 from debatekit.engine.play import describe
-from debatekit.engine.record import Forged, Replayed, ReplayError
+from debatekit.engine.record import Forged, Replayed, ReplayError, recorded_events
 from debatekit.engine.streams import Stream, counter
 from debatekit.engine.trust import charge
 from debatekit.ledger import Role, Tally
@@ -152,7 +153,7 @@ class _Party:
             yes = int(settled(consulted(where, lambda: self.oracle.sample_count(question, count, rng))))
         if debate.listed is not None:
             debate.note(
-                queried(self.role, t, question_json(debate.question(t)), count, yes) | judged(self.oracle, where)
+                queried(self.role, t, question_json(debate.question(t)), count, yes, judged(self.oracle, where))
             )
         return yes / count
 
@@ -166,15 +167,15 @@ class _Party:
 class _Debate:
     """The state one debate's parties share: its stream, transcript bits and events."""
 
-    def __init__(self, machine: TranscriptMachine, stream: Stream, bits: bytearray, listed: list[dict] | None,
-                 journaled: deque[dict], strict: bool):  # fmt: skip
+    def __init__(self, machine: TranscriptMachine, stream: Stream, bits: bytearray, listed: list[Event] | None,
+                 journaled: deque[Event], strict: bool):  # fmt: skip
         self.machine, self.stream, self.bits, self.listed = machine, stream, bits, listed
         self.journaled, self.strict = journaled, strict
 
     def question(self, t: int) -> Any:
         return self.machine.rule(t, tuple(self.bits[a] for a in self.machine.relevant(t)))
 
-    def note(self, event: dict) -> None:
+    def note(self, event: Event) -> None:
         if self.journaled and self.journaled[0] == event:  # journaled before the stop
             self.journaled.popleft()
         elif self.listed is not None:
@@ -230,8 +231,8 @@ def play(
     keep: bool = False,
     *,
     provers: Oracle | None = None,
-    script: list[dict] | None = None,
-    events: list[dict] | None = None,
+    script: list[Event] | None = None,
+    events: list[Event] | None = None,
 ) -> Tally:
     """Debate ``index`` of a run seeded ``seed`` (Figure 2 / Protocol.lean ``debate``), as
     :func:`~debatekit.protocols.stochastic.batch.simulate` plays it in a batch, keeping its events
@@ -246,23 +247,23 @@ def play(
     resumed = list(events) if events else []
     strict = script is not None and not resumed  # a replay: the verifier's answers all come from the script
     script = resumed or script or []
-    listed: list[dict] | None = events if events is not None else ([] if keep else None)
+    listed: list[Event] | None = events if events is not None else ([] if keep else None)
     bits = bytearray(offset + steps)
     bits[:n_inputs] = bytes(int(b) for b in instance.x)
-    journaled = deque(e for e in resumed if e.get("query") in (None, Role.VERIFIER.value))
+    journaled = deque(e for e in resumed if _made_again(e))
     shared = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
     stream = shared.stream
     shapes = {Role.ALICE: number if alice.scalar else one, Role.BOB: number if bob.scalar else one}
     parties = {role: _Party(role, shared, consulted[role].oracle, shapes.get(role, number)) for role in Role}
     verifier = parties[Role.VERIFIER]
-    moves = {(e["move"], e["what"], e.get("t")): _message(e) for e in script if "move" in e}
+    moves = {(e.role, e.what, e.t): _message(e) for e in script if isinstance(e, Moved)}
     if script:
-        verifier.given = deque(int(e["answer"]) for e in script if e.get("query") == Role.VERIFIER.value)
+        verifier.given = deque(e.answer for e in script if isinstance(e, Queried) and e.role is Role.VERIFIER)
     elif strict:
         verifier.given = deque()
     for event in resumed:  # the provers' queries made before the stop (their moves are not asked again)
-        if event.get("query") in (Role.ALICE.value, Role.BOB.value):
-            parties[Role(event["query"])].queries += int(event["n"])
+        if isinstance(event, Queried) and event.role is not Role.VERIFIER:
+            parties[event.role].queries += event.n
 
     players: dict[Role, Any] = {}
     seated = own_copies(consulted[Role.BOB], {Role.ALICE: alice, Role.BOB: bob})
@@ -324,8 +325,8 @@ class _Solo:
         """The role's message: the script's if it holds this move, else the player's, or the exception
         a failing player raised."""
         moves = self.moves
-        if moves and (role.value, message.what, t) in moves:
-            return moves[(role.value, message.what, t)]
+        if moves and (role, message.what, t) in moves:
+            return moves[(role, message.what, t)]
         bound = self.alice_methods if role is _ALICE else self.bob_methods
         method = bound.get(message)
         if method is None:
@@ -452,12 +453,18 @@ def _raising(err: Exception) -> Callable[..., Any]:
     return send
 
 
-def _message(event: dict) -> Any:
+def _message(event: Moved) -> Any:
     """What a scripted move sends: the committed message (a witness as its one row), or where the
     move was a forfeit something that cannot commit."""
-    if "forfeit" in event:
+    if event.forfeit is not None:
         return None
-    return [event["message"]] if event["what"] == "witness" else event["message"]
+    return [event.message] if event.what == WITNESS.what else event.message
+
+
+def _made_again(event: Event) -> bool:
+    """Whether a replayed or resumed debate makes ``event`` again: every event but the provers' own
+    queries (their moves are given, not asked)."""
+    return not isinstance(event, Queried) or event.role is Role.VERIFIER
 
 
 class _Unscripted:
@@ -472,10 +479,7 @@ def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed
     """Debate ``record["debate"]`` again: its recorded messages and verifier answers, nature's bits
     from the debate's stream; every event (the provers' own queries apart) and count must come out
     as recorded."""
-    recorded = record.get("events")
-    if recorded is None:
-        raise ReplayError("the record keeps no events")
-    recorded = list(recorded)
+    recorded = recorded_events(record)
     seats = {
         role: Strategy("recorded", role, "the record's messages (untrusted)", lambda _: _Unscripted())
         for role in (Role.ALICE, Role.BOB)
@@ -487,8 +491,8 @@ def replay(record: dict[str, Any], instance: Instance, rules: Rules) -> Replayed
     again = tally.records[0]
     differences = []
 
-    def comparable(listed: list[dict]) -> list[dict]:
-        return [e for e in listed if e.get("query") in (None, Role.VERIFIER.value)]
+    def comparable(listed: list[Event]) -> list[Event]:
+        return [e for e in listed if _made_again(e)]
 
     if comparable(again["events"]) != comparable(recorded):
         differences.append("events: the replayed debate's messages, bits or verifier queries differ")
