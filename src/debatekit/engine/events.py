@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, NoReturn
 
 from debatekit.ledger import Role
 
@@ -61,6 +61,7 @@ class Moved:
     message: Any = None
     forfeit: str | None = None
     refused: bool = False
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"move": self.role.value}
@@ -88,6 +89,7 @@ class Queried:
     answer: int
     t: Step = NO_STEP
     judges: tuple[dict[str, Any], ...] = ()
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"query": self.role.value}
@@ -110,6 +112,7 @@ class Drawn:
     by: Role | None = None
     t: Step = NO_STEP
     noted: tuple[tuple[str, Any], ...] = ()
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"chance": self.what}
@@ -128,6 +131,7 @@ class Read:
     sender: Role | None
     at: int | None = None
     bits: int | None = None
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"read": "x" if self.sender is None else self.sender.value}
@@ -142,9 +146,15 @@ class EventError(ValueError):
 
 
 def json_default(value: Any) -> Any:
-    """``json.dumps``' ``default`` where a record's or journal's line is written: an event as its JSON form."""
+    """``json.dumps``' ``default`` where a record's or journal's line is written: an event as its
+    JSON form, made once per event object and kept on it (``_json``; a batch's debates share their
+    events), for the encoder to read, never to change."""
     if isinstance(value, Event):
-        return value.to_json()
+        data = value._json
+        if data is None:
+            data = value.to_json()
+            object.__setattr__(value, "_json", data)
+        return data
     raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
@@ -164,113 +174,118 @@ def events_from_json(data: Any) -> list[Event]:
 
 KINDS = ("move", "query", "chance", "read")
 """The key that names each kind of event, first in its JSON form."""
+_ROLES = {role.value: role for role in Role}
+_SENDERS = {"alice": Role.ALICE, "bob": Role.BOB, "x": None}
+_MOVED = frozenset({"move", "what", "t", "message", "forfeit", "refused"})
+_QUERIED = frozenset({"query", "t", "question", "n", "answer", "judges"})
+_READ = frozenset({"read", "at", "bits"})
+_DRAWN = frozenset({"chance", "by", "t", "outcome"})
+ROLES = "alice, bob or verifier"
+STEP = "a step (an integer >= 0, or null)"
 
 
 def event_from_json(data: Any) -> Event:
     """The event whose JSON form is ``data`` (from a record or journal, untrusted), or an :class:`EventError`."""
-    if not isinstance(data, dict):
+    if type(data) is not dict:
         raise EventError(f"an event is a JSON object, not {_brief(data)}")
-    kinds = [kind for kind in KINDS if kind in data]
-    if len(kinds) != 1:
+    if ("move" in data) + ("query" in data) + ("chance" in data) + ("read" in data) != 1:
         raise EventError(f"an event of no one known kind (move, query, chance or read): {_brief(data)}")
-    fields = _Fields(data)
-    if kinds == ["move"]:
-        event: Event = _moved(fields)
-    elif kinds == ["query"]:
-        event = _queried(fields)
-    elif kinds == ["chance"]:
-        event = _drawn(fields)
-    else:
-        event = _read(fields)
-    if fields.left:
-        raise EventError(f"a {kinds[0]} event with unknown fields ({', '.join(sorted(fields.left))}): {_brief(data)}")
-    return event
+    if "move" in data:
+        return _moved(data)
+    if "query" in data:
+        return _queried(data)
+    if "chance" in data:
+        return _drawn(data)
+    return _read(data)
 
 
-class _Fields:
-    """An event's JSON object read field by field; ``left``, the fields no reading took."""
-
-    def __init__(self, data: dict[str, Any]):
-        self.data, self.left = data, set(data)
-
-    def take(self, key: str, check: Any, expected: str, required: bool = True) -> Any:
-        if key not in self.data:
-            if required:
-                raise EventError(f"{self._kind()} event without its {key}: {_brief(self.data)}")
-            return None
-        self.left.discard(key)
-        value = self.data[key]
-        if check is not None and not check(value):
-            raise EventError(f"{self._kind()} event whose {key} is not {expected}: {_brief(self.data)}")
-        return value
-
-    def role(self, key: str, choices: tuple[str, ...] = ("alice", "bob", "verifier")) -> Role:
-        return Role(self.take(key, lambda v: v in choices, " or ".join(choices)))
-
-    def step(self) -> Step:
-        if "t" not in self.data:
-            return NO_STEP
-        return self.take("t", lambda v: v is None or _count(v), "a step (an integer >= 0, or null)")
-
-    def _kind(self) -> str:
-        return "a " + next(kind for kind in KINDS if kind in self.data)
+def _moved(data: dict[str, Any]) -> Moved:
+    _known(data, _MOVED, "move")
+    role, what, t = _role(data, "move"), data.get("what", ""), _step(data, "move")
+    if "what" in data and not (type(what) is str and what):
+        _refuse(data, "move", "what", "a name")
+    if ("message" in data) == ("forfeit" in data):
+        both = "both" if "message" in data else "neither"
+        raise EventError(f"a move event with {both} a message and a forfeit: {_brief(data)}")
+    forfeit = data.get("forfeit")
+    if "forfeit" in data and type(forfeit) is not str:
+        _refuse(data, "move", "forfeit", "a reason (a string)")
+    if "refused" in data and not (data["refused"] is True and forfeit is not None):
+        _refuse(data, "move", "refused", "true, on a forfeit")
+    return Moved(role=role, what=what, t=t, message=data.get("message"), forfeit=forfeit, refused="refused" in data)
 
 
-def _count(value: Any) -> bool:
-    return type(value) is int and value >= 0
+def _queried(data: dict[str, Any]) -> Queried:
+    _known(data, _QUERIED, "query")
+    role, t = _role(data, "query"), _step(data, "query")
+    if "question" not in data:
+        _refuse(data, "query", "question", "")
+    n, answer = data.get("n"), data.get("answer")
+    if not (type(n) is int and n > 0):
+        _refuse(data, "query", "n", "a count of queries (an integer >= 1)")
+    if not (type(answer) is int and answer >= 0):
+        _refuse(data, "query", "answer", "a count of yes (an integer >= 0)")
+    judges = data.get("judges", ())
+    if "judges" in data and not (type(judges) is list and judges and all(type(j) is dict for j in judges)):
+        _refuse(data, "query", "judges", "a non-empty list of objects (who answered)")
+    return Queried(role=role, t=t, question=data["question"], n=n, answer=answer, judges=tuple(judges))
 
 
-def _name(value: Any) -> bool:
-    return type(value) is str and value != ""
+def _drawn(data: dict[str, Any]) -> Drawn:
+    what = data["chance"]
+    if not (type(what) is str and what):
+        _refuse(data, "chance", "chance", "a name")
+    by = _role(data, "chance", "by") if "by" in data else None
+    if "outcome" not in data:
+        _refuse(data, "chance", "outcome", "")
+    noted = tuple((key, value) for key, value in data.items() if key not in _DRAWN)
+    for key, value in noted:
+        if not (value is None or type(value) in (int, str, bool) or (type(value) is float and math.isfinite(value))):
+            _refuse(data, "chance", key, "a finite number, a string, a boolean or null")
+    return Drawn(what=what, by=by, t=_step(data, "chance"), noted=noted, outcome=data["outcome"])
 
 
-def _moved(fields: _Fields) -> Moved:
-    role, what = fields.role("move"), fields.take("what", _name, "a name", required=False) or ""
-    t = fields.step()
-    if ("message" in fields.data) == ("forfeit" in fields.data):
-        both = "both" if "message" in fields.data else "neither"
-        raise EventError(f"a move event with {both} a message and a forfeit: {_brief(fields.data)}")
-    message = fields.take("message", None, "", required=False)
-    forfeit = fields.take("forfeit", lambda v: type(v) is str, "a reason (a string)", required=False)
-    refused = fields.take("refused", lambda v: v is True and forfeit is not None, "true, on a forfeit", False)
-    return Moved(role=role, what=what, t=t, message=message, forfeit=forfeit, refused=bool(refused))
+def _read(data: dict[str, Any]) -> Read:
+    _known(data, _READ, "read")
+    if data["read"] not in _SENDERS:
+        _refuse(data, "read", "read", "alice, bob or x")
+    if ("at" in data) == ("bits" in data):
+        raise EventError(f"a read event needs one of at (a position) and bits (a word's width): {_brief(data)}")
+    at, bits = data.get("at"), data.get("bits")
+    if "at" in data and not (type(at) is int and at >= 0):
+        _refuse(data, "read", "at", "a position (an integer >= 0)")
+    if "bits" in data and not (type(bits) is int and bits >= 0):
+        _refuse(data, "read", "bits", "a width (an integer >= 0)")
+    return Read(sender=_SENDERS[data["read"]], at=at, bits=bits)
 
 
-def _queried(fields: _Fields) -> Queried:
-    role, t = fields.role("query"), fields.step()
-    question = fields.take("question", None, "")
-    n = fields.take("n", lambda v: _count(v) and v > 0, "a count of queries (an integer >= 1)")
-    answer = fields.take("answer", _count, "a count of yes (an integer >= 0)")
-    judges = fields.take("judges", _judges, "a non-empty list of objects (who answered)", required=False)
-    return Queried(role=role, t=t, question=question, n=n, answer=answer, judges=tuple(judges or ()))
+def _known(data: dict[str, Any], known: frozenset[str], kind: str) -> None:
+    if not data.keys() <= known:
+        unknown = ", ".join(sorted(data.keys() - known))
+        raise EventError(f"a {kind} event with unknown fields ({unknown}): {_brief(data)}")
 
 
-def _judges(value: Any) -> bool:
-    return type(value) is list and value != [] and all(type(j) is dict for j in value)
+def _role(data: dict[str, Any], kind: str, key: str | None = None) -> Role:
+    value = data[key or kind]
+    role = _ROLES.get(value) if type(value) is str else None
+    if role is None:
+        _refuse(data, kind, key or kind, ROLES)
+    return role
 
 
-def _drawn(fields: _Fields) -> Drawn:
-    what = fields.take("chance", _name, "a name")
-    by = fields.role("by") if "by" in fields.data else None
-    t, outcome = fields.step(), fields.take("outcome", None, "")
-    scalar = "a finite number, a string, a boolean or null"
-    noted = [(key, fields.take(key, _scalar, scalar)) for key in fields.data if key in fields.left]
-    return Drawn(what=what, by=by, t=t, noted=tuple(noted), outcome=outcome)
+def _step(data: dict[str, Any], kind: str) -> Step:
+    if "t" not in data:
+        return NO_STEP
+    t = data["t"]
+    if t is not None and not (type(t) is int and t >= 0):
+        _refuse(data, kind, "t", STEP)
+    return t
 
 
-def _scalar(value: Any) -> bool:
-    if type(value) is float:
-        return math.isfinite(value)
-    return value is None or type(value) in (int, str, bool)
-
-
-def _read(fields: _Fields) -> Read:
-    sender = fields.take("read", lambda v: v in ("alice", "bob", "x"), "alice, bob or x")
-    if ("at" in fields.data) == ("bits" in fields.data):
-        raise EventError(f"a read event needs one of at (a position) and bits (a word's width): {_brief(fields.data)}")
-    at = fields.take("at", _count, "a position (an integer >= 0)", required=False)
-    bits = fields.take("bits", _count, "a width (an integer >= 0)", required=False)
-    return Read(sender=None if sender == "x" else Role(sender), at=at, bits=bits)
+def _refuse(data: dict[str, Any], kind: str, key: str, expected: str) -> NoReturn:
+    if key not in data:
+        raise EventError(f"a {kind} event without its {key}: {_brief(data)}")
+    raise EventError(f"a {kind} event whose {key} is not {expected}: {_brief(data)}")
 
 
 BRIEF = 160

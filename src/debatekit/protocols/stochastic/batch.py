@@ -83,6 +83,21 @@ class _Events:
         if rows.size:
             self.columns.append((rows.tolist(), listed))
 
+    def add_each(self, rows: np.ndarray, values: list, event: Callable[[Any], Event]) -> None:
+        """``event(v)`` appended to the debate of each of ``rows`` for its value v in ``values``: one
+        event per distinct value, shared by the debates that sent it (events are frozen), so a
+        batch keeps a few event objects a step rather than one a debate. A zero is keyed with its
+        repr too (0.0 and -0.0 are equal, and their JSON is not)."""
+        made: dict[Any, Event] = {}
+        listed = []
+        for value in values:
+            key = value if value else (value, repr(value))
+            shared = made.get(key)
+            if shared is None:
+                shared = made[key] = event(value)
+            listed.append(shared)
+        self.add(rows, listed)
+
     def per_debate(self) -> list[list[Event]]:
         out: list[list[Event]] = [[] for _ in range(self.size)]
         for rows, listed in self.columns:
@@ -236,7 +251,7 @@ class _Batch:
         if self.events is not None:
             kept, plain = (rows, read) if every else (rows[ok], read[ok])
             t = self.t
-            self.events.add(kept, [moved(role, message, t, m) for m in plain.tolist()])
+            self.events.add_each(kept, plain.tolist(), lambda m: moved(role, message, t, m))
         if live is None and every:
             return read
         if live is None:
@@ -269,7 +284,7 @@ class _Batch:
             self.alive[rows] = False
             self.reasons.setdefault(role, message.reason)
             if self.events is not None:
-                self.events.add(rows, [forfeited(role, message, t) for _ in rows])
+                self.events.add(rows, [forfeited(role, message, t)] * rows.size)
 
     def estimate(self, role: Role, n: int, where: np.ndarray) -> np.ndarray:
         out = np.full(self.rows.size, np.nan)
@@ -288,7 +303,7 @@ class _Batch:
         self.values[slice(None) if rows.size == self.n else rows, self.offset + self.t] = bits
         if chance and self.events is not None:
             t = self.t
-            self.events.add(rows, [drawn(t, b) for b in bits.tolist()])
+            self.events.add_each(rows, bits.tolist(), lambda b: drawn(t, b))
 
     def verdict(self, where: Any, accepted: np.ndarray) -> None:
         rows = self.where(where)
