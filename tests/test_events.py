@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.cli.main import main
@@ -79,6 +81,8 @@ JSON_FORMS = [
     {"read": "x", "at": 0},
 ]
 """Their JSON forms, key for key and in order, as records have always held them."""
+FIELDS = ["move", "query", "chance", "read", "what", "t", "message", "forfeit", "refused", "question", "n", "answer",
+          "judges", "by", "outcome", "p", "at", "bits"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("event", "data"), list(zip(EVENTS, JSON_FORMS, strict=True)))
@@ -157,6 +161,8 @@ MALFORMED: list[tuple[Any, str]] = [
     ({"chance": "z", "by": "nature", "outcome": 0}, "whose by is not alice, bob or verifier"),
     ({"chance": 3, "outcome": 0}, "whose chance is not a name"),
     ({"read": "verifier", "at": 1}, "whose read is not alice, bob or x"),
+    ({"read": ["alice"], "at": 1}, "whose read is not alice, bob or x"),
+    ({"chance": "z", "by": {"role": "verifier"}, "outcome": 0}, "whose by is not alice, bob or verifier"),
     ({"read": "alice", "at": 1, "bits": 2}, "a read event needs one of at"),
     ({"read": "alice"}, "a read event needs one of at"),
     ({"read": "alice", "at": -1}, "whose at is not a position"),
@@ -172,6 +178,28 @@ def test_what_is_not_an_event_is_refused_with_one_clear_message(data, why) -> No
         event_from_json(data)
     message = str(refused.value)
     assert why in message and "\n" not in message, message
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 5) | st.floats() | st.sampled_from(["alice", "bob", "x", "z", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),
+    max_leaves=8,
+)
+"""JSON data near an event's shape: its kinds' and fields' names, roles, small counts, NaN and infinities."""
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.sampled_from(JSON_FORMS), st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=3), st.data())
+def test_any_edit_of_an_event_reads_back_exactly_or_is_refused(data, edits, drawn) -> None:
+    """An event's JSON form with fields changed, added or dropped: read as an event whose JSON form
+    is the data again (its keys in the one order), or refused as an EventError; never another exception."""
+    edited = {k: v for k, v in data.items() if not drawn.draw(st.booleans(), label=f"drop {k}")} | edits
+    try:
+        event = event_from_json(edited)
+    except EventError as err:
+        assert "\n" not in str(err)
+        return
+    assert json.dumps(event.to_json(), sort_keys=True) == json.dumps(edited, sort_keys=True)
 
 
 def test_a_list_of_events_names_the_first_that_is_not_one() -> None:

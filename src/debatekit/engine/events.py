@@ -18,7 +18,7 @@ As OpenSpiel keeps a state as its history of actions, a recorded debate
 
 Each event's JSON form (``to_json``) is the object a record file holds, key for key and in the
 order records have always been written, so records on disk read and replay byte for byte; it is
-made once, where a record's or journal's line is written (:data:`json_default`).
+made once, where a record's or journal's line is written (:func:`json_default`).
 :func:`event_from_json` is its one reading, for data from a file: a record is untrusted, and
 whatever is not an event's JSON form (a wrong type, an unknown kind or field, a missing field, a
 non-finite number) is an :class:`EventError` saying what, which each reader reports as the user's
@@ -172,20 +172,19 @@ def events_from_json(data: Any) -> list[Event]:
     return events
 
 
-KINDS = ("move", "query", "chance", "read")
-"""The key that names each kind of event, first in its JSON form."""
 _ROLES = {role.value: role for role in Role}
 _SENDERS = {"alice": Role.ALICE, "bob": Role.BOB, "x": None}
 _MOVED = frozenset({"move", "what", "t", "message", "forfeit", "refused"})
 _QUERIED = frozenset({"query", "t", "question", "n", "answer", "judges"})
 _READ = frozenset({"read", "at", "bits"})
 _DRAWN = frozenset({"chance", "by", "t", "outcome"})
-ROLES = "alice, bob or verifier"
-STEP = "a step (an integer >= 0, or null)"
 
 
 def event_from_json(data: Any) -> Event:
-    """The event whose JSON form is ``data`` (from a record or journal, untrusted), or an :class:`EventError`."""
+    """The event whose JSON form is ``data`` (from a record or journal, untrusted), or an
+    :class:`EventError`: the key that names its kind (``move``, ``query``, ``chance`` or ``read``)
+    must be its only one, each field of the type its dataclass holds, none missing and none unknown
+    (a draw keeps what else it holds, scalars, as ``noted``)."""
     if type(data) is not dict:
         raise EventError(f"an event is a JSON object, not {_brief(data)}")
     if ("move" in data) + ("query" in data) + ("chance" in data) + ("read" in data) != 1:
@@ -247,7 +246,7 @@ def _drawn(data: dict[str, Any]) -> Drawn:
 
 def _read(data: dict[str, Any]) -> Read:
     _known(data, _READ, "read")
-    if data["read"] not in _SENDERS:
+    if type(data["read"]) is not str or data["read"] not in _SENDERS:
         _refuse(data, "read", "read", "alice, bob or x")
     if ("at" in data) == ("bits" in data):
         raise EventError(f"a read event needs one of at (a position) and bits (a word's width): {_brief(data)}")
@@ -269,7 +268,7 @@ def _role(data: dict[str, Any], kind: str, key: str | None = None) -> Role:
     value = data[key or kind]
     role = _ROLES.get(value) if type(value) is str else None
     if role is None:
-        _refuse(data, kind, key or kind, ROLES)
+        _refuse(data, kind, key or kind, "alice, bob or verifier")
     return role
 
 
@@ -278,7 +277,7 @@ def _step(data: dict[str, Any], kind: str) -> Step:
         return NO_STEP
     t = data["t"]
     if t is not None and not (type(t) is int and t >= 0):
-        _refuse(data, kind, "t", STEP)
+        _refuse(data, kind, "t", "a step (an integer >= 0, or null)")
     return t
 
 
