@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from debatekit.engine.events import Event
 from debatekit.engine.nodes import Node
 from debatekit.ledger import Role
 from debatekit.oracle import Oracle
@@ -62,7 +63,7 @@ class Simulate(Protocol):
         keep: bool = False,
         *,
         provers: Oracle | None = None,
-        events: list[dict] | None = None,
+        events: list[Event] | None = None,
     ) -> Tally: ...
 
 

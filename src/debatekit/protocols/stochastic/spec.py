@@ -9,6 +9,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from debatekit.engine.events import Event
 from debatekit.ledger import Tally
 from debatekit.oracle import Oracle
 from debatekit.params import param
@@ -76,7 +77,7 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
         keep: bool = False,
         *,
         provers: Oracle | None = None,
-        events: list[dict] | None = None,
+        events: list[Event] | None = None,
     ) -> Tally:
         rules = _stochastic_rules(constants, instance)
         return stochastic_batch.simulate(
