@@ -15,7 +15,8 @@ from debatekit.engine.boundary import commit_bit
 from debatekit.engine.events import Drawn, Event, Moved
 from debatekit.engine.nodes import Chance, End, Judge, Move, Node, Paid, Payoff, Query
 from debatekit.engine.play import Seated, play, verifier_answer
-from debatekit.engine.record import Forged, ReplayError, walked
+from debatekit.engine.record import Forged, walked
+from debatekit.engine.trust import ReplayError
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import TableOracle
 from debatekit.prob import Dist

@@ -15,8 +15,9 @@ import pytest
 
 from debatekit.analysis.montecarlo import make_instance
 from debatekit.engine.events import json_default
-from debatekit.engine.record import ReplayError, fingerprint
+from debatekit.engine.record import fingerprint
 from debatekit.engine.summary import Summary
+from debatekit.engine.trust import ReplayError
 from debatekit.ledger import Role
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS

@@ -65,10 +65,10 @@ from debatekit.analysis.stats import wilson
 from debatekit.engine.events import Drawn, Event, Moved, Queried
 from debatekit.engine.nodes import End, Node, Payoff
 from debatekit.engine.play import Seated, play, raised, verifier_answer
-from debatekit.engine.record import Forged, Replayed, ReplayError, fingerprint, recorded_events, walked
+from debatekit.engine.record import Forged, Replayed, fingerprint, recorded_events, walked
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.summary import Summary
-from debatekit.engine.trust import charge, trusting
+from debatekit.engine.trust import ReplayError, charge, trusting
 from debatekit.ledger import Ledger, Malformed, Role, Tally
 from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly, Unanswered
@@ -489,7 +489,7 @@ def replay(protocol: Recursive, record: dict[str, Any], instance: Instance, *, r
     answers, each draw checked against the rules and each answer against the oracle; the events
     the walk computes, the verdict, forfeit and reason, payoff, reward vector and the verifier's
     counts must come out as recorded. A record that runs out or does not fit raises
-    :class:`~debatekit.engine.record.ReplayError`."""
+    :class:`~debatekit.engine.trust.ReplayError`."""
     events = recorded_events(record)
     try:
         index, verifier = int(record["debate"]), record["queries"][Role.VERIFIER.value]

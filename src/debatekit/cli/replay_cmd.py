@@ -35,7 +35,8 @@ def replay_file(
     """Replay each record: exit 0 only if the chain holds and every verdict, forfeit, verifier
     count and oracle answer reproduces."""
     from debatekit.cli.common import emit_json, stdout
-    from debatekit.engine.record import Mismatch, ReplayError, chain_lines, replay
+    from debatekit.engine.record import Mismatch, chain_lines, replay
+    from debatekit.engine.trust import ReplayError
     from debatekit.files import FileMistake
 
     if not path.is_file():

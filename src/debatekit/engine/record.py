@@ -61,6 +61,7 @@ from debatekit.engine.nodes import (
     moved,
     settled,
 )
+from debatekit.engine.trust import ReplayError
 from debatekit.files import MAX_LINE, FileMistake, parse_json
 from debatekit.ledger import Ledger, Role
 from debatekit.reader import Reader
@@ -303,10 +304,6 @@ def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[Event]]:
             raise FileMistake(journal, number, f"not a journal entry's event: {err}") from None
         found.setdefault(entry["debate"], []).append(event)
     return found
-
-
-class ReplayError(ValueError):
-    """A record that does not fit its protocol (a move or an answer missing or out of place)."""
 
 
 @dataclass(frozen=True)

@@ -111,14 +111,19 @@ def trusting(*strategies: Seated) -> Iterator[None]:
         _TRUSTED.reset(token)
 
 
+class ReplayError(ValueError):
+    """A record that does not fit its protocol (a move or an answer missing or out of place): the
+    record's or the journal's fault, never a player's forfeit nor the engine's failure
+    (:func:`charge`); :mod:`debatekit.engine.record` raises it."""
+
+
 def charge(role: Role, error: BaseException, trusted: bool | None = None) -> None:
     """Before ``role`` forfeits for ``error``, an exception its side raised: :class:`InternalError`
     instead when its seat is trusted (``trusted``, or by default one of the debate's trusted seats),
     unless ``error`` is a concession (:class:`~debatekit.ledger.Malformed`,
     :class:`~debatekit.ledger.Concession`) or a replayed record's
-    or resumed journal's fault (:class:`~debatekit.engine.record.ReplayError`)."""
-    from debatekit.engine.record import ReplayError  # here: the record imports the engine, and --help no numpy
-    from debatekit.ledger import Concession, Malformed
+    or resumed journal's fault (:class:`ReplayError`)."""
+    from debatekit.ledger import Concession, Malformed  # here: --help imports no numpy
 
     if isinstance(error, Malformed | Concession | ReplayError):  # a concession, or a record's or journal's fault
         return

@@ -171,8 +171,8 @@ def play(
     planner cannot certify at this size, are ``UserError``."""
     from debatekit.analysis.montecarlo import ResumeError
     from debatekit.analysis.montecarlo import run as run_trials
-    from debatekit.engine.record import Mismatch, ReplayError
-    from debatekit.engine.trust import Unaffordable
+    from debatekit.engine.record import Mismatch
+    from debatekit.engine.trust import ReplayError, Unaffordable
     from debatekit.files import FileMistake
     from debatekit.ledger import Role
     from debatekit.protocols.stochastic.rules import Unplannable

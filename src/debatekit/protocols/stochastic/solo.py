@@ -32,9 +32,9 @@ import numpy as np
 from debatekit.engine.boundary import as_bit
 from debatekit.engine.events import Event, Moved, Queried
 from debatekit.engine.play import describe
-from debatekit.engine.record import Forged, Replayed, ReplayError, recorded_events
+from debatekit.engine.record import Forged, Replayed, recorded_events
 from debatekit.engine.streams import Stream, counter
-from debatekit.engine.trust import charge
+from debatekit.engine.trust import ReplayError, charge
 from debatekit.ledger import Role, Tally
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import Oracle, consulted, here, judged, question_json, settled
