@@ -33,6 +33,7 @@ from debatekit.engine.record import journal_path, read_records
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
+from test_records import rechain
 
 EVENTS = [
     Moved(role=Role.ALICE, message={"bits": "0110"}),
@@ -216,24 +217,12 @@ def test_a_list_of_events_names_the_first_that_is_not_one() -> None:
 RUN = ["run", "cross-exam", "--problem", "approval-majority", "--size", "6", "--bob", "point-random", "--no-log"]
 
 
-def rechained(path: Path, values: list[dict]) -> None:
-    """``values`` written again as a record whose chain holds (the chain is not a signature)."""
-    from debatekit.engine.record import START, chained
-
-    last, out = START, []
-    for value in values:
-        body = json.dumps({k: v for k, v in value.items() if k != "chain"}, separators=(",", ":"))
-        last = chained(last, body)
-        out.append(f'{body[:-1]},"chain":"{last}"}}\n')
-    path.write_text("".join(out))
-
-
 def test_a_malformed_event_is_the_records_mistake_in_replay_and_show(tmp_path, capsys) -> None:
     path = tmp_path / "r.jsonl"
     assert main([*RUN, "--trials", "3", "--record", str(path), "--json"]) == 0
     values = [json.loads(line) for line in path.read_text().splitlines()]
     values[2]["events"][1] = {"move": "bob", "message": 1, "t": math.nan}
-    rechained(path, values)
+    rechain(path, values)
     capsys.readouterr()
     assert main(["replay", str(path)]) == 1
     out = capsys.readouterr().out
@@ -251,9 +240,9 @@ def test_a_malformed_journaled_event_is_one_line_naming_the_journal_and_its_line
     path = tmp_path / "r.jsonl"
     assert main([*RUN, "--trials", "10", "--record", str(path), "--json"]) == 0
     values = [json.loads(line) for line in path.read_text().splitlines()]
-    rechained(path, values[:5])  # debates 0..3 whole; debate 4 in flight, its journal below
+    rechain(path, values[:5])  # debates 0..3 whole; debate 4 in flight, its journal below
     event = {"query": "alice", "question": None, "n": 1, "answer": 0, "seen": True}
-    rechained(journal_path(path), [{"debate": None, "header": values[0]["header"]}, {"debate": 4, "event": event}])
+    rechain(journal_path(path), [{"debate": None, "header": values[0]["header"]}, {"debate": 4, "event": event}])
     capsys.readouterr()
     assert main([*RUN, "--trials", "10", "--record", str(path), "--resume"]) == 2
     err = capsys.readouterr().err

@@ -342,7 +342,7 @@ class Call:
         return Handle(len(self.views) - 1, arg.t, arg.steps, arg.kind.value, None if same else rows, ahead)
 
     def _ahead(self, view: Any) -> dict:
-        from debatekit.protocols.stochastic.rules import Advance
+        from debatekit.protocols.stochastic.rules import Advance, no_take
 
         last, sent = self.last, {}
         if "estimate" in last:
@@ -354,7 +354,7 @@ class Call:
             self.pending["random"] = coins = view.ahead.random(view)
             sent["random"] = coins.value
         if "probabilities" in last:
-            self.pending["probabilities"] = Advance(view.probabilities, _nothing)
+            self.pending["probabilities"] = Advance(view.probabilities, no_take)
             sent["probabilities"] = view.probabilities
         return sent
 
@@ -567,10 +567,6 @@ def spec_of(factory: Any) -> str:
     if not isinstance(module, str) or not isinstance(name, str) or module == "__main__" or "." in name:
         raise StrategyError(f"{factory!r} cannot be imported by name in a worker; define it in a module, or trust it")
     return f"{module}:{name}"
-
-
-def _nothing() -> None:
-    """Taking a read that changes nothing (the probabilities)."""
 
 
 def descendants(pid: int) -> list[int]:

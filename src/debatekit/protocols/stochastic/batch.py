@@ -63,6 +63,7 @@ from debatekit.protocols.stochastic.rules import (
     forfeited,
     machine_of,
     moved,
+    no_take,
     queried,
     record,
 )
@@ -353,7 +354,7 @@ class _Batch:
         for ``count`` queries of each live debate, from its stream at the step's next count), or
         None where the oracle only samples (asking it is the estimate)."""
         if view.kind is not StepKind.ORACLE:
-            return Advance(np.array(view.probabilities, dtype=float), _nothing)
+            return Advance(np.array(view.probabilities, dtype=float), no_take)
         if np.isnan(view.probabilities).any():
             return None
         t, purpose, rows = view.t, PURPOSE[role], view.rows
@@ -411,10 +412,6 @@ class _Batch:
             ]
         return Tally(self.verdicts, self.queries, self.bits_read, self.input_bits_read, forfeited_count,
                      self.reasons, records=records)  # fmt: skip
-
-
-def _nothing() -> None:
-    """Taking a read that changes nothing (an estimate on a step that asks no oracle)."""
 
 
 def _seen(value: np.ndarray | None, live: np.ndarray | None) -> np.ndarray | None:

@@ -488,6 +488,10 @@ class Advance(NamedTuple):
     take: Callable[[], None]
 
 
+def no_take() -> None:
+    """Taking a read that changes nothing (an estimate on a step that asks no oracle, the probabilities)."""
+
+
 class Ahead(NamedTuple):
     """A view's reads answered ahead (:class:`Advance`): a player across the process boundary is
     sent them with its call when its last call made them, saving a round trip each
