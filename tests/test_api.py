@@ -263,7 +263,7 @@ def test_a_users_strategy_object_that_lies_loses_to_honest_bob() -> None:
     result = debatekit.run("cross-exam", problem="parity", size=8, truth=False, alice=liar, trials=10, trust=True)
     assert result.honest_win_rate == 1.0 and result.accept_rate == 0.0
     assert result.alice == "<strategy object: my-liar>"  # not the name of a strategy it is not
-    assert result.extra["boundary"]["alice"] == "inline: --trust-players, boundary off"
+    assert result.boundary["alice"] == "inline: --trust-players, boundary off"
 
 
 def test_an_instance_built_by_hand_is_played_and_described() -> None:

@@ -32,6 +32,7 @@ from debatekit.players.base import Seat, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.problems.registry import Instance
 from debatekit.protocols import bisection, cross_exam
+from debatekit.protocols.payoffs import BoundKind, Payoffs
 from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.spec import Guarantee, ProtocolSpec
 
@@ -206,17 +207,18 @@ def trials_for(spec: ProtocolSpec, instance: Instance) -> int:
     return 3 if b in (0.0, 1.0) else max(3, math.ceil(math.log(ALPHA) / math.log(1 - b)))
 
 
-def keeps_the_payoff_bound(extra: dict) -> None:
+def keeps_the_payoff_bound(payoffs: Payoffs) -> None:
     """The decomposition protocols promise A's mean payoff, not verdicts: where the theorem's bound
     is promised here and covers the B that played, the mean's confidence interval reaches it
     (completeness: E[payoff] >= bound; soundness: E[payoff] <= bound)."""
-    if not extra["payoff_bound_covers_bob"] or not extra.get("payoff_bound_promised", True):
+    bound = payoffs.conclusions.bound
+    if not bound.covers_bob or not payoffs.conclusions.promised:
         return
-    low, high = extra["payoff_ci"]
-    if extra["payoff_bound_kind"] == "completeness":
-        assert high >= extra["payoff_bound"], extra
+    low, high = payoffs.ci
+    if bound.kind is BoundKind.COMPLETENESS:
+        assert high >= bound.value, payoffs
     else:
-        assert low <= extra["payoff_bound"], extra
+        assert low <= bound.value, payoffs
 
 
 @pytest.mark.parametrize(("name", "role", "strategy"), CASES)
@@ -247,10 +249,13 @@ def test_every_strategy_keeps_the_contract(tmp_path, name, role, strategy) -> No
     # The side defending the truth wins as often as the guarantee promises (at level ALPHA).
     wins = verdicts.count(answer)
     assert lower_tail(trials, promised_win_rate(g, answer), wins) >= ALPHA, (wins, trials, g)
-    if "payoff_bound" in result.extra:
+    if spec.conclude is not None:
+        assert result.payoffs is not None
         payoffs = [r["payoff"] for r in records]
-        assert result.extra["payoff_mean"] == pytest.approx(sum(payoffs) / trials)
-        keeps_the_payoff_bound(result.extra)
+        assert result.payoffs.mean == pytest.approx(sum(payoffs) / trials)
+        keeps_the_payoff_bound(result.payoffs)
+    else:
+        assert result.payoffs is None
 
 
 NODE_PROTOCOLS = [name for name, spec in PROTOCOLS.items() if spec.debate is not None]

@@ -33,6 +33,7 @@ from debatekit.players.base import Strategy
 from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols import prover_estimator as pe
+from debatekit.protocols.payoffs import BoundKind
 from debatekit.protocols.registry import PROTOCOLS
 
 # (protocol, problem, size): every protocol written as nodes, on an instance where each side can
@@ -465,8 +466,8 @@ def test_a_hostile_message_loses_for_its_sender_on_the_batch_engines(
     if attack != "lying int":  # read through int's own slot, it is a plain number: no forfeit needed
         assert result.forfeits[role.value] == 3
     if name == "prover-estimator" and role is Role.BOB:
-        assert result.extra["payoff_bound_kind"] == "completeness"
-        assert result.extra["payoff_mean"] >= result.extra["payoff_bound"]
+        assert result.payoffs.conclusions.bound.kind is BoundKind.COMPLETENESS
+        assert result.payoffs.mean >= result.payoffs.conclusions.bound.value
 
 
 class LyingSplit(tuple):
@@ -536,7 +537,7 @@ def test_a_split_that_changes_when_read_is_read_once_and_b_sees_plain_data(name,
     result = run(spec, instance, steering, spy, trials=3, seed=0)
     assert result.honest_win_rate == 1.0
     if name == "prover-estimator" or bob == "omniscient":  # the bounds that cover this B
-        assert result.extra["payoff_mean"] <= result.extra["payoff_bound"] + 1e-12
+        assert result.payoffs.mean <= result.payoffs.conclusions.bound.value + 1e-12
     assert seen and set(seen) <= {int, float, tuple, pe.Situation}
 
 
@@ -566,7 +567,7 @@ def test_a_prover_cannot_write_into_the_situation_she_is_shown(name) -> None:
     vandal = Strategy("wrong-answer", Role.ALICE, "", lambda seat: Vandal(seat, name))
     result = run(spec, instance, vandal, spec.strategies[Role.BOB]["omniscient"], trials=5, seed=0)
     assert result.honest_win_rate == 1.0
-    assert result.extra["payoff_mean"] <= result.extra["payoff_bound"] + 1e-12
+    assert result.payoffs.mean <= result.payoffs.conclusions.bound.value + 1e-12
 
 
 def test_plain_data_and_mixed_moves_are_rebuilt_without_their_methods() -> None:

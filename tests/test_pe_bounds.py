@@ -64,7 +64,7 @@ def test_a_run_at_the_default_delta_has_an_informative_bound_and_it_holds():
     alice, bob = STRATEGIES[Role.ALICE]["obfuscate"], STRATEGIES[Role.BOB]["honest"]
     tally = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, bob, 3, range(10), rules=pe.Rules())
     played = Summary.of_tally(tally, instance.answer)
-    x = recursive.conclusions(recursive.PROVER_ESTIMATOR, instance, alice, bob, played, pe.Rules())
+    x = recursive.conclusions(recursive.PROVER_ESTIMATOR, instance, alice, bob, played, pe.Rules()).to_json()
     assert x["estimator_delta"] < pe.DEFAULT_DELTA
     assert not x["payoff_bound_vacuous"] and x["payoff_bound_promised"]
     assert x["payoff_bound"] < (1 - x["epsilon"]) * x["reward_unit"]

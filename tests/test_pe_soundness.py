@@ -64,7 +64,7 @@ def concluded(instance, alice: Strategy, bob: Strategy, debates: range, rules: p
     """Prover-estimator debates ``debates`` and the run's conclusions over them (the payoff bound)."""
     tally = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, bob, SEED, debates, rules=rules)
     played = Summary.of_tally(tally, instance.answer)
-    return tally, recursive.conclusions(recursive.PROVER_ESTIMATOR, instance, alice, bob, played, rules)
+    return tally, recursive.conclusions(recursive.PROVER_ESTIMATOR, instance, alice, bob, played, rules).to_json()
 
 
 def test_bad_proof_run_reports_payoff_within_bound():

@@ -48,7 +48,7 @@ def concluded(spec, instance, alice: str | Strategy, bob: str | Strategy, debate
     a = spec.strategies[Role.ALICE][alice] if isinstance(alice, str) else alice
     b = spec.strategies[Role.BOB][bob] if isinstance(bob, str) else bob
     tally = play(spec, instance, a, b, debates, keep=False)
-    return tally, spec.conclude(instance, a, b, Summary.of_tally(tally, instance.answer))
+    return tally, spec.conclude(instance, a, b, Summary.of_tally(tally, instance.answer)).to_json()
 
 
 def as_written(record: dict) -> dict:

@@ -159,7 +159,7 @@ def test_a_resumed_recursive_run_is_the_run_never_stopped(tmp_path, name, proble
     again = run(spec, instance, *players, 12, 5, record=resumed, resume=True)
     assert resumed.read_bytes() == whole.read_bytes()
     assert rounded(again.to_json()) == rounded(expected.to_json())
-    assert "payoff_bound" in again.extra and again.extra["payoff_bound"] == expected.extra["payoff_bound"]
+    assert again.payoffs is not None and again.payoffs.conclusions.bound == expected.payoffs.conclusions.bound
 
 
 def test_a_recursive_debate_waiting_on_the_judge_resumes_from_its_journal(tmp_path) -> None:

@@ -11,6 +11,7 @@ from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.oracle import SampleOnly
 from debatekit.problems import PROBLEMS
+from debatekit.protocols.payoffs import BoundKind
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.protocols.stochastic.spec import StochasticParams
@@ -63,8 +64,8 @@ def test_recursive_debate_asks_the_verifiers_oracle_and_runs_sample_only(name: s
     result = run(spec, instance, *players, trials=20, seed=0, oracles=hidden(instance))
     assert result.verifier_queries_max == (1 if truth else result.verifier_queries_max) <= 1  # a leaf is reached
     assert result.honest_win_rate == 1.0
-    if "payoff_bound" in result.extra and result.extra.get("payoff_bound_kind") == "completeness":
-        assert result.extra["payoff_mean"] >= result.extra["payoff_bound"]
+    if result.payoffs is not None and result.payoffs.conclusions.bound.kind is BoundKind.COMPLETENESS:
+        assert result.payoffs.mean >= result.payoffs.conclusions.bound.value
 
 
 def test_oracle_sample_on_the_command_line_for_every_protocol(capsys) -> None:

@@ -421,7 +421,7 @@ def test_through_the_api_every_attack_on_the_verifier_loses_by_default(name) -> 
                            alice=f"{HERE}:{name}", trials=3, move_timeout=10)  # fmt: skip
     assert (result.accept_rate, result.honest_win_rate, result.forfeits["alice"]) == (0.0, 1.0, 0)
     assert result.verifier_bits_read_mean >= 0
-    assert result.extra["boundary"] == {"alice": "worker", "bob": "built-in"}
+    assert result.boundary == {"alice": "worker", "bob": "built-in"}
     assert children() == []
 
 
@@ -612,7 +612,7 @@ def test_an_isolated_prover_estimator_alice_plays_as_inline() -> None:
     with Pool(name, Role.ALICE, LIMITS) as alice:
         played = run(spec, instance, alice.strategy, spec.honest(Role.BOB), 30, 3)
     assert (played.accept_rate, played.forfeits) == (expected.accept_rate, expected.forfeits)
-    assert played.extra["payoff_mean"] == pytest.approx(expected.extra["payoff_mean"], rel=1e-12, abs=1e-18)
+    assert played.payoffs.mean == pytest.approx(expected.payoffs.mean, rel=1e-12, abs=1e-18)
 
 
 def test_a_prover_estimator_alice_that_poisons_the_verifiers_oracle_wins_inline_and_loses_isolated() -> None:
@@ -624,9 +624,9 @@ def test_a_prover_estimator_alice_that_poisons_the_verifiers_oracle_wins_inline_
     attacked = in_a_child(lambda: run(spec, instance, inline, bob, 30, 3))
     with Pool(f"{HERE}:PoisoningEstimatorAlice", Role.ALICE, LIMITS) as pool:
         guarded = run(spec, instance, pool.strategy, bob, 30, 3)
-    assert attacked.extra["payoff_mean"] > plain.extra["payoff_mean"] + 0.5  # the hole: the leaves agree with her
+    assert attacked.payoffs.mean > plain.payoffs.mean + 0.5  # the hole: the leaves agree with her
     assert guarded.accept_rate == plain.accept_rate  # her poison reached nothing: she is the obfuscator
-    assert guarded.extra["payoff_mean"] == pytest.approx(plain.extra["payoff_mean"], rel=1e-12, abs=1e-18)
+    assert guarded.payoffs.mean == pytest.approx(plain.payoffs.mean, rel=1e-12, abs=1e-18)
 
 
 def test_an_isolated_strategy_object_still_refuses_an_instance_it_cannot_play() -> None:

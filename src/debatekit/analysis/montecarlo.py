@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker, Oracle, Pending, Unanswered, debating, in_debate
 from debatekit.players.base import Seat, Strategy
 from debatekit.problems.registry import Instance, Problem
+from debatekit.protocols.payoffs import Conclusions, Payoffs
 from debatekit.protocols.spec import Guarantee, ProtocolSpec, guarantee_for
 from debatekit.reader import Reader
 from debatekit.runs.spec import RunSpec, Truth
@@ -199,14 +200,35 @@ class RunResult:
     """Debates a player's model could not be consulted in: not among ``trials`` nor any rate."""
     undecided_reason: str = ""
     """The first undecided debate's reason."""
-    extra: dict = field(default_factory=dict)
-    """Protocol-specific facts (stochastic debate: K, constants, parameters), merged into the JSON."""
+    payoffs: Payoffs | None = None
+    """A's mean payoff against the theorem's bound (the recursive protocols, from ``spec.conclude``)."""
+    described: dict[str, Any] = field(default_factory=dict)
+    """The protocol's facts about the instance for reports (``spec.describe``: stochastic debate's
+    K, constants and sample counts; a circuit's size), JSON values that no code reads."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """The parameters the problem and protocol were made with, by name (as the record header)."""
+    boundary: dict[str, str] = field(default_factory=dict)
+    """Where each seat's player ran (:class:`~debatekit.engine.isolation.Seating`), by role."""
+    model_usage: dict[str, Any] | None = None
+    """The models consulted, their calls and tokens (LLM players or judges), when any was."""
+    trials_asked: int | None = None
+    """Set when the run was interrupted: the debates asked for (``trials`` of them finished)."""
 
     def to_json(self) -> dict:
-        data = asdict(self)
+        """``run --json``: the fields, the protocol's facts and the payoffs' ``payoff_*`` keys flat."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NESTED}
         data["accept_ci"] = list(self.accept_ci)
         data["guarantee"] = asdict(self.guarantee)
-        return data | data.pop("extra")
+        if self.model_usage is None:
+            del data["model_usage"]
+        if self.trials_asked is None:
+            del data["trials_asked"]
+        else:
+            data["interrupted"] = True
+        return self.described | data | (self.payoffs.to_json() if self.payoffs else {})
+
+
+_NESTED = frozenset({"guarantee", "payoffs", "described"})
 
 
 def record_header(
@@ -374,8 +396,8 @@ def run(
     done = [summary]  # the debates finished so far, whatever stops the run
 
     def result(summary: Summary) -> RunResult:
-        extra = spec.conclude(played, alice, bob, summary) if spec.conclude and summary.trials else {}
-        return result_of(spec, instance, alice, bob, seed, summary, extra, played.oracle)
+        conclusions = spec.conclude(played, alice, bob, summary) if spec.conclude and summary.trials else None
+        return result_of(spec, instance, alice, bob, seed, summary, conclusions, played.oracle)
 
     try:
         if spec.simulate is not None:
@@ -390,7 +412,7 @@ def run(
     except Interrupted as stop:  # the debates in flight are abandoned (their journals kept for --resume)
         if done[0].trials:
             finished = result(done[0])
-            stop.result = replace(finished, extra=finished.extra | {"interrupted": True, "trials_asked": trials})
+            stop.result = replace(finished, trials_asked=trials)
         raise
     return result(done[0])
 
@@ -605,7 +627,7 @@ def result_of(
     bob: Strategy,
     seed: int,
     summary: Summary,
-    extra: dict,
+    conclusions: Conclusions | None,
     verifier: Oracle,
 ) -> RunResult:
     """The run's statistics from its summary (which may merge shards); the guarantee is the one
@@ -615,9 +637,10 @@ def result_of(
     def mean(total: float) -> float:
         return total / n if n else math.nan  # every debate undecided: nothing is measured
 
-    payoffs = {}
-    if summary.payoffs:
-        payoffs = {"payoff_mean": summary.payoff_mean, "payoff_ci": list(summary.payoff_ci(z_value(0.95)))}
+    payoffs = None
+    if summary.payoffs and conclusions is not None:
+        ci = conclusions.ci or summary.payoff_ci(z_value(0.95))
+        payoffs = Payoffs(summary.payoff_mean, ci, summary.payoffs, conclusions)
     return RunResult(
         protocol=spec.name,
         problem=instance.problem,
@@ -643,5 +666,6 @@ def result_of(
         guarantee=guarantee_for(spec, instance, verifier),
         undecided=summary.undecided,
         undecided_reason="" if summary.undecided_reason is None else summary.undecided_reason[1],
-        extra=(spec.describe(instance) if spec.describe else {}) | payoffs | extra,
+        payoffs=payoffs,
+        described=spec.describe(instance) if spec.describe else {},
     )

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.analysis.stats import wilson, z_value
+from debatekit.analysis.stats import wilson
 from debatekit.ledger import Role
 from debatekit.params import DEFAULTS, Settings
 from debatekit.players.base import Seat
@@ -182,24 +182,6 @@ FAMILY = 0.95
 """The family-wise confidence of the payoff rows' checks."""
 
 
-def _family_interval(x: dict[str, Any], trials: int, level: float) -> tuple[float, float]:
-    """A run's payoff interval at ``level``: prover-estimator's normal interval (mean ± z·s/√n) with
-    z for ``level``; naive recursion's payoffs are wins (0 or 1), so its Wilson interval."""
-    if "reward_unit" not in x:
-        return wilson(round(x["payoff_mean"] * trials), trials, level)
-    lo, hi = x["payoff_ci"]
-    half = (hi - lo) / 2 * z_value(level) / z_value(0.95)
-    return x["payoff_mean"] - half, x["payoff_mean"] + half
-
-
-def _promise(x: dict[str, Any]) -> str | None:
-    """None when the theorem promises the row's bound, else why not (the run's note: the B is not
-    one it covers, the decomposition is not certified stable, or the bound is vacuous)."""
-    if x.get("payoff_bound_uncovered"):
-        return x["payoff_bound_uncovered"]
-    return None if x.get("payoff_bound_promised", True) else x["payoff_bound_note"]
-
-
 def payoff_rows(
     quick: bool, seed: int, count: Callable[[int], None] = lambda k: None, settings: Settings = DEFAULTS
 ) -> Iterator[PayoffRow]:
@@ -217,16 +199,13 @@ def payoff_rows(
             r = run(spec, instance, spec.strategies[Role.ALICE][alice], spec.strategies[Role.BOB][bob], trials, seed,
                     lambda k, start=done: count(start + k))  # fmt: skip
             done += trials
-            x = r.extra
-            unit = x.get("reward_unit")
-            why = _promise(x)
-            lo, hi = _family_interval(x, trials, level)
-            bound = x["payoff_bound"]
-            holds = None if why else bool(hi >= bound if x["payoff_bound_kind"] == "completeness" else lo <= bound)
+            payoffs = r.payoffs
+            assert payoffs is not None, f"{protocol} concludes no payoffs"
+            bound = payoffs.conclusions.bound
             yield PayoffRow(
-                experiment, protocol, problem, size, r.truth, alice, bob, trials, x["payoff_mean"],
-                tuple(x["payoff_ci"]), x["payoff_bound"], x["payoff_bound_kind"], unit, r.honest_win_rate,
-                why or x["payoff_bound_statement"], holds, bob_power(protocol, bob),
+                experiment, protocol, problem, size, r.truth, alice, bob, trials, payoffs.mean, payoffs.ci,
+                bound.value, bound.kind.value, payoffs.conclusions.unit, r.honest_win_rate,
+                payoffs.why_not_promised() or bound.statement, payoffs.holds(level), bob_power(protocol, bob),
             )  # fmt: skip
 
 

@@ -77,6 +77,7 @@ from debatekit.players.count_estimator import CountEstimator
 from debatekit.players.estimator import Indistinguishable, committed_proof, proof_key, proof_truth
 from debatekit.problems.registry import Instance
 from debatekit.protocols import naive_recursive, prover_estimator
+from debatekit.protocols.payoffs import Bound, BoundKind, Conclusions
 from debatekit.protocols.proof import CommittedProof
 from debatekit.protocols.prover_estimator import Rules, decomposition_of, forfeit_values, rules_for, soundness_slack
 from debatekit.protocols.recursive_engine import Seen
@@ -90,22 +91,6 @@ a uniformly random sample per level, which can refute stability but not certify 
 VACUOUS = "no promise (vacuous: bound ≥ honest floor)"
 SITTING_DOWN = "sitting down"
 """The ``what`` of a forfeit before the debate: a strategy that failed to sit down."""
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The theorem's promise about A's mean payoff on this instance."""
-
-    value: float
-    kind: str
-    """``completeness`` (a lower bound) or ``soundness`` (an upper bound)."""
-    statement: str
-    covers_bob: bool
-    """Whether the theorem's promise covers the B that played."""
-    uncovered: str = ""
-    """Why the promise says nothing about a B it does not cover."""
-    needs_stability: bool = False
-    """The promise assumes the decomposition (ε, ρ)-stable at the rules played (Lemma A.5)."""
 
 
 def pe_bound(instance: Instance, rules: Rules, alice: Strategy, p_right: float, delta: float | None) -> Bound:
@@ -129,7 +114,7 @@ def pe_bound(instance: Instance, rules: Rules, alice: Strategy, p_right: float, 
     if alice.honest:
         return Bound(
             (1 - rules.epsilon) * unit,
-            "completeness",
+            BoundKind.COMPLETENESS,
             "Lemma A.5: E[payoff] >= (1-eps) r^(d+1) against every B",
             True,
             needs_stability=True,
@@ -137,7 +122,7 @@ def pe_bound(instance: Instance, rules: Rules, alice: Strategy, p_right: float, 
     slack = soundness_slack(d, delta or 0.0)
     return Bound(
         unit * p_right + slack,
-        "soundness",
+        BoundKind.SOUNDNESS,
         f"Lemma A.4: E[payoff] < r^(d+1) P[A(x)=M_D(her proof)] + (2d+2) delta, delta = {delta or 0.0:g} "
         "(the paper states (2d+1) delta; its proof sums to (2d+2) delta)",
         delta is not None,
@@ -152,10 +137,10 @@ def naive_bound(alice: Strategy, bob: Strategy, p_right: float) -> Bound:
     bounded B facing subclaims it cannot decide it promises nothing: that is the
     obfuscated-arguments problem."""
     if alice.honest:
-        return Bound(1.0, "completeness", "honest A wins every debate (deterministic leaf judgements)", True)
+        return Bound(1.0, BoundKind.COMPLETENESS, "honest A wins every debate (deterministic leaf judgements)", True)
     return Bound(
         p_right,
-        "soundness",
+        BoundKind.SOUNDNESS,
         "E[payoff] <= P[A(x)=L(x)] against a B that finds the flaw: a lying A never wins",
         bob.truthful,
         "no promise against a bounded challenger (the point of Section 7)",
@@ -187,7 +172,7 @@ class Recursive(ABC):
     @abstractmethod
     def summary(
         self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, played: Summary
-    ) -> tuple[Bound, dict[str, Any]]:
+    ) -> Conclusions:
         """The payoff bound and the protocol's own results over the debates ``played`` summarises
         (its reward sums and counts of A's claims, which merge across blocks and shards)."""
 
@@ -217,32 +202,38 @@ class ProverEstimator(Recursive):
 
     def summary(
         self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, played: Summary
-    ) -> tuple[Bound, dict[str, Any]]:
+    ) -> Conclusions:
         assert rules is not None and played.reward_sums is not None
         depth = decomposition_of(instance).depth
         p_proof = _p_claim_matches_proof(instance, alice, played, rules)
         bound = pe_bound(instance, rules, alice, p_proof, played.estimator_delta)
         means = played.reward_sums / played.trials
         unit = rules.r ** (depth + 1)
-        vacuous = bound.kind == "soundness" and bound.value >= (1 - rules.epsilon) * unit
+        vacuous = bound.kind is BoundKind.SOUNDNESS and bound.value >= (1 - rules.epsilon) * unit
         stability = stability_verdict(instance, rules) if bound.needs_stability else None
         promised = bound.covers_bob and not vacuous and (stability is None or stability.stable)
-        return bound, {
-            "epsilon": rules.epsilon,
-            "rho": rules.rho,
-            "delta": rules.delta_at(depth),  # the δ Algorithm 1 is asked for here, not the declared default
-            "reward_ratio": rules.r,
-            "reward_unit": unit,
-            "rewards_mean": {"initial": float(means[0])}
-            | {f"round_{depth - i}": float(means[1 + i]) for i in range(depth + 1)},
-            "estimator_delta": played.estimator_delta,
-            "p_claim_matches_proof": p_proof,
-            "payoff_bound_units": bound.value / unit,
-            "payoff_bound_vacuous": vacuous,
-            "payoff_bound_promised": promised,
-            "payoff_bound_note": _note(bound, unit, rules, vacuous, stability) if bound.covers_bob else bound.uncovered,
-            "stability": None if stability is None else stability.to_json(),
-        }
+        delta = rules.delta_at(depth)  # the δ Algorithm 1 is asked for here, not the declared default
+        return Conclusions(
+            bound,
+            bool(promised),
+            _note(bound, unit, rules, vacuous, stability) if bound.covers_bob else bound.uncovered,
+            unit,
+            _p_right(instance, played),
+            played={"delta": delta},
+            figures={
+                "epsilon": rules.epsilon,
+                "rho": rules.rho,
+                "delta": delta,
+                "reward_ratio": rules.r,
+                "rewards_mean": {"initial": float(means[0])}
+                | {f"round_{depth - i}": float(means[1 + i]) for i in range(depth + 1)},
+                "estimator_delta": played.estimator_delta,
+                "p_claim_matches_proof": p_proof,
+                "payoff_bound_units": bound.value / unit,
+                "payoff_bound_vacuous": vacuous,
+                "stability": None if stability is None else stability.to_json(),
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -268,10 +259,13 @@ class NaiveRecursive(Recursive):
 
     def summary(
         self, instance: Instance, alice: Strategy, bob: Strategy, rules: Rules | None, played: Summary
-    ) -> tuple[Bound, dict[str, Any]]:
+    ) -> Conclusions:
         assert played.reward_sums is not None
         wins = round(float(played.reward_sums[0]))  # payoffs are 0 or 1
-        return naive_bound(alice, bob, _p_right(instance, played)), {"payoff_ci": list(wilson(wins, played.trials))}
+        p_right = _p_right(instance, played)
+        bound = naive_bound(alice, bob, p_right)
+        note = None if bound.covers_bob else bound.uncovered
+        return Conclusions(bound, bound.covers_bob, note, None, p_right, ci=wilson(wins, played.trials))
 
 
 PROVER_ESTIMATOR = ProverEstimator()
@@ -547,25 +541,17 @@ def _shared(instance: Instance, consulted: Oracle, provers: Oracle | None) -> In
 
 def conclusions(
     protocol: Recursive, instance: Instance, alice: Strategy, bob: Strategy, played: Summary, rules: Rules | None = None
-) -> dict[str, Any]:
+) -> Conclusions:
     """The run's results beside its counts: the payoff bound for the instance and the protocol's
     own, over the debates ``played`` summarises (one block, or a whole run merged from blocks,
     shards and a resumed run's records)."""
-    rules = protocol.rules(instance, rules)
-    bound, extra = protocol.summary(instance, alice, bob, rules, played)
+    found = protocol.summary(instance, alice, bob, protocol.rules(instance, rules), played)
     decomposition = decomposition_of(instance)
-    return extra | {
-        "payoff_bound": bound.value,
-        "payoff_bound_kind": bound.kind,
-        "payoff_bound_statement": bound.statement,
-        "payoff_bound_covers_bob": bound.covers_bob,
-        "payoff_bound_uncovered": None if bound.covers_bob else bound.uncovered,
-        "payoff_bound_needs_stability": bound.needs_stability,
-        "p_claim_right": _p_right(instance, played),
+    return replace(found, figures=found.figures | {
         "input_distribution": "the point mass at this instance (its seed)",
         "depth": decomposition.depth,
         "width": decomposition.width,
-    }
+    })  # fmt: skip
 
 
 def _p_right(instance: Instance, played: Summary) -> float:
@@ -633,7 +619,7 @@ def stability_verdict(instance: Instance, rules: Rules) -> Stability:
 
 def _note(bound: Bound, unit: float, rules: Rules, vacuous: bool, stability: Stability | None) -> str:
     """The bound in words, saying plainly when it promises nothing."""
-    if bound.kind == "completeness":
+    if bound.kind is BoundKind.COMPLETENESS:
         if stability is not None and not stability.stable:
             floor = f"Lemma A.5's floor (1-eps) r^(d+1) = {bound.value:.3g} needs a certified (eps, rho)-stable one"
             if stability.stable is False:

@@ -174,10 +174,11 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     from rich.table import Table
 
     from debatekit.engine.isolation import Seating
+    from debatekit.protocols.payoffs import BoundKind
 
     g = result.guarantee
-    stopped = f"INTERRUPTED after {result.trials} of {result.extra['trials_asked']} debates: " if (
-        result.extra.get("interrupted")) else ""  # fmt: skip
+    asked = result.trials_asked
+    stopped = f"INTERRUPTED after {result.trials} of {asked} debates: " if asked is not None else ""
     out = Table(
         title=f"{stopped}{result.protocol} on {result.problem} (size {result.size}, T = {result.T}, "
         f"truth {result.truth}): alice {result.alice} vs bob {result.bob}"
@@ -195,23 +196,23 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     out.add_row("bits read (max)", str(result.verifier_bits_read_max), f"<= {g.bits_read}")
     out.add_row("alice queries (mean)", f"{result.alice_queries_mean:g}", "")
     out.add_row("bob queries (mean)", f"{result.bob_queries_mean:g}", "")
-    if "payoff_mean" in result.extra:  # protocols with rewards: A's mean payoff against the theorem's bound
-        extra = result.extra
-        low, high = extra["payoff_ci"]
-        relation = ">=" if extra.get("payoff_bound_kind") == "completeness" else "<="
-        promised = f"{relation} {extra['payoff_bound']:.4g}" if "payoff_bound" in extra else ""
-        if promised and extra.get("payoff_bound_uncovered"):  # the lemma says nothing against these players
+    payoffs = result.payoffs
+    if payoffs is not None:  # protocols with rewards: A's mean payoff against the theorem's bound
+        low, high = payoffs.ci
+        bound = payoffs.conclusions.bound
+        promised = f"{'>=' if bound.kind is BoundKind.COMPLETENESS else '<='} {bound.value:.4g}"
+        if not bound.covers_bob:  # the lemma says nothing against these players
             promised = f"none ({promised} needs another B)"
-        elif promised and extra.get("payoff_bound_promised") is False:  # unstable, or vacuous: note says why
+        elif not payoffs.conclusions.promised:  # unstable, or vacuous: the note says why
             promised = f"none ({promised} not promised)"
-        out.add_row("A's payoff (mean, 95% CI)", f"{extra['payoff_mean']:.4g} [{low:.4g}, {high:.4g}]", promised)
-    used = {"delta": result.extra["delta"]} if "delta" in params and "delta" in result.extra else {}  # by depth
+        out.add_row("A's payoff (mean, 95% CI)", f"{payoffs.mean:.4g} [{low:.4g}, {high:.4g}]", promised)
+    played = payoffs.conclusions.played if payoffs else {}
+    used = {name: value for name, value in played.items() if name in params}  # by depth
     settings = ", ".join(
         f"{name}={value}" if isinstance(value, str) else f"{name}={value:g}" for name, value in (params | used).items()
     )
-    note = result.extra.get("payoff_bound_uncovered") or result.extra.get("payoff_bound_note")
-    boundary = result.extra.get("boundary", {})
-    inline = [f"{role}: {where}" for role, where in boundary.items() if Seating(where).off]
+    note = payoffs.conclusions.note if payoffs else None
+    inline = [f"{role}: {where}" for role, where in result.boundary.items() if Seating(where).off]
     out.caption = (g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
                    + "".join(f"\n{seat}" for seat in inline))  # fmt: skip
     return out

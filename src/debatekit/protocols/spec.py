@@ -21,6 +21,7 @@ from debatekit.oracle import Oracle
 from debatekit.params import NoParams
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Feature, Instance
+from debatekit.protocols.payoffs import Conclusions
 from debatekit.reader import Reader
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class Conclude(Protocol):
     """A run's own results (a payoff bound) from its :class:`~debatekit.engine.summary.Summary`,
     which merges over blocks, shards and a resumed run's records."""
 
-    def __call__(self, instance: Instance, alice: Strategy, bob: Strategy, summary: Summary) -> dict[str, Any]: ...
+    def __call__(self, instance: Instance, alice: Strategy, bob: Strategy, summary: Summary) -> Conclusions: ...
 
 
 @dataclass(frozen=True)

@@ -199,10 +199,8 @@ def play(
                         f"{ready.instance.size}: {err}; choose a smaller --size") from err  # fmt: skip
     except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
         raise UserError(f"{ready.spec.name} on {run.problem} at --size {ready.instance.size}: {err}") from None
-    extra = result.extra | {"params": ready.params, "boundary": boundary}
-    if ready.models:  # LLM players or a model of the judge played: this run's usage by role
-        extra["model_usage"] = usage_json(since=models_before)
-    return replace(result, extra=extra)
+    usage = usage_json(since=models_before) if ready.models else None  # LLM players or a model of the judge
+    return replace(result, params=ready.params, boundary=boundary, model_usage=usage)
 
 
 def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strategy:
