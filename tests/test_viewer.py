@@ -32,6 +32,7 @@ RUNS = {
     "ce.jsonl": ["cross-exam", "--problem", "caffeine", "--alice", "lie-output", "--trials", "3"],
     "forfeit.jsonl": ["cross-exam", "--problem", "caffeine", "--bob", "malformed", "--trials", "2"],
     "st.jsonl": ["stochastic", "--problem", "code-review", "--alice", "bias", "--constants", "lean", "--trials", "2"],
+    "long.jsonl": ["stochastic", "--problem", "noisy-majority", "--constants", "lean", "--trials", "2"],
 }
 SWEEP = ["--set", "protocol=cross-exam", "--set", "problem=parity", "--set", "size=8", "--set", "trials=2",
          "--set", "bob=honest,point-random"]  # fmt: skip
@@ -76,7 +77,7 @@ def links(response: Any) -> list[str]:
 
 def test_the_index_lists_every_debate_once_and_its_filters_narrow_it_as_the_records_say(made: Path) -> None:
     records, web = every_record(made), client(made)
-    assert matched(web.get("/")) == len(records) == 3 + 2 + 2 + 4  # the logs' runs name the same files: listed once
+    assert matched(web.get("/")) == len(records) == 3 + 2 + 2 + 2 + 4  # the logs' runs name the same files: listed once
     expected = {
         "protocol=stochastic": sum(r["protocol"] == "stochastic" for r in records),
         "verdict=reject": sum(r["verdict"] == 0 for r in records),
@@ -139,15 +140,21 @@ def test_a_debate_page_shows_each_event_of_its_record_with_the_verifiers_reads_m
     assert f"verdict {record['verdict']} (" in shown and "oracle queries alice" in shown
 
 
-def test_stochastic_debate_shows_claims_draws_and_the_verifiers_estimates(made: Path) -> None:
+def test_stochastic_debate_shows_claims_aborts_draws_and_the_verifiers_estimates(made: Path) -> None:
     web = client(made)
-    record = lines(made / "st.jsonl")[1]
-    page = web.get(debate_url(web, "protocol=stochastic").replace("/debate/0", "/debate/1"))
-    table = page.text.split('id="events"')[1]
-    assert f"Events ({len(record['events'])})" in page.text
-    assert table.count('<tr class="draw">') == sum("chance" in e for e in record["events"])
-    claims = [e for e in record["events"] if e.get("what") == "claim"]
-    assert claims and all(f"<td>{e['t']}</td><td>alice</td><td>claim</td>" in table for e in claims)
+    for name, problem in (("st.jsonl", "code-review"), ("long.jsonl", "noisy-majority")):
+        record = lines(made / name)[1]
+        page = web.get(debate_url(web, f"problem={problem}").replace("/debate/0", "/debate/1"))
+        table, events = page.text.split('id="events"')[1], record["events"]
+        assert f"Events ({len(events)})" in page.text
+        assert table.count('<tr class="draw">') == sum("chance" in e for e in events)
+        assert table.count('<tr class="query">') == sum("query" in e for e in events)
+        moves = [e for e in events if "move" in e]
+        assert moves and all(f"<td>{e['t']}</td><td>{e['move']}</td><td>{e['what']}</td>" in table for e in moves)
+        for e in events:
+            if e.get("query") == "verifier":  # the estimate: n samples of one question, how many said yes
+                assert f"→ {e['answer']} yes of {e['n']}" in text(page)
+    assert any(e.get("query") == "verifier" for e in lines(made / "st.jsonl")[1]["events"])  # estimates were shown
 
 
 def test_a_forfeit_shows_its_sender_and_reason(made: Path) -> None:
@@ -202,15 +209,31 @@ def test_a_hostile_record_is_shown_as_text_never_as_markup(made: Path, tmp_path:
     queries[0]["question"] = [HOSTILE, [HOSTILE]]
     queries[0]["judges"] = [{"judge": 1, "judge_name": HOSTILE, "shown": 10.0, "submitted": 12.5}]
     record["aside"] = [{"llm": "alice", "model": HOSTILE, "prompt": HOSTILE, "completion": HOSTILE, "cached": False}]
+    run = tmp_path / "logs" / "20260101-000000-abcdef"
+    run.mkdir(parents=True)
+    head = {"argv": ["debatekit", HOSTILE], "version": HOSTILE, "config": {"command": "run", "protocol": HOSTILE},
+            "record_path": str(tmp_path / "hostile.jsonl")}  # fmt: skip
+    (run / "run.json").write_text(json.dumps(head))
     (tmp_path / "hostile.jsonl").write_text(json.dumps(record) + "\n")
     web = client(tmp_path)
     pages = [web.get("/"), web.get(f"/source/0/debate/{record['debate']}"), web.get("/source/0")]
+    assert HOSTILE in text(pages[2]) and f"protocol {HOSTILE}" in text(pages[2])  # the run's page
     for page in pages:
         assert page.status_code == 200 and "<script>" not in page.text and "<img" not in page.text
         assert "default-src 'none'" in page.headers["content-security-policy"]  # and no script would run
     debate = text(pages[1])
     assert debate.count(HOSTILE) >= 4 and f"answered by {HOSTILE} in 2.5 s" in debate
     assert pages[0].text.count("&lt;script&gt;") >= 2
+    assert matched(web.get("/", params={"judge": HOSTILE})) == 1 and matched(web.get("/?judge=builtin")) == 0
+
+
+def test_a_run_folder_or_a_sweep_folder_alone_is_viewed_with_its_own_debates(made: Path) -> None:
+    sweep = load(made / "sweeps" / "small")
+    assert [s.kind for s in sweep.sources] == ["sweep", "cell", "cell"] and len(sweep.rows) == 4
+    (folder,) = [f for f in (made / "logs").iterdir() if "st.jsonl" in (f / "run.json").read_text()]
+    run = load(folder)
+    assert [s.kind for s in run.sources] == ["run"] and [r.debate for r in run.rows] == [0, 1]
+    assert {r.protocol for r in run.rows} == {"stochastic"} and {r.constants for r in run.rows} == {"lean"}
 
 
 def test_a_broken_source_in_a_folder_is_listed_with_its_reason_beside_the_rest(made: Path, tmp_path: Path) -> None:
@@ -328,3 +351,20 @@ def test_in_chromium_the_index_filters_and_a_debate_opens(made: Path) -> None:
         thread.join(10)
     for name in ("index", "filtered", "debate", "sweep"):
         assert (ARTIFACTS / f"viewer-{name}.png").stat().st_size > 10_000
+
+
+def test_a_long_debate_is_shown_a_page_of_events_at_a_time(made: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from debatekit.experiments.viewer import app, data
+
+    for module in (app, data):
+        monkeypatch.setattr(module, "EVENTS_PER_PAGE", 100)
+    web = client(made)
+    record = lines(made / "long.jsonl")[0]
+    assert len(record["events"]) > 200
+    numbers, url = [], debate_url(web, "problem=noisy-majority")
+    while url:
+        page = web.get(url)
+        numbers += [int(n) for n in re.findall(r'<tr class="\w+">\s*<td>(\d+)</td>', page.text)]
+        found = re.search(r'id="later" href="([^"]+)"', page.text)
+        url = found.group(1) if found else ""
+    assert numbers == list(range(1, len(record["events"]) + 1))
