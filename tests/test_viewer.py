@@ -276,9 +276,14 @@ def test_a_bad_path_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Captur
     assert err.count("\n") == 1 and err.startswith("debatekit: error: ") and why in err
 
 
-def test_an_empty_folder_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_empty_folder_or_a_broken_run_folder_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["view", str(tmp_path), "--no-open"]) == 2
     assert "holds no debate records, run logs or sweep folders" in capsys.readouterr().err
+    (tmp_path / "run.json").write_text('{"config": [')
+    assert main(["view", str(tmp_path), "--no-open"]) == 2
+    assert "run.json:1: not valid JSON" in capsys.readouterr().err
 
 
 def test_the_command_serves_on_127_0_0_1_and_prints_its_address(made: Path, tmp_path: Path) -> None:

@@ -187,9 +187,10 @@ class Library:
             self.rows.append(row)
             source.debates += 1
 
-    def add_run(self, folder: Path, label: str, parent: int | None = None) -> Source:
+    def add_run(self, folder: Path, label: str, parent: int | None = None, strict: bool = False) -> Source:
         """A run's log folder (``run.json``, ``summary.json`` and the records it names), or, with a
-        ``parent`` sweep, one of its cells (``summary.json`` and ``debates.jsonl``)."""
+        ``parent`` sweep, one of its cells (``summary.json`` and ``debates.jsonl``); with ``strict``,
+        one that does not read is a :class:`ViewError`."""
         kind = "run" if parent is None else "cell"
         source = self._add(kind, folder, label, parent=parent)
         try:
@@ -207,7 +208,9 @@ class Library:
         elif (folder / RECORDS_FILE).is_file():
             source.records = folder / RECORDS_FILE
         if source.error is None:
-            self.add_records(source, strict=False)
+            self.add_records(source, strict)
+        if strict and source.error is not None:
+            raise ViewError(source.error)
         return source
 
     def add_sweep(self, folder: Path) -> Source:
@@ -219,7 +222,7 @@ class Library:
 
 
 def load(path: Path) -> Library:
-    """The sources at ``path``: a record file (which must read whole), a run's log folder, a sweep
+    """The sources at ``path``: a record file or a run's log folder (which must read whole), a sweep
     folder, or a folder of these (a log folder, a folder of sweeps, record files ``*.jsonl``) or of
     folders of them (a project's ``debatekit-logs/`` and ``debatekit-sweeps/``); runs and sweeps
     first, so that a record file a run names is listed under the run."""
@@ -229,7 +232,7 @@ def load(path: Path) -> Library:
     elif _is_sweep(path):
         library.add_sweep(path)
     elif (path / RUN_FILE).is_file():
-        library.add_run(path, path.name)
+        library.add_run(path, path.name, strict=True)
     elif path.is_dir():
         children = sorted(path.iterdir())
         for child in [c for c in children if c.is_dir()]:
