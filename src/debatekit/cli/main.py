@@ -27,6 +27,7 @@ from debatekit.cli import (
     stability_cmd,
     stackelberg_cmd,
     sweep_cmd,
+    view_cmd,
 )
 from debatekit.mistakes import UserError
 
@@ -69,6 +70,8 @@ COMMANDS = (
                                        )),
     ("report", report_cmd.report, example("debatekit report debatekit-logs/",
                                           "debatekit report debatekit-sweeps/sweep --out report/")),
+    ("view", view_cmd.view, example("debatekit view r.jsonl", "debatekit view debatekit-logs/ --port 8100 --no-open",
+                                    "debatekit view debatekit-sweeps/sweep")),
 )  # fmt: skip
 for name, command, epilog in COMMANDS:
     app.command(name, epilog=epilog)(command)
