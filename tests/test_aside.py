@@ -33,7 +33,7 @@ def noting(inner: Strategy) -> Strategy:
 
             return move
 
-    return Strategy(f"noting-{inner.name}", inner.role, "", Noting, scalar=inner.scalar, batched=inner.batched)
+    return Strategy(f"noting-{inner.name}", inner.role, "", Noting, shape=inner.shape)
 
 
 @pytest.mark.parametrize(

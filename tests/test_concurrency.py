@@ -54,7 +54,7 @@ def slow(inner: Strategy, gauge: Gauge) -> Strategy:
 
             return move
 
-    declared = {"honest": inner.honest, "truthful": inner.truthful, "batched": inner.batched, "scalar": inner.scalar}
+    declared = {"honest": inner.honest, "truthful": inner.truthful, "shape": inner.shape}
     return Strategy(f"slow-{inner.name}", inner.role, "", Slow, **declared)
 
 

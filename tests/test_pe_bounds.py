@@ -68,7 +68,7 @@ def test_a_run_at_the_default_delta_has_an_informative_bound_and_it_holds():
     assert x["estimator_delta"] < pe.DEFAULT_DELTA
     assert not x["payoff_bound_vacuous"] and x["payoff_bound_promised"]
     assert x["payoff_bound"] < (1 - x["epsilon"]) * x["reward_unit"]
-    assert np.all(tally.payoffs <= x["payoff_bound"])
+    assert np.all(tally.rewarded.payoffs <= x["payoff_bound"])
 
 
 def test_a_vacuous_bound_is_no_promise_in_the_demo_rows(monkeypatch):

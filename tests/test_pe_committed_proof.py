@@ -57,7 +57,7 @@ def test_cheaters_are_held_to_the_bound_and_rejected(cheater, bob):
     tally = recursive.simulate(recursive.PROVER_ESTIMATOR, instance, alice, estimator, 3, range(20))
     bound = SPEC.conclude(instance, alice, estimator, Summary.of_tally(tally, instance.answer)).bound.value
     assert tally.forfeits == {Role.ALICE: 0, Role.BOB: 0}
-    assert np.all(tally.payoffs <= bound + 1e-18)
+    assert np.all(tally.rewarded.payoffs <= bound + 1e-18)
     assert np.all(tally.verdicts == 0)
 
 

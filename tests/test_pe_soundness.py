@@ -74,10 +74,10 @@ def test_bad_proof_run_reports_payoff_within_bound():
     alice = STRATEGIES[Role.ALICE]["bad-proof"]
     for bob in ("omniscient", "honest"):
         tally, bound = concluded(instance, alice, STRATEGIES[Role.BOB][bob], range(200))
-        lo, _ = normal_ci(tally.payoffs)
+        lo, _ = normal_ci(tally.rewarded.payoffs)
         assert lo <= bound["payoff_bound"], bob
         assert tally.forfeits == {Role.ALICE: 0, Role.BOB: 0}
-    assert np.all(tally.payoffs <= bound["payoff_bound"])
+    assert np.all(tally.rewarded.payoffs <= bound["payoff_bound"])
 
 
 class PathAware(Obfuscator):
@@ -115,7 +115,7 @@ def test_a_path_aware_prover_gains_nothing():
     tally = recursive.simulate(
         recursive.PROVER_ESTIMATOR, instance, strategy, STRATEGIES[Role.BOB]["omniscient"], SEED, range(50)
     )
-    assert np.all(tally.payoffs == 0.0)
+    assert np.all(tally.rewarded.payoffs == 0.0)
 
 
 class GarbageClaim(pe.HonestAlice):
@@ -136,7 +136,7 @@ def test_garbage_is_charged_to_its_sender():
         recursive.PROVER_ESTIMATOR, instance, strategy, STRATEGIES[Role.BOB]["honest"], SEED, range(20)
     )
     assert tally.forfeits == {Role.ALICE: 20, Role.BOB: 0}
-    assert np.all(tally.payoffs <= 0)
+    assert np.all(tally.rewarded.payoffs <= 0)
 
 
 def test_delta_is_a_parameter_and_the_bound_says_when_it_is_vacuous():

@@ -75,7 +75,7 @@ def test_debate_i_depends_only_on_the_seed_and_i(spec, instance, alice, bob) -> 
     assert len(whole.verdicts) == 12 and len(head.verdicts) == 5 and len(tail.verdicts) == 7
     for part, cut in ((head, slice(0, 5)), (tail, slice(5, 12))):
         np.testing.assert_array_equal(part.verdicts, whole.verdicts[cut])
-        np.testing.assert_array_equal(part.payoffs, whole.payoffs[cut])
+        np.testing.assert_array_equal(part.rewarded.payoffs, whole.rewarded.payoffs[cut])
         np.testing.assert_array_equal(part.bits_read, whole.bits_read[cut])
         for role in Role:
             np.testing.assert_array_equal(part.queries[role], whole.queries[role][cut])
@@ -89,7 +89,7 @@ def test_progress_counts_the_debates_of_the_call() -> None:
     seen: list[int] = []
     tally = PE.simulate(primality(True), PE.strategies[Role.ALICE]["honest"], PE.strategies[Role.BOB]["omniscient"],
                         SEED, range(3, 7), seen.append)  # fmt: skip
-    assert seen == [1, 2, 3, 4] and tally.records is None and len(tally.payoffs) == 4
+    assert seen == [1, 2, 3, 4] and tally.records is None and len(tally.rewarded.payoffs) == 4
 
 
 # -- records and replay ----------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_every_built_in_pair_replays(spec, instance, truth) -> None:
         tally = play(spec, inst, alice, bob, range(3))
         assert len(tally.records) == 3
         for k, record in enumerate(tally.records):
-            assert record["payoff"] == tally.payoffs[k] and record["verdict"] == tally.verdicts[k]
+            assert record["payoff"] == tally.rewarded.payoffs[k] and record["verdict"] == tally.verdicts[k]
             assert record["queries"]["verifier"] == tally.queries[Role.VERIFIER][k]
             assert record["payoff"] == pytest.approx(sum(record["rewards"]))
             replayed = spec.replay(as_written(record), inst)
@@ -265,12 +265,12 @@ def test_an_undeclared_honest_player_gets_the_soundness_bound_and_it_holds(bob) 
     assert bound["payoff_bound_kind"] == "soundness" and bound["payoff_bound_covers_bob"]
     unit = bound["reward_unit"]
     assert bound["payoff_bound"] >= unit  # her claim matches her proof: P = 1
-    assert np.all(x.payoffs <= bound["payoff_bound"] * (1 + 1e-12))
+    assert np.all(x.rewarded.payoffs <= bound["payoff_bound"] * (1 + 1e-12))
     declared, floor = concluded(PE, inst, replace(user, honest=True), bob, range(20))
     assert floor["payoff_bound_kind"] == "completeness"
     assert floor["payoff_bound"] == pytest.approx((1 - floor["epsilon"]) * unit)
-    assert declared.payoffs.mean() >= floor["payoff_bound"]
-    np.testing.assert_array_equal(declared.payoffs, x.payoffs)
+    assert declared.rewarded.payoffs.mean() >= floor["payoff_bound"]
+    np.testing.assert_array_equal(declared.rewarded.payoffs, x.rewarded.payoffs)
 
 
 def test_naive_bounds_read_metadata_too() -> None:
@@ -283,9 +283,9 @@ def test_naive_bounds_read_metadata_too() -> None:
     assert (bound["payoff_bound_kind"], bound["payoff_bound"], bound["payoff_bound_covers_bob"]) == (
         "soundness", 1.0, True,
     )  # fmt: skip
-    assert np.all(x.payoffs <= bound["payoff_bound"])
+    assert np.all(x.rewarded.payoffs <= bound["payoff_bound"])
     liar, zero = concluded(NAIVE, inst, "obfuscate", "omniscient", range(10))
-    assert zero["payoff_bound"] == 0.0 and np.all(liar.payoffs == 0.0)
+    assert zero["payoff_bound"] == 0.0 and np.all(liar.rewarded.payoffs == 0.0)
     anonymous = replace(NAIVE.strategies[Role.BOB]["omniscient"], name="user:knows-all", truthful=False)
     _, uncovered = concluded(NAIVE, inst, user, anonymous, range(2))
     assert not uncovered["payoff_bound_covers_bob"] and uncovered["payoff_bound_uncovered"]

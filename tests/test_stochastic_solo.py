@@ -14,7 +14,7 @@ from debatekit.engine.record import journal_path, read_records, replay
 from debatekit.ledger import Role
 from debatekit.machine.transcript import StepKind
 from debatekit.oracle import Oracle
-from debatekit.players.base import Strategy
+from debatekit.players.base import Shape, Strategy
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.stochastic.rules import HonestAlice, HonestBob
@@ -74,7 +74,7 @@ def test_a_scalar_player_plays_on_numbers_alone_and_in_a_batch() -> None:
     played one debate after another; debate for debate, his run equals the array Bob's batch."""
     instance, spec = instance_and_spec()
     alice = spec.honest(Role.ALICE)
-    scalar = Strategy("scalar-bob", Role.BOB, "", ScalarBob, trusted=True, batched=False, scalar=True)
+    scalar = Strategy("scalar-bob", Role.BOB, "", ScalarBob, trusted=True, shape=Shape.NUMBERS)
     arrays = Strategy("abort-at-oracle", Role.BOB, "", AbortAtOracle, trusted=True)
     by_numbers = spec.simulate(instance, alice, scalar, SEED, range(0, 30), None, True)
     by_arrays = spec.simulate(instance, alice, arrays, SEED, range(0, 30), None, True)

@@ -73,6 +73,20 @@ class Ledger:
 
 
 @dataclass(frozen=True)
+class Rewarded:
+    """A payoff game's debates (the recursive protocols: Figure 2 of prover-estimator debate,
+    Section 7's naive recursion), one entry each: A's payoff, her reward vector, her claim A(x)."""
+
+    payoffs: np.ndarray
+    rewards: np.ndarray
+    """One row per debate (prover-estimator: the initial reward, then one per round)."""
+    claims: np.ndarray
+    """-1 where she made none."""
+    estimator_delta: float | None
+    """The δ of the estimator B played, where the engine computed it (Lemma A.4)."""
+
+
+@dataclass(frozen=True)
 class Tally:
     """The ledgers and verdicts of many debates, as arrays (one entry per debate)."""
 
@@ -83,14 +97,8 @@ class Tally:
     forfeits: dict[Role, int]
     reasons: dict[Role, str]
     """The first reason each role forfeited, if it did."""
-    payoffs: np.ndarray | None = None
-    """A's payoff in each debate, for protocols with rewards (prover-estimator debate)."""
-    rewards: np.ndarray | None = None
-    """A's reward vector in each debate, one row each (prover-estimator and naive debate)."""
-    claims: np.ndarray | None = None
-    """A's claim A(x) in each debate, -1 where she made none (the recursive protocols)."""
-    estimator_delta: float | None = None
-    """The δ of the estimator B played, where the engine computed it (Lemma A.4)."""
+    rewarded: Rewarded | None = None
+    """A payoff game's outcomes (the recursive protocols); None for verdict-only protocols."""
     records: list[dict] | None = None
     """When kept: each debate's record body, in order (its events, :mod:`debatekit.engine.events`,
     verdict, forfeit and reason, counts by role, payoff), which the run completes with its header

@@ -69,7 +69,7 @@ from debatekit.engine.record import Forged, Replayed, fingerprint, recorded_even
 from debatekit.engine.seeds import debate_seed
 from debatekit.engine.summary import Summary
 from debatekit.engine.trust import ReplayError, charge, trusting
-from debatekit.ledger import Ledger, Malformed, Role, Tally
+from debatekit.ledger import Ledger, Malformed, Rewarded, Role, Tally
 from debatekit.machine.decomposition import Decomposition, Leaves
 from debatekit.oracle import NO_ORACLE, Asker, Oracle, SampleOnly, Unanswered
 from debatekit.players.base import Seat, Strategy, own_copies
@@ -461,7 +461,8 @@ def simulate(
                 progress(k + 1)
 
     asyncio.run(every())
-    return Tally(verdicts, queries, bits, inputs, forfeits, reasons, payoffs, np.array(rows), claims, delta, records)
+    rewarded = Rewarded(payoffs, np.array(rows), claims, delta)
+    return Tally(verdicts, queries, bits, inputs, forfeits, reasons, rewarded, records)
 
 
 _OUTCOME = ("verdict", "forfeit", "reason", "payoff", "rewards", "bits_read", "input_bits_read")

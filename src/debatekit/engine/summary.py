@@ -151,16 +151,16 @@ class Summary:
             forfeits={role: int(tally.forfeits[role]) for role in PROVERS},
             reasons={role: (first, reason) for role, reason in tally.reasons.items()},
         )
-        if tally.payoffs is not None:
-            payoffs = np.asarray(tally.payoffs, dtype=float)
+        rewarded = tally.rewarded
+        if rewarded is not None:
+            payoffs = np.asarray(rewarded.payoffs, dtype=float)
             summary.payoffs = int(payoffs.size)
             summary.payoff_mean = float(payoffs.mean())
             summary.payoff_m2 = float(((payoffs - payoffs.mean()) ** 2).sum())
-        if tally.rewards is not None and tally.claims is not None:
-            summary.reward_sums = np.asarray(tally.rewards, dtype=float).sum(axis=0)
-            values, counts = np.unique(tally.claims, return_counts=True)
+            summary.reward_sums = np.asarray(rewarded.rewards, dtype=float).sum(axis=0)
+            values, counts = np.unique(rewarded.claims, return_counts=True)
             summary.claims = {int(v): int(c) for v, c in zip(values, counts, strict=True)}
-            summary.estimator_delta = tally.estimator_delta
+            summary.estimator_delta = rewarded.estimator_delta
         return summary
 
     def payoff_ci(self, z: float) -> tuple[float, float]:

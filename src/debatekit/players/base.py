@@ -6,6 +6,7 @@ import copy
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +39,30 @@ class Seat:
 Factory = Callable[[Seat], Any]
 
 
+class Shape(Enum):
+    """How a player reads and sends stochastic debate's per-step values (Figure 2's claims, coin
+    shares and aborts; the other protocols pass messages, not arrays)."""
+
+    ARRAYS = "arrays"
+    """Arrays, one entry per live debate, many debates a call (a debate played alone: arrays of one)."""
+    NUMBERS = "numbers"
+    """Plain numbers, one debate at a time (an LLM's or a person's shape)."""
+    EITHER = "either"
+    """Written for numbers and arrays alike: many debates a call, numbers for a debate played
+    alone (the honest built-ins)."""
+
+    @property
+    def batched(self) -> bool:
+        """Can be handed many debates a call (a batch holding a player that cannot is played one
+        debate after another)."""
+        return self is not Shape.NUMBERS
+
+    @property
+    def numbers(self) -> bool:
+        """Is shown plain numbers when one debate is played alone."""
+        return self is not Shape.ARRAYS
+
+
 @dataclass(frozen=True)
 class Strategy:
     """A named way to play one role: ``factory(seat)`` returns the player for one debate."""
@@ -60,13 +85,8 @@ class Strategy:
     truthful: bool = False
     """Knows the truth of the opponent's proof: the truthful estimator of Lemma A.4, δ = 0 (or
     naive recursion's challenger that always finds the false subclaim)."""
-    batched: bool = True
-    """Plays stochastic debate on arrays, one entry per live debate. A batch holding a player that
-    does not is played one debate after another."""
-    scalar: bool = False
-    """Plays stochastic debate on numbers when one debate is played alone (an LLM's or a person's
-    shape; the honest built-ins are written for numbers and arrays alike). Otherwise a debate
-    played alone shows the player arrays of one entry."""
+    shape: Shape = Shape.ARRAYS
+    """How it plays stochastic debate's steps (:class:`Shape`)."""
 
 
 def own_copies(instance: Instance, strategies: dict[Role, Strategy]) -> dict[Role, Instance]:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from debatekit.ledger import Role
-from debatekit.players.base import Seat, Strategy, by_name
+from debatekit.players.base import Seat, Shape, Strategy, by_name
 from debatekit.problems.registry import Instance
 from debatekit.protocols.stochastic.rules import (
     HonestAlice,
@@ -177,7 +177,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             "Lean's alice: the mean of her samples; a uniform coin share",
             HonestAlice,
             honest=True,
-            scalar=True,
+            shape=Shape.EITHER,
         ),
         Strategy("bias", Role.ALICE, f"claim p ± {BIAS} at every step, towards output 1", Bias),
         Strategy("influential", Role.ALICE, "lie only at the most influential step, claiming certainty", Influential),
@@ -195,7 +195,7 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
             "Lean's bob: abort iff his estimate is far from the claim",
             HonestBob,
             honest=True,
-            scalar=True,
+            shape=Shape.EITHER,
         ),
         Strategy("always-abort", Role.BOB, "abort at the first step", AlwaysAbort),
         Strategy("never-abort", Role.BOB, "never abort", NeverAbort),

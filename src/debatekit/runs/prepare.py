@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from debatekit.mistakes import UserError
+from debatekit.players.base import Shape
 from debatekit.runs.spec import MAX_TRIALS, RunSpec, Truth, in_flight, memory_limit, positive, time_limit
 
 if TYPE_CHECKING:
@@ -29,9 +30,8 @@ class Isolated:
 
     name: str
     path: str
-    batched: bool = True
-    scalar: bool = False
-    """Its shapes in stochastic debate, as its :class:`~debatekit.players.base.Strategy` declares them."""
+    shape: Shape = Shape.ARRAYS
+    """Its shape in stochastic debate, as its :class:`~debatekit.players.base.Strategy` declares it."""
     refuses: Callable[[Instance], str | None] | None = None
     """Why it cannot play an instance, as an API object's Strategy declares (checked before the run)."""
 
@@ -142,7 +142,7 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
         return Isolated(given, given), Seating.WORKER
     chosen = player(spec, role, given)
     try:
-        isolated = Isolated(chosen.name, spec_of(chosen.factory), chosen.batched, chosen.scalar, chosen.refuses)
+        isolated = Isolated(chosen.name, spec_of(chosen.factory), chosen.shape, chosen.refuses)
     except StrategyError as err:
         raise UserError(f"{role.value}: {err} (trust=True in the API, --trust-players on the command line)") from None
     return isolated, Seating.WORKER
@@ -218,7 +218,7 @@ def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strateg
         pool = pools.enter_context(Pool(chosen.path, role, limits))
     except StrategyError as err:
         raise UserError(str(err)) from None
-    return replace(pool.strategy, name=chosen.name, batched=chosen.batched, scalar=chosen.scalar)
+    return replace(pool.strategy, name=chosen.name, shape=chosen.shape)
 
 
 def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False, overwrite: bool = True) -> Path | None:

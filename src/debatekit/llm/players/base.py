@@ -45,7 +45,7 @@ from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Model
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import Query, Unanswered
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Shape, Strategy
 from debatekit.problems.registry import Instance
 
 YES_AT = 0.5
@@ -115,4 +115,4 @@ def strategy(
 ) -> Strategy:
     """An LLM player as a strategy: untrusted (each move in a worker thread under the move time
     limit, its failures its own forfeit), playing stochastic debate on numbers, one debate a call."""
-    return Strategy(f"llm:{llm.name}", role, description, factory, refuses, scalar=True, batched=False)
+    return Strategy(f"llm:{llm.name}", role, description, factory, refuses, shape=Shape.NUMBERS)

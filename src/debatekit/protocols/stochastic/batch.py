@@ -125,7 +125,7 @@ def simulate(
     judge, say; default the same oracle): each party's view shows, and samples, its own. One
     debate, or a player that is not batched, is played by :func:`~debatekit.protocols.stochastic.solo.play`
     (``events``: its journaled list, from which it resumes)."""
-    if len(debates) == 1 or not (alice.batched and bob.batched):
+    if len(debates) == 1 or not (alice.shape.batched and bob.shape.batched):
         tallies = [solo.play(instance, rules, alice, bob, seed, i, keep, provers=provers, events=events)
                    for i in debates]  # fmt: skip
         return tallies[0] if len(tallies) == 1 else Tally.concatenate(tallies)

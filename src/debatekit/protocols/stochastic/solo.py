@@ -253,7 +253,7 @@ def play(
     journaled = deque(e for e in resumed if _made_again(e))
     shared = _Debate(machine, Stream(seed, index), bits, listed, journaled, strict)
     stream = shared.stream
-    shapes = {Role.ALICE: number if alice.scalar else one, Role.BOB: number if bob.scalar else one}
+    shapes = {Role.ALICE: number if alice.shape.numbers else one, Role.BOB: number if bob.shape.numbers else one}
     parties = {role: _Party(role, shared, consulted[role].oracle, shapes.get(role, number)) for role in Role}
     verifier = parties[Role.VERIFIER]
     moves = {(e.role, e.what, e.t): _message(e) for e in script if isinstance(e, Moved)}
