@@ -113,7 +113,12 @@ class SoloView:
 
     def random(self) -> Any:
         party = self._party
-        value = party.coin(self.t)
+        t = self.t
+        if t != party.t:
+            party.t, party.estimates, party.coins_drawn = t, 0, 0
+        drawn = party.coins_drawn
+        party.coins_drawn = drawn + 1
+        value = party.uniform((t << 24) | party.coins | drawn)  # streams.counter(t, coins, drawn), inlined
         return value if party.shape is number else party.shape(value)
 
 
@@ -123,7 +128,8 @@ class _Party:
 
     def __init__(self, role: Role, debate: _Debate, oracle: Oracle, shape: Callable[[Any], Any]):
         self.role, self.debate, self.oracle, self.shape = role, debate, oracle, shape
-        self.purpose, self.coins = PURPOSE[role], PLAYER_COINS + PURPOSE[role]
+        self.purpose, self.coins = PURPOSE[role], (PLAYER_COINS + PURPOSE[role]) << 16
+        self.uniform = debate.stream.uniform
         self.queries = 0
         self.t, self.estimates, self.coins_drawn = -1, 0, 0
         """The step of the party's last draw, and how many estimates and coins it drew there."""
@@ -156,12 +162,6 @@ class _Party:
                 queried(self.role, t, question_json(debate.question(t)), count, yes, judged(self.oracle, where))
             )
         return yes / count
-
-    def coin(self, t: int) -> float:
-        if t != self.t:
-            self.t, self.estimates, self.coins_drawn = t, 0, 0
-        self.coins_drawn += 1
-        return self.debate.stream.uniform(counter(t, self.coins, self.coins_drawn - 1))
 
 
 class _Debate:
@@ -373,21 +373,21 @@ class _Solo:
             return self.witness()
         t = self.t
         if role is _ALICE:
-            view, bound = self.view_a, self.alice_methods
+            view, method = self.view_a, self.alice_methods.get(message)
         else:
-            view, bound = self.view_b, self.bob_methods
-        if seen:
+            view, method = self.view_b, self.bob_methods.get(message)
+        if seen:  # Bob's abort: Alice's claim and the coin bit, through his shape
             shape = view._party.shape
             claim, bit = seen
-            args: tuple = (view, shape(claim), None if bit is None else shape(int(bit)))
-        else:
-            args = (view,)
-        method = bound.get(message)
+            if shape is not number:
+                claim, bit = shape(claim), None if bit is None else shape(int(bit))
+            elif bit is not None:
+                bit = int(bit)
         if method is None or self.moves:  # the first call, or a script: looked up there
-            sent = self.move(role, message, t, args)
+            sent = self.move(role, message, t, (view, claim, bit) if seen else (view,))
         else:
             try:
-                sent = method(*args)
+                sent = method(view, claim, bit) if seen else method(view)
             except Exception as err:  # untrusted strategy code: the debate is forfeited
                 sent = self.failed(role, err)
         value = one_number(sent) if message.reading is _NUMBERS else one_flag(sent)
