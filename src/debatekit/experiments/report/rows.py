@@ -50,6 +50,15 @@ class Run:
     """Mean reward per round in the order the rounds are played (``initial``, then round d down to 0)."""
     payoffs: tuple[float, ...] = ()
     """Per-debate payoffs, when the run kept its records."""
+    payoff_holds: bool | None = None
+    """Whether the payoff met its bound as the run's source judged it (the demo's family-wise test); None
+    where it did not judge (then the 95% interval is checked)."""
+    payoff_note: str | None = None
+    """The promise in words, or why there is none."""
+    params: tuple[tuple[str, str], ...] = ()
+    """The ``-P`` parameters in effect (constants aside), sorted by name."""
+    oracle: str | None = None
+    """The oracles by side (``builtin``; ``prover X, verifier Y`` where they differ); None where unknown."""
 
     @property
     def label(self) -> str:
