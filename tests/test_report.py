@@ -25,7 +25,15 @@ from debatekit.experiments.report.read import from_demo, read, run_from
 from debatekit.experiments.report.rows import Exact, Report, Run
 
 PNG = b"\x89PNG\r\n\x1a\n"
-DEMO_PLOTS = ("rates.png", "bits_read.png", "exact_vs_mc.png", "payoffs.png", "reward_gap.png")
+DEMO_PLOTS = (
+    "rates.png",
+    "accept_vs_T.png",
+    "queries_vs_T.png",
+    "bits_read.png",
+    "exact_vs_mc.png",
+    "payoffs.png",
+    "reward_gap.png",
+)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
@@ -463,3 +471,45 @@ def test_plots_and_json_are_the_tables_numbers(demo: tuple[dict, Path]) -> None:
             pooled = rates[tuple(entry["key"])][truth]
             assert line["honest_win"]["successes"] == pooled.honest_win.successes
             assert (line["accept"] is None) == (pooled.accept is None) and line["no_accept"] == pooled.no_accept
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (apt-get install -y chromium)")
+def test_demo_report_at_desktop_size_in_chromium(demo: tuple[dict, Path]) -> None:
+    """The runs table was wider than the page. At desktop size (1440 by 900) nothing is cut at the
+    page's edge, the table fits its box, and every plot is drawn at its own width; screenshots of the
+    page, the table and each plot go to test-artifacts/report-*.png (kept by CI)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _, folder = demo
+    ARTIFACTS.mkdir(exist_ok=True)
+    suffix = f"-{WORKER}" if WORKER else ""
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto((folder / REPORT_FILE).resolve().as_uri())
+            page.screenshot(path=ARTIFACTS / f"report-page{suffix}.png")
+            view = page.evaluate("() => window.innerWidth")
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= view
+            images = page.evaluate("() => [...document.images].map(i => [i.alt, i.naturalWidth, "
+                                   "i.clientWidth, i.getBoundingClientRect().right])")  # fmt: skip
+            assert sorted(alt for alt, *_ in images) == sorted(
+                page.locator(f'[id="{name}"] h3').inner_text() for name in DEMO_PLOTS
+            )
+            for alt, natural, width, right in images:
+                assert natural == 800 and width == 800 and right <= view, alt
+            box = page.locator(".table-wrap", has=page.locator("#runs"))
+            scroll, client, right = box.evaluate("b => [b.scrollWidth, b.clientWidth, b.getBoundingClientRect().right]")
+            assert scroll <= client and right <= view
+            headers = page.locator("#runs th").all_inner_texts()
+            assert "holds" in headers and len(page.locator("#runs tbody tr").all()) == len(
+                plots.table(from_demo(demo[0]))
+            )
+            box.screenshot(path=ARTIFACTS / f"report-runs-table{suffix}.png")
+            for figure in page.locator("figure").all():
+                name = figure.get_attribute("id").removesuffix(".png")
+                figure.screenshot(path=ARTIFACTS / f"report-{name}{suffix}.png")
+        finally:
+            browser.close()

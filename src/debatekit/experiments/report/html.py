@@ -32,6 +32,7 @@ from debatekit.experiments.report.series import (
     exact_note,
     exact_series,
     frontier_series,
+    labels,
     payoff_series,
     queries_K_series,
     queries_T_series,
@@ -75,7 +76,7 @@ def _with(*fields: str) -> Callable[[Report], list[Run]]:
 
 
 PLOTS = (
-    Plot("rates.png", "Honest-win and accept rates per protocol and adversary",
+    Plot("rates.png", "Honest-win and accept rates per protocol, problem and adversary",
          "runs with accept or honest-win rates", rates_series, draw_rates, _with("honest_win_rate")),
     Plot("accept_vs_T.png", "Accept rate against T per adversary",
          "runs of one protocol and problem at several sizes (e.g. a sweep over size)", accept_series, draw_accept,
@@ -103,7 +104,8 @@ PLOTS = (
 def _beside_exact(report: Report) -> list[Run]:
     """The runs pooled into the rows that ``exact_vs_mc.png`` draws."""
     drawn = {(row.label, row.problem, row.size, row.truth, row.adversary) for _, row in exact_series(report)}
-    return [r for r in report.runs if (r.label, r.problem, r.size, r.truth, r.adversary) in drawn]
+    named = labels(report.runs)
+    return [r for r in report.runs if (named[r], r.problem, r.size, r.truth, r.adversary) in drawn]
 
 
 def caption(runs: list[Run]) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from debatekit.analysis.stats import wilson
 from debatekit.protocols.stochastic.params import Proof
 
 
@@ -66,13 +65,13 @@ class Run:
 
     @property
     def adversary(self) -> str:
-        """The players that are not honest (``bob:point-random``), or ``both honest``."""
-        others = [f"{role}:{name}" for role, name in (("alice", self.alice), ("bob", self.bob)) if name != "honest"]
-        return ", ".join(others) or "both honest"
+        return adversary(self.alice, self.bob)
 
-    def interval(self, rate: float) -> tuple[float, float]:
-        """Wilson 95% interval of ``rate`` over this run's debates."""
-        return wilson(round(rate * self.trials), self.trials)
+
+def adversary(alice: str, bob: str) -> str:
+    """The players that are not honest (``bob:point-random``), or ``both honest``."""
+    others = [f"{role}:{name}" for role, name in (("alice", alice), ("bob", bob)) if name != "honest"]
+    return ", ".join(others) or "both honest"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from debatekit.analysis.stats import wilson
-from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Report, Run
+from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Report, Run, adversary
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,7 @@ class Row:
 
     @property
     def adversary(self) -> str:
-        others = [f"{role}:{name}" for role, name in (("alice", self.alice), ("bob", self.bob)) if name != "honest"]
-        return ", ".join(others) or "both honest"
+        return adversary(self.alice, self.bob)
 
     @property
     def honest_win_rate(self) -> float:
@@ -148,7 +147,7 @@ def table(report: Report) -> list[Row]:
     for r in report.runs:
         groups[_key(r, named[r])].append(r)
     rows = []
-    for key in sorted(groups, key=lambda k: (k[:5], k[5], k[6], tuple(map(str, k[7])))):
+    for key in sorted(groups):
         runs, seen = [], set()
         for r in sorted(groups[key], key=lambda r: -r.trials):
             if r.seed is None or r.seed not in seen:
