@@ -186,7 +186,7 @@ def _log_ticks(ax: Any, xs: list[float], base: float = 10) -> None:
     size_px = TICK_FONT_PX * 0.62  # a digit's width
     ticks = [low]
     for x in xs:
-        gap = (len(f"{ticks[-1]:g}") + len(f"{x:g}")) / 2 * size_px + 2 * size_px
+        gap = ((len(f"{ticks[-1]:g}") + len(f"{x:g}")) / 2 + 1) * size_px
         if math.log(x / ticks[-1]) / span * width_px >= gap:
             ticks.append(x)
     ax.set_xticks(ticks, [f"{x:g}" for x in ticks])

@@ -141,7 +141,8 @@ def _key(r: Run, label: str) -> tuple:
 
 def table(report: Report) -> list[Row]:
     """The report's table: one :class:`Row` per protocol (with constants), problem, size, truth,
-    players, oracles and parameters, in that order; seeds pooled."""
+    players, oracles and parameters, ordered by protocol, problem, truth (yes first), players and
+    size; seeds pooled."""
     named = labels(report.runs)
     groups: dict[tuple, list[Run]] = defaultdict(list)
     for r in report.runs:
