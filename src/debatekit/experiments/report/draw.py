@@ -216,7 +216,7 @@ def _draw_queries(series: dict[tuple[str, ...], dict[str, list[tuple[float, floa
             elif bounded:
                 ax.plot(*zip(*bounded, strict=True), marker="x", label=f"{role}, theorem's bound", **style)
         stochastic = key[0].split()[0] == "stochastic"
-        title = " on ".join(key) + ("\nverifier's bound: O(K²) samples, the same at every T" if stochastic else "")
+        title = " on ".join(key) + ("\nverifier's bound: O(K²) samples, flat in T" if stochastic else "")
         ax.set_title(title, fontsize=10)
         xs = sorted({x for points in roles.values() for x, _, _ in points})
         if log_x:
