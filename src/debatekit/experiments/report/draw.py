@@ -4,17 +4,19 @@ wide, bounds dashed on top, rates with their Wilson 95% intervals."""
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Run
-from debatekit.experiments.report.series import Rate
+from debatekit.experiments.report.series import Rate, Rates, Row, exact_note
 from debatekit.protocols.stochastic.params import Constants, Proof
 
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
 TRUTH_COLOURS = {"yes": "tab:blue", "no": "tab:red"}
 BOUND_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.6, "zorder": 6}
 ROLE_MARKERS = (("o", 10), ("s", 7), ("^", 5))  # measured lines that coincide stay visible
+TICK_FONT_PX = 10 * DPI / 72  # matplotlib's default tick labels, 10 points
 
 
 def figure(rows: int, columns: int, height: float, heights: list[float] | None = None) -> tuple[Any, Any]:
@@ -77,15 +79,15 @@ def _legend_below(fig: Any, handles: list[Any], labels: list[str], columns: int)
     fig.tight_layout(rect=(0, (0.3 * rows + 0.1) / fig.get_figheight(), 1, 1))
 
 
-def draw_rates(series: dict[tuple[str, str], dict[str, dict[str, Rate]]], path: Path) -> None:
-    """Dot plot: under a heading per protocol, one line per adversary, yes above no; accept and
-    honest-win panels."""
+def draw_rates(series: dict[tuple[str, str], dict[str, Rates]], path: Path) -> None:
+    """Dot plot: under a heading per protocol and problem, one line per adversary, yes above no; accept
+    and honest-win panels; where a line has no accept rate, the reason in words in its place."""
     slots: list[tuple[str, tuple[str, str] | None]] = []  # (tick label, key; None for a heading)
     for key in series:
         if not any(label == key[0] and heading is None for label, heading in slots):
             slots.append((key[0], None))
         slots.append((key[1], key))
-    fig, axes = figure(1, 2, 1.7 + 0.24 * len(slots))
+    fig, axes = figure(1, 2, 1.7 + 0.17 * len(slots))
     offsets = {"yes": -0.17, "no": 0.17}
     for ax, metric in zip(axes[0], ("accept", "honest-win"), strict=True):
         for y, (_, key) in enumerate(slots):
@@ -93,10 +95,10 @@ def draw_rates(series: dict[tuple[str, str], dict[str, dict[str, Rate]]], path: 
                 ax.axhline(y, color="grey", linewidth=0.6, alpha=0.5)
                 continue
             for truth, rates in series[key].items():
-                rate = rates.get(metric.replace("-", " "))
+                rate = rates.accept if metric == "accept" else rates.honest_win
+                at = y + offsets.get(truth, 0)
                 if rate is None:
                     continue
-                at = y + offsets.get(truth, 0)
                 ax.errorbar(rate.rate, at, xerr=[[rate.rate - rate.low], [rate.high - rate.rate]], fmt="o",
                             markersize=4, capsize=2, color=TRUTH_COLOURS.get(truth, "grey"), zorder=3)  # fmt: skip
                 if rate.promise is not None:
@@ -107,7 +109,10 @@ def draw_rates(series: dict[tuple[str, str], dict[str, dict[str, Rate]]], path: 
         ax.grid(axis="x", alpha=0.3)
         ax.set_yticks(range(len(slots)))
         ax.tick_params(axis="y", length=0)
-    axes[0][0].set_yticklabels([label for label, _ in slots], fontsize=8)
+    for reason, first, last in _unrated(slots, series):
+        axes[0][0].text(0.5, (first + last) / 2, textwrap.fill(reason, 38), ha="center", va="center", fontsize=8,
+                        color="dimgrey", bbox={"facecolor": "white", "edgecolor": "lightgrey"})  # fmt: skip
+    axes[0][0].set_yticklabels([label for label, _ in slots], fontsize=7)
     for tick, (_, key) in zip(axes[0][0].get_yticklabels(), slots, strict=True):
         if key is None:
             tick.set_fontweight("bold")
@@ -119,6 +124,22 @@ def draw_rates(series: dict[tuple[str, str], dict[str, dict[str, Rate]]], path: 
     labels = ["truth yes (95% Wilson)", "truth no (95% Wilson)", "theorem: accept >= c (yes), <= s (no)"]
     _legend_below(fig, handles, labels, 3)
     save(fig, path)
+
+
+def _unrated(slots: list[tuple[str, tuple[str, str] | None]], series: dict[tuple[str, str], dict[str, Rates]]
+             ) -> list[tuple[str, int, int]]:  # fmt: skip
+    """The runs of consecutive lines with no accept rate, each with its reason: (reason, first, last line)."""
+    spans: list[tuple[str, int, int]] = []
+    for y, (_, key) in enumerate(slots):
+        reasons = {rates.no_accept for rates in series[key].values() if rates.accept is None} if key else set()
+        if len(reasons) != 1:
+            continue
+        (reason,) = reasons
+        if spans and spans[-1][0] == reason and spans[-1][2] >= y - 2:
+            spans[-1] = (reason, spans[-1][1], y)
+        else:
+            spans.append((reason, y, y))
+    return spans
 
 
 def draw_accept(series: dict[tuple[str, str, str], dict[str, dict[int, Rate]]], path: Path) -> None:
@@ -149,14 +170,24 @@ def draw_accept(series: dict[tuple[str, str, str], dict[str, dict[int, Rate]]], 
 
 
 def _log_ticks(ax: Any, xs: list[float], base: float = 10) -> None:
-    """A log x axis ticked at the values drawn, written out in full."""
+    """A log x axis ticked at the values drawn, written out in full, each label clear of the one
+    before it (a label's width estimated from its characters at the axis' width); one value alone
+    is ticked on a plain axis."""
     from matplotlib.ticker import NullFormatter
 
-    ax.set_xscale("log", base=base)
     low, high = min(xs), max(xs)
+    if low == high:
+        ax.set_xticks([low], [f"{low:g}"])
+        ax.set_xlim(low * 0.5, low * 1.5)
+        return
+    ax.set_xscale("log", base=base)
+    span = math.log(high / low) * 1.16  # the limits below add 8% each side
+    width_px = ax.get_position().width * ax.figure.get_figwidth() * ax.figure.dpi
+    size_px = TICK_FONT_PX * 0.62  # a digit's width
     ticks = [low]
-    for x in xs:  # labels at least 1/8 of the axis apart
-        if math.log(x / ticks[-1]) >= math.log(high / low) / 8:
+    for x in xs:
+        gap = ((len(f"{ticks[-1]:g}") + len(f"{x:g}")) / 2 + 1) * size_px
+        if math.log(x / ticks[-1]) / span * width_px >= gap:
             ticks.append(x)
     ax.set_xticks(ticks, [f"{x:g}" for x in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -165,28 +196,39 @@ def _log_ticks(ax: Any, xs: list[float], base: float = 10) -> None:
 
 def _draw_queries(series: dict[tuple[str, ...], dict[str, list[tuple[float, float, float | None]]]], path: Path,
                   xlabel: str, log_x: bool) -> None:  # fmt: skip
-    from matplotlib.ticker import FuncFormatter
+    """One panel per protocol and problem, a line per role with its bound dashed (across the panel where
+    there is one x); the y axis symmetric log where queries span decades, else whole numbers."""
+    from matplotlib.ticker import MaxNLocator
 
     fig, axes = _panels(len(series), 3.3, legend=1.0)
     for ax, (key, roles) in zip(axes, series.items(), strict=True):
+        values = []
         for k, (role, points) in enumerate(roles.items()):
             colour, (marker, size) = f"C{k}", ROLE_MARKERS[k]
             xs = [x for x, _, _ in points]
             ax.plot(xs, [q for _, q, _ in points], marker=marker, markersize=size, fillstyle="none", color=colour,
                     label=f"{role}, measured", zorder=3)  # fmt: skip
             bounded = [(x, b) for x, _, b in points if b is not None]
-            if bounded:
-                style = BOUND_STYLE | {"color": colour}
+            values += [q for _, q, _ in points] + [b for _, b in bounded]
+            style = BOUND_STYLE | {"color": colour}
+            if len(bounded) == 1 and len(xs) == 1:
+                ax.axhline(bounded[0][1], label=f"{role}, theorem's bound", **style)
+            elif bounded:
                 ax.plot(*zip(*bounded, strict=True), marker="x", label=f"{role}, theorem's bound", **style)
-        ax.set_title(" on ".join(key), fontsize=10)
+        stochastic = key[0].split()[0] == "stochastic"
+        title = " on ".join(key) + ("\nverifier's bound: O(K²) samples, flat in T" if stochastic else "")
+        ax.set_title(title, fontsize=10)
         xs = sorted({x for points in roles.values() for x, _, _ in points})
         if log_x:
             _log_ticks(ax, xs)
-        ax.set_yscale("symlog", linthresh=1)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        top = max([*values, 1])
+        if _symlog(ax, values, "y"):
+            ax.set_ylim(0, top * 4)
+        else:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_ylim(-0.08 * top, top * 1.08)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("oracle queries per debate")
-        ax.margins(y=0.12)
     named = {label: handle for ax in axes for handle, label in zip(*ax.get_legend_handles_labels(), strict=True)}
     _legend_below(fig, list(named.values()), list(named), 2)
     save(fig, path)
@@ -245,18 +287,19 @@ def draw_frontier(series: list[Frontier], path: Path) -> None:
     save(fig, path)
 
 
-def _unit(r: Run) -> float:
+def _unit(r: Run | Row) -> float:
     return r.reward_unit or 1.0
 
 
-def draw_payoffs(series: dict[str, list[Run]], path: Path) -> None:
-    """One panel per protocol: A's mean payoff with its 95% interval (and each debate's, when kept),
-    in units of r^(d+1) for prover-estimator debate."""
-    heights = [1.1 + 0.26 * len(runs) for runs in series.values()]  # title and axis, then a line per run
+def draw_payoffs(series: dict[str, list[Row]], path: Path) -> None:
+    """One panel per protocol, a line per row of the table: A's mean payoff with its 95% interval (and
+    each debate's, when kept), in units of r^(d+1) for prover-estimator debate; the theorem's bound
+    dashed only where it promises one, "no promise" in the line's label elsewhere."""
+    heights = [1.1 + 0.26 * len(rows) for rows in series.values()]  # title and axis, then a line per row
     fig, axes = figure(len(series), 1, 0.7 + sum(heights), heights)
-    for ax, (protocol, runs) in zip(axes[:, 0], series.items(), strict=True):
+    for ax, (protocol, rows) in zip(axes[:, 0], series.items(), strict=True):
         drawn = []
-        for y, r in enumerate(runs):
+        for y, r in enumerate(rows):
             unit, (low, high) = _unit(r), r.payoff_ci or (r.payoff_mean, r.payoff_mean)
             colour = TRUTH_COLOURS.get(r.truth, "grey")
             if r.payoffs:
@@ -267,23 +310,25 @@ def draw_payoffs(series: dict[str, list[Run]], path: Path) -> None:
             ax.errorbar(mean, y, xerr=[[mean - low / unit], [high / unit - mean]], fmt="o", markersize=4,
                         capsize=2, color=colour, zorder=3)  # fmt: skip
             drawn += [low / unit, high / unit]
-            if r.payoff_bound is not None and r.payoff_bound_promised is not False:
+            if r.payoff_bound is not None:
                 ax.plot([r.payoff_bound / unit] * 2, [y - 0.35, y + 0.35], **BOUND_STYLE)
                 drawn.append(r.payoff_bound / unit)
-        ax.set_yticks(range(len(runs)))
-        ax.set_yticklabels([f"{r.alice} vs {r.bob} ({r.problem}, {r.truth})" for r in runs], fontsize=8)
-        ax.set_ylim(len(runs) - 0.5, -0.5)
+        ax.set_yticks(range(len(rows)))
+        promised = ("" if r.payoff_bound is not None else ": no promise" for r in rows)
+        ax.set_yticklabels([f"{r.alice} vs {r.bob} ({r.problem}, truth {r.truth}){said}" for r, said
+                            in zip(rows, promised, strict=True)], fontsize=8)  # fmt: skip
+        ax.set_ylim(len(rows) - 0.5, -0.5)
         scale = "; symmetric log scale" if _symlog(ax, drawn) else ""
-        unit_name = "r^(d+1)" if any(r.reward_unit for r in runs) else "reward"
-        ax.set_xlabel(f"A's payoff per debate (units of {unit_name}{scale})")
+        unit_name = "r^(d+1)" if any(r.reward_unit for r in rows) else "reward"
+        ax.set_xlabel(f"A's payoff per debate\n(units of {unit_name}{scale})")
         ax.set_title(protocol, fontsize=10)
         ax.grid(axis="x", alpha=0.3)
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], marker="o", color=c, linestyle="") for c in TRUTH_COLOURS.values()]
     handles += [Line2D([], [], **BOUND_STYLE)]
-    labels = ["truth yes: mean (95% CI)", "truth no: mean (95% CI)", "theorem's bound"]
-    if any(r.payoffs for runs in series.values() for r in runs):
+    labels = ["truth yes: mean (95% CI)", "truth no: mean (95% CI)", "theorem's bound (where it promises one)"]
+    if any(r.payoffs for rows in series.values() for r in rows):
         handles.append(Line2D([], [], marker="|", color="grey", linestyle=""))
         labels.append("each debate")
     _legend_below(fig, handles, labels, 2)
@@ -309,20 +354,22 @@ def draw_rewards(series: list[Run], path: Path) -> None:
     save(fig, path)
 
 
-def draw_exact(series: list[tuple[Exact, Run]], path: Path) -> None:
+def draw_exact(series: list[tuple[Exact, Row]], path: Path) -> None:
     """One line per instance: the exact value against the best adversary above the Monte Carlo
-    honest-win rate against the strongest built-in adversary (95% Wilson), the guarantee dashed."""
-    fig, axes = figure(1, 1, 1.5 + 0.45 * len(series))
+    honest-win rate against the strongest built-in adversary (95% Wilson), the guarantee dashed; where
+    every value is 1, the reason there is no spread, written above the lines."""
+    note = exact_note(series)
+    fig, axes = figure(1, 1, 1.5 + 0.45 * len(series) + (0.6 if note else 0))
     ax = axes[0][0]
     lows = []
     for y, (e, r) in enumerate(series):
-        low, high = r.interval(r.honest_win_rate)
+        rate, low, high = r.honest_win.rate, r.honest_win.low, r.honest_win.high
         lows += [low, e.value, e.guarantee]
         ax.plot(e.value, y - 0.15, "D", color="black", markersize=6, zorder=4)
-        ax.errorbar(r.honest_win_rate, y + 0.15, xerr=[[r.honest_win_rate - low], [high - r.honest_win_rate]],
-                    fmt="o", markersize=5, capsize=2, color="tab:blue", zorder=3)  # fmt: skip
-        ax.annotate(r.adversary, (low, y + 0.15), xytext=(-5, 0), textcoords="offset points", ha="right",
-                    va="center", fontsize=7, color="tab:blue")  # fmt: skip
+        ax.errorbar(rate, y + 0.15, xerr=[[rate - low], [high - rate]], fmt="o", markersize=5, capsize=2,
+                    color="tab:blue", zorder=3)  # fmt: skip
+        ax.annotate(f"{r.adversary}, {r.trials} debates", (low, y + 0.15), xytext=(-5, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=7, color="tab:blue")  # fmt: skip
         ax.plot([e.guarantee] * 2, [y - 0.4, y + 0.4], **BOUND_STYLE)
     ax.set_yticks(range(len(series)))
     ax.set_yticklabels([f"{e.protocol}, {e.problem}, n={e.size}, truth {e.truth}" for e, _ in series], fontsize=8)
@@ -330,6 +377,8 @@ def draw_exact(series: list[tuple[Exact, Run]], path: Path) -> None:
     ax.set_xlim(max(0.0, min(lows) - 0.25), 1.02)
     ax.set_xlabel("P[honest side wins] (probability)")
     ax.grid(axis="x", alpha=0.3)
+    if note:
+        fig.suptitle(textwrap.fill(note, 135), x=0.01, ha="left", fontsize=8)
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], marker="D", color="black", linestyle=""),

@@ -26,15 +26,19 @@ from debatekit.experiments.report.draw import (
 from debatekit.experiments.report.rows import Report, Run
 from debatekit.experiments.report.series import (
     Rate,
+    Row,
     accept_series,
     bits_series,
+    exact_note,
     exact_series,
     frontier_series,
+    labels,
     payoff_series,
     queries_K_series,
     queries_T_series,
     rates_series,
     rewards_series,
+    table,
 )
 
 REPORT_FILE = "report.html"
@@ -51,6 +55,8 @@ class Plot:
     series: Callable[[Report], Any]
     draw: Callable[[Any, Path], None]
     runs: Callable[[Report], list[Run]]
+    note: Callable[[Any], str] = lambda series: ""
+    """More caption from the series (what a drawing with no spread means)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,7 @@ def _with(*fields: str) -> Callable[[Report], list[Run]]:
 
 
 PLOTS = (
-    Plot("rates.png", "Honest-win and accept rates per protocol and adversary",
+    Plot("rates.png", "Honest-win and accept rates per protocol, problem and adversary",
          "runs with accept or honest-win rates", rates_series, draw_rates, _with("honest_win_rate")),
     Plot("accept_vs_T.png", "Accept rate against T per adversary",
          "runs of one protocol and problem at several sizes (e.g. a sweep over size)", accept_series, draw_accept,
@@ -91,8 +97,15 @@ PLOTS = (
          rewards_series, draw_rewards, rewards_series),
     Plot("exact_vs_mc.png", "Exact against Monte Carlo values",
          "`solve` logs beside `run` logs of the same protocol, problem, size and truth", exact_series, draw_exact,
-         lambda report: [r for _, r in exact_series(report)]),
+         lambda report: _beside_exact(report), exact_note),
 )  # fmt: skip
+
+
+def _beside_exact(report: Report) -> list[Run]:
+    """The runs pooled into the rows that ``exact_vs_mc.png`` draws."""
+    drawn = {(row.label, row.problem, row.size, row.truth, row.adversary) for _, row in exact_series(report)}
+    named = labels(report.runs)
+    return [r for r in report.runs if (named[r], r.problem, r.size, r.truth, r.adversary) in drawn]
 
 
 def caption(runs: list[Run]) -> str:
@@ -115,20 +128,22 @@ def draw_all(report: Report, folder: Path) -> list[Figure]:
             figures.append(Figure(plot.file, plot.title, note=f"Not drawn: needs {plot.needs}."))
             continue
         plot.draw(data, folder / plot.file)
-        text = " ".join(filter(None, (caption(plot.runs(report)), report.captions.get(plot.file, ""))))
+        said = (caption(plot.runs(report)), plot.note(data), report.captions.get(plot.file, ""))
+        text = " ".join(filter(None, said))
         figures.append(embed(folder / plot.file, plot.title, text))
     return figures
 
 
 def series_json(report: Report) -> dict[str, Any]:
-    """``report --json``: every run as read, and each plot's series, the data it draws (None, with
-    the note the HTML shows instead, where the data do not hold it)."""
+    """``report --json``: every run as read, the table (runs alike but for seed pooled, with what
+    holds), and each plot's series, the data it draws (None, with the note the HTML shows instead,
+    where the data do not hold it)."""
     plots = []
     for plot in PLOTS:
         data = plot.series(report)
         plots.append({"file": plot.file, "title": plot.title, "series": _jsonable(data) if data else None,
                       "note": "" if data else f"Not drawn: needs {plot.needs}."})  # fmt: skip
-    return {"runs": [_jsonable(run) for run in report.runs], "plots": plots}
+    return {"runs": [_jsonable(run) for run in report.runs], "table": _jsonable(table(report)), "plots": plots}
 
 
 def _jsonable(value: Any) -> Any:
@@ -136,7 +151,9 @@ def _jsonable(value: Any) -> Any:
     tuple keys as a list of ``{"key": [...], "value": ...}``, a non-finite float as None."""
     if is_dataclass(value) and not isinstance(value, type):
         data = {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
-        return data | {"rate": value.rate} if isinstance(value, Rate) else data
+        if isinstance(value, Rate):
+            return data | {"rate": value.rate}
+        return data | {"adversary": value.adversary, "verdict": value.verdict} if isinstance(value, Row) else data
     if isinstance(value, dict):
         if all(isinstance(key, str) for key in value):
             return {key: _jsonable(item) for key, item in value.items()}
@@ -161,7 +178,7 @@ def write(report: Report, folder: Path, extra: Iterable[Figure] = ()) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     figures = draw_all(report, folder) + list(extra)
     env = Environment(loader=PackageLoader("debatekit.experiments"), autoescape=select_autoescape())
-    html = env.get_template("report.html").render(report=report, figures=figures, fmt=_fmt)
+    html = env.get_template("report.html").render(report=report, rows=table(report), figures=figures, fmt=_fmt)
     path = folder / REPORT_FILE
     path.write_text(html, encoding="utf-8")
     return path

@@ -118,7 +118,26 @@ def run_from(row: dict[str, Any], source: str, payoffs: tuple[float, ...] = ()) 
         reward_unit=row.get("reward_unit"),
         rewards=rewards,
         payoffs=payoffs,
+        payoff_holds=row.get("payoff_holds"),
+        payoff_note=row.get("payoff_bound_note") or row.get("payoff_bound_statement"),
+        params=tuple(
+            sorted(
+                (key.removeprefix("params_"), str(value))
+                for key, value in row.items()
+                if key.startswith("params_") and key != "params_constants" and value is not None
+            )
+        ),
+        oracle=_oracle(row),
     )
+
+
+def _oracle(row: dict[str, Any]) -> str | None:
+    """The oracles by side as one description, from a row's ``oracles_*`` columns."""
+    oracle = row.get("oracles_oracle")
+    prover, verifier = row.get("oracles_prover_oracle") or oracle, row.get("oracles_verifier_oracle") or oracle
+    if prover == verifier:
+        return None if prover is None else str(prover)
+    return f"prover {prover}, verifier {verifier}"
 
 
 def exact_from(data: dict[str, Any], source: str) -> Exact:
@@ -154,10 +173,14 @@ def from_demo(data: dict[str, Any], source: str = "demo") -> Report:
             "alice": name if role == "alice" else "honest", "bob": name if role == "bob" else "honest",
             "guarantee_completeness": row.get("completeness"), "guarantee_soundness": row.get("soundness"),
             "guarantee_verifier_queries": row["queries_bound"], "guarantee_bits_read": row["bits_bound"],
+            "oracles_oracle": "builtin",
         }  # fmt: skip
         report.runs.append(run_from(row | known | seed, source))
     for p in data.get("prover_estimator", []):
-        known = {"payoff_bound_kind": p["bound_kind"], "payoff_bound_promised": p["holds"] is not None}
+        known = {
+            "payoff_bound_kind": p["bound_kind"], "payoff_bound_promised": p["holds"] is not None,
+            "payoff_holds": p["holds"], "payoff_bound_note": p["promise"], "oracles_oracle": "builtin",
+        }  # fmt: skip
         report.runs.append(run_from(p | seed | known, p["experiment"]))
     report.exact = [exact_from(s | seed, source) for s in data.get("exact", [])]
     report.bits = [

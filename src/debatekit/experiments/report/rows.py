@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from debatekit.analysis.stats import wilson
 from debatekit.protocols.stochastic.params import Proof
 
 
@@ -50,6 +49,15 @@ class Run:
     """Mean reward per round in the order the rounds are played (``initial``, then round d down to 0)."""
     payoffs: tuple[float, ...] = ()
     """Per-debate payoffs, when the run kept its records."""
+    payoff_holds: bool | None = None
+    """Whether the payoff met its bound as the run's source judged it (the demo's family-wise test); None
+    where it did not judge (then the 95% interval is checked)."""
+    payoff_note: str | None = None
+    """The promise in words, or why there is none."""
+    params: tuple[tuple[str, str], ...] = ()
+    """The ``-P`` parameters in effect (constants aside), sorted by name."""
+    oracle: str | None = None
+    """The oracles by side (``builtin``; ``prover X, verifier Y`` where they differ); None where unknown."""
 
     @property
     def label(self) -> str:
@@ -57,13 +65,13 @@ class Run:
 
     @property
     def adversary(self) -> str:
-        """The players that are not honest (``bob:point-random``), or ``both honest``."""
-        others = [f"{role}:{name}" for role, name in (("alice", self.alice), ("bob", self.bob)) if name != "honest"]
-        return ", ".join(others) or "both honest"
+        return adversary(self.alice, self.bob)
 
-    def interval(self, rate: float) -> tuple[float, float]:
-        """Wilson 95% interval of ``rate`` over this run's debates."""
-        return wilson(round(rate * self.trials), self.trials)
+
+def adversary(alice: str, bob: str) -> str:
+    """The players that are not honest (``bob:point-random``), or ``both honest``."""
+    others = [f"{role}:{name}" for role, name in (("alice", alice), ("bob", bob)) if name != "honest"]
+    return ", ".join(others) or "both honest"
 
 
 @dataclass(frozen=True)
