@@ -120,6 +120,10 @@ def commit_bits(message: Any, length: int, sender: Role) -> np.ndarray:
             raise Malformed(sender, f"the message has shape {message.shape}, expected ({length},)")
         if message.ndim > 1:  # a sequence of rows, none of them a bit (as a list of lists would be)
             return frozen(np.full(length, NOT_A_BIT))
+        if message.dtype.char in "B?":  # uint8 or bool: one byte a position, all bits the common case
+            raw = message.tobytes()
+            if not raw.translate(None, b"\x00\x01"):
+                return np.frombuffer(raw, dtype=np.uint8)  # a bytes object's view: never writable
         if message.dtype.kind in "biu":  # bits where the value is 0 or 1, compared in its own dtype
             out = np.full(length, NOT_A_BIT, dtype=np.uint8)
             bits = (message == 0) | (message == 1)

@@ -7,6 +7,7 @@ honest Bob (which gate does not follow from its claimed inputs) is one vectorise
 
 from __future__ import annotations
 
+import operator
 from enum import IntEnum
 from functools import cached_property
 
@@ -36,6 +37,10 @@ def _apply(op: Gate | int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return 1 - a
 
 
+_GATE = (operator.and_, operator.or_, operator.xor, lambda a, b: 1 - a)
+"""Each gate on one step's bits (:meth:`Circuit.rule`), by ``Gate`` value."""
+
+
 class Circuit(TranscriptMachine):
     """A fan-in-2 circuit over addresses (x, w, earlier gates); ``in1`` equals ``in0`` for NOT."""
 
@@ -58,14 +63,22 @@ class Circuit(TranscriptMachine):
         return StepKind.COMPUTE
 
     def relevant(self, t: int) -> tuple[int, ...]:
-        if self.ops[t] == _NOT:
-            return (int(self.in0[t]),)
-        return (int(self.in0[t]), int(self.in1[t]))
+        return self._relevant[t]
 
     def rule(self, t: int, bits: tuple[int, ...]) -> int:
         a = bits[0]
-        b = bits[1] if len(bits) > 1 else a
-        return int(_apply(int(self.ops[t]), np.uint8(a), np.uint8(b)))
+        return int(_GATE[self._ops[t]](a, bits[1] if len(bits) > 1 else a))
+
+    @cached_property
+    def _relevant(self) -> list[tuple[int, ...]]:
+        """I(t) of every gate as Python tuples, made on the first step read one at a time (the
+        verifier's check, a scalar interpreter): the vectorised paths never build it."""
+        ops, in0, in1 = self.ops.tolist(), self.in0.tolist(), self.in1.tolist()
+        return [(a,) if op == _NOT else (a, b) for op, a, b in zip(ops, in0, in1, strict=True)]
+
+    @cached_property
+    def _ops(self) -> list[int]:
+        return self.ops.tolist()
 
     @property
     def deterministic(self) -> bool:
