@@ -238,7 +238,7 @@ def test_json_shape_and_the_folder(capsys: pytest.CaptureFixture[str], tmp_path:
     code, stdout, err = cli(capsys, "sweep", grid_file(tmp_path, SMALL), "--out", out, "--workers", 1, "--json")
     assert code == 0, err
     data = json.loads(stdout)
-    assert set(data) == {"cells", "ran", "skipped", "results", "results_path"}
+    assert set(data) == {"cells", "ran", "skipped", "results", "results_path", "stale", "pruned"}
     assert (data["cells"], data["ran"], data["skipped"]) == (8, 8, 0)
     ids = [r["id"] for r in data["results"]]
     assert ids == sorted(ids) == [c.id for c in load(grid_file(tmp_path, SMALL))]
@@ -315,7 +315,47 @@ def test_shards_cover_the_grid_once(capsys: pytest.CaptureFixture[str], tmp_path
     assert ran == [3, 3, 2]
     code, stdout, _ = cli(capsys, "sweep", grid, "--out", out, "--workers", 1, "--json")
     assert json.loads(stdout) | {"results": None} == {"cells": 8, "ran": 0, "skipped": 8, "results": None,
-                                                      "results_path": str(out / "results.parquet")}  # fmt: skip
+                                                      "results_path": str(out / "results.parquet"),
+                                                      "stale": [], "pruned": False}  # fmt: skip
+
+
+def test_a_sweep_folder_keeps_its_grid_cells_version_and_commit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from debatekit.experiments.logs import git_commit, version
+
+    grid, out = grid_file(tmp_path, SMALL), tmp_path / "out"
+    code, _, err = cli(capsys, "sweep", grid, "--out", out, "--workers", 1, "--shard", "0/8", "--set", "seed=3")
+    assert code == 0, err
+    grid.write_text(BIG)  # the copy is the file as swept, not a link to it
+    assert (out / "grid.toml").read_text() == SMALL
+    kept = json.loads((out / "sweep.json").read_text())
+    assert (kept["version"], kept["git_commit"]) == (version(), git_commit())
+    assert (kept["grid"], kept["sets"], kept["params"]) == (str(grid), ["seed=3"], [])
+    cells = [RunSpec.from_json(cell) for cell in kept["cells"]]
+    assert [cell.id for cell in cells] == [cell["id"] for cell in kept["cells"]]
+    assert cells == load(grid_file(tmp_path, SMALL), sets=["seed=3"])
+
+
+def test_stale_cells_are_reported_and_pruned(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    sweep = ("sweep", "--set", "protocol=cross-exam", "--set", "problem=parity", "--set", "size=8", "--set",
+             "trials=2", "--out", out, "--workers", 1)  # fmt: skip
+    code, _, err = cli(capsys, *sweep, "--set", "seed=0,1,2", "--json")
+    assert code == 0, err
+    before = {path.name for path in (out / "cells").iterdir()}
+    code, stdout, err = cli(capsys, *sweep, "--set", "seed=1,4")
+    assert code == 0, err
+    now = {cell.id for cell in expand({}, sets=settings([*sweep[2:10:2], "seed=1,4"]))}
+    gone = sorted(before - now)
+    assert len(gone) == 2 and "2 stale cell folders not in this grid (--prune removes them)" in stdout
+    assert {path.name for path in (out / "cells").iterdir()} == before | now
+    code, stdout, err = cli(capsys, *sweep, "--set", "seed=1,4", "--prune", "--json")
+    assert code == 0, err
+    data = json.loads(stdout)
+    assert (data["stale"], data["pruned"], data["skipped"]) == (gone, True, 2)
+    assert {path.name for path in (out / "cells").iterdir()} == now
+    assert pq.read_table(out / "results.parquet").column("id").to_pylist() == sorted(now)
 
 
 @pytest.fixture(scope="module")

@@ -184,10 +184,12 @@ def sweep(
     shard: str | None = None,
     overrides: Sequence[str] = (),
     sets: Sequence[str] = (),
+    prune: bool = False,
 ) -> SweepResult:
     """``debatekit sweep``: every cell of a grid file (or its table, as parsed TOML, with ``out``),
     skipping cells finished in ``out``; ``overrides`` are ``-P NAME=VALUE``, ``sets`` ``--set
-    KEY=V1,V2`` (an axis for every grid); ``to_json()`` is what ``sweep --json`` prints."""
+    KEY=V1,V2`` (an axis for every grid); ``prune`` removes cell folders the grid does not make;
+    ``to_json()`` is what ``sweep --json`` prints."""
     from debatekit.experiments.backends import Backend
     from debatekit.experiments.sweep import swept
 
@@ -198,4 +200,4 @@ def sweep(
             raise UserError(f"backend must be local or ray, got {backend!r}") from None
         table = grid if isinstance(grid, Mapping) else Path(grid)
         return swept(table, chosen, workers, address, shard, list(overrides), None if out is None else Path(out),
-                     list(sets))  # fmt: skip
+                     list(sets), prune)  # fmt: skip

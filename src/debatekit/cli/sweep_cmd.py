@@ -42,6 +42,9 @@ def sweep(
     out: Annotated[
         Path | None, typer.Option("--out", metavar="DIR", help="The sweep's folder (default debatekit-sweeps/GRID).")
     ] = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove cell folders in --out that the grid no longer makes (stale).")
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Play every cell of GRID.toml (one `run` each; or of the --set axes alone), skipping cells
@@ -54,7 +57,7 @@ def sweep(
     from debatekit.experiments.sweep import swept
 
     try:
-        result, stopped = swept(grid, backend, workers, address, shard, param, out, sets), None
+        result, stopped = swept(grid, backend, workers, address, shard, param, out, sets, prune), None
     except Interrupted as stop:  # the cells finished are saved: say so, then exit 128 + the signal
         result, stopped = stop.result, stop
         if result is None:
@@ -65,5 +68,8 @@ def sweep(
         how = "INTERRUPTED after running" if result.interrupted else "ran"
         stdout.print(f"{result.cells} cells: {how} {result.ran}, {result.skipped} finished before; "
                      f"{result.results_path}")  # fmt: skip
+        if result.stale:
+            what = "removed" if result.pruned else "not in this grid (--prune removes them)"
+            stdout.print(f"{len(result.stale)} stale cell folders {what}")
     if stopped is not None:
         raise stopped

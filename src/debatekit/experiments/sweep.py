@@ -6,7 +6,10 @@ and ``debates_path``) and ``summary.parquet`` (the same as one flat row: nested 
 ``_``), written last and atomically: a cell is finished exactly when its ``summary.parquet``
 exists, so a killed sweep loses only the cells in flight. Each invocation merges the grid's
 finished rows, in cell-id order, into ``results.parquet``. Cells draw only from their own seed,
-so the table does not depend on the backend or the number of workers.
+so the table does not depend on the backend or the number of workers. Beside them, ``sweep.json``
+says what the folder is a sweep of (the grid file's path, ``-P`` and ``--set``, every cell's
+``RunSpec``, debatekit's version and the source's commit) and ``grid.toml`` is a copy of the grid
+file; cell folders that the grid no longer makes are stale: reported, and removed with ``prune``.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +30,12 @@ from debatekit.engine.interrupts import Interrupted
 from debatekit.experiments import backends
 from debatekit.experiments.backends import Backend, BackendError, Mapper, pool_size
 from debatekit.experiments.grid import GridError, expand, fixed, load, settings
-from debatekit.experiments.logs import LogError, writable_dir
+from debatekit.experiments.logs import LogError, git_commit, version, writable_dir
 from debatekit.files import FileMistake, read_json
 from debatekit.mistakes import UserError
 from debatekit.runs.spec import RunSpec
 
-RESULTS_FILE = "results.parquet"
+RESULTS_FILE, SWEEP_FILE, GRID_COPY = "results.parquet", "sweep.json", "grid.toml"
 
 
 class CellError(ValueError):
@@ -60,11 +64,16 @@ class SweepResult:
     results_path: Path
     interrupted: bool = False
     """A signal stopped the sweep: ``ran`` counts the cells it finished."""
+    stale: tuple[str, ...] = ()
+    """The ids of cell folders the grid does not make (left from an earlier grid)."""
+    pruned: bool = False
+    """Whether the stale folders were removed."""
 
     def to_json(self) -> dict[str, Any]:
         stopped = {"interrupted": True} if self.interrupted else {}
         return {"cells": self.cells, "ran": self.ran, "skipped": self.skipped, "results": self.results,
-                "results_path": str(self.results_path)} | stopped  # fmt: skip
+                "results_path": str(self.results_path), "stale": list(self.stale),
+                "pruned": self.pruned} | stopped  # fmt: skip
 
 
 def play_cell(cell: RunSpec) -> CellResult:
@@ -98,6 +107,45 @@ def finished(out: Path, cell: RunSpec) -> bool:
     return (cell_dir(out, cell) / "summary.parquet").exists()
 
 
+def stale(out: Path, cells: list[RunSpec]) -> list[str]:
+    """The cell folders in ``out`` that none of ``cells`` owns, by name (sorted)."""
+    folder, ids = out / "cells", {cell.id for cell in cells}
+    found = folder.iterdir() if folder.is_dir() else ()
+    return sorted(path.name for path in found if path.is_dir() and path.name not in ids)
+
+
+def prune(out: Path, names: list[str]) -> None:
+    """Remove the cell folders ``names`` (:func:`stale`) from ``out``."""
+    for name in names:
+        shutil.rmtree(out / "cells" / name)
+
+
+def describe(
+    out: Path, grid: Path | Mapping[str, Any] | None, cells: list[RunSpec], param: list[str], sets: list[str]
+) -> None:
+    """Write ``sweep.json`` (what the folder is a sweep of, with the version and commit that played
+    it) and, for a grid file, its copy ``grid.toml``; a table given as data is kept in ``sweep.json``."""
+    if isinstance(grid, Path):
+        _replace(out / GRID_COPY, grid.read_bytes())
+    described = {
+        "grid": str(grid) if isinstance(grid, Path) else None,
+        "table": dict(grid) if isinstance(grid, Mapping) else None,
+        "params": param,
+        "sets": sets,
+        "version": version(),
+        "git_commit": git_commit(),
+        "cells": [cell.fields() for cell in cells],
+    }
+    _replace(out / SWEEP_FILE, (json.dumps(described, indent=1, default=str) + "\n").encode())
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """``path`` holds ``data``, written beside it first (shards writing at once never leave half a file)."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
 def shard_of(cells: list[RunSpec], shard: tuple[int, int] | None) -> list[RunSpec]:
     """Slice i of n: the cells whose index, in id order, is i mod n."""
     if shard is None:
@@ -112,11 +160,14 @@ def run_sweep(
     mapper: Mapper,
     shard: tuple[int, int] | None = None,
     done: Callable[[CellResult], None] | None = None,
+    stale_cells: Sequence[str] = (),
+    pruned: bool = False,
 ) -> SweepResult:
     """Run the cells of ``cells`` (in id order) that are in ``shard`` and not finished in
     ``out``, through ``mapper``, saving each as it finishes (``done(result)`` after), then merge
     every finished cell into ``results.parquet`` (also when a signal stops the sweep: the
-    :class:`~debatekit.engine.interrupts.Interrupted` raised then carries the result)."""
+    :class:`~debatekit.engine.interrupts.Interrupted` raised then carries the result);
+    ``stale_cells`` and ``pruned`` are for the result to say (:func:`stale`)."""
     chosen = shard_of(cells, shard)
     todo = [cell for cell in chosen if not finished(out, cell)]
     ran, stopped = 0, None
@@ -130,7 +181,8 @@ def run_sweep(
         stopped = stop
     finally:
         results = merge(cells, out)
-    swept = SweepResult(len(cells), ran, len(chosen) - len(todo), results, out / RESULTS_FILE, stopped is not None)
+    swept = SweepResult(len(cells), ran, len(chosen) - len(todo), results, out / RESULTS_FILE, stopped is not None,
+                        tuple(stale_cells), pruned)  # fmt: skip
     if stopped is not None:
         stopped.result = swept
         raise stopped
@@ -205,11 +257,12 @@ def swept(
     param: list[str] | None = None,
     out: Path | None = None,
     sets: list[str] | None = None,
+    prune_stale: bool = False,
 ) -> SweepResult:
     """What ``debatekit sweep`` and :func:`debatekit.sweep` do, from the command's options: ``grid``
     is a grid file, its parsed table (which then needs ``out``) or None (a grid of ``sets`` alone,
-    its folder named by them); ``sets`` (``KEY=V1,V2``) replace an axis in every grid; ``UserError``
-    for a mistake."""
+    its folder named by them); ``sets`` (``KEY=V1,V2``) replace an axis in every grid;
+    ``prune_stale`` removes the cell folders the grid does not make; ``UserError`` for a mistake."""
     workers = pool_size(workers)
     if address is not None and backend is not Backend.ray:
         raise UserError("--address is for --backend ray")
@@ -238,6 +291,13 @@ def swept(
         import pyarrow  # noqa: F401
     except ImportError as err:
         raise UserError("sweep needs pyarrow: pip install 'debatekit[sweep]'") from err
+    try:
+        describe(folder, grid, cells, list(param or ()), list(sets or ()))
+    except OSError as err:
+        raise UserError(f"--out: cannot write {str(folder / SWEEP_FILE)!r}: {err.strerror or err}") from err
+    left = stale(folder, cells)
+    if prune_stale:
+        prune(folder, left)
     if backend is Backend.local:
         opened = backends.local(workers)
     else:
@@ -245,7 +305,7 @@ def swept(
     try:
         todo = sum(not finished(folder, cell) for cell in shard_of(cells, slice_))
         with opened as mapper, _progress(todo) as done:
-            return run_sweep(cells, folder, mapper, slice_, done)
+            return run_sweep(cells, folder, mapper, slice_, done, left, prune_stale)
     except BackendError as err:
         raise UserError(str(err)) from err
     except (CellError, FileMistake) as err:  # a cell that cannot be played, a cell's file that is not one
