@@ -415,3 +415,46 @@ def test_workers_are_capped_like_concurrency(
     monkeypatch.setattr(os, "cpu_count", lambda: 1000)
     assert cli(capsys, "sweep", grid, "--out", tmp_path / "out")[0] == 2  # the pool that would start: refused here
     assert started == [MAX_CONCURRENCY] == [256]
+
+
+# ---- which records a cell keeps
+
+
+def test_records_none_failures_and_all(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """All: every debate; failures: the first SAMPLE and the first MOST_FAILURES the truth lost, a
+    record that replays; none: no file. (Alice lying just inside the threshold wins some 7% here.)"""
+    from debatekit.experiments import sweep
+    from debatekit.experiments.sweep import Records
+
+    monkeypatch.setattr(sweep, "SAMPLE", 5)
+    monkeypatch.setattr(sweep, "MOST_FAILURES", 2)
+    cells = expand({"protocol": "stochastic", "problem": "noisy-majority", "size": 12, "truth": "no",
+                    "alice": "under-threshold", "trials": 80})  # fmt: skip
+    paths = {}
+    for records in Records:
+        with local(1) as serial:
+            result = run_sweep(cells, tmp_path / records, serial, records=records)
+        (summary,) = result.results
+        assert summary["records"] == records
+        paths[records] = summary["debates_path"]
+    assert paths["none"] is None and not (tmp_path / "none" / "cells" / cells[0].id / "debates.jsonl").exists()
+    every = [json.loads(line) for line in Path(paths["all"]).read_text().splitlines()[1:]]
+    assert sorted(d["debate"] for d in every) == list(range(80))
+    lost = sorted(d["debate"] for d in every if d["verdict"] != 0)
+    assert len(lost) > 2  # else the cap is not tested
+    kept = Path(paths["failures"]).read_text().splitlines()
+    assert kept[0] == Path(paths["all"]).read_text().splitlines()[0]  # the same header
+    assert [json.loads(line)["debate"] for line in kept[1:]] == sorted({*range(5), *lost[:2]})
+    assert Path(paths["failures"]).stat().st_size < Path(paths["all"]).stat().st_size / 5
+    code, stdout, err = cli(capsys, "replay", paths["failures"], "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["reproduced"] == len(kept) - 1
+    tables = [comparable(tmp_path / records / "results.parquet").drop_columns(["records"]) for records in Records]
+    assert tables[0].equals(tables[1]) and tables[1].equals(tables[2])
+
+
+def test_records_is_a_choice(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = cli(capsys, "sweep", grid_file(tmp_path, SMALL), "--out", tmp_path / "o", "--records", "some")
+    assert code == 2 and "--records" in err and len(err.strip().splitlines()) == 1

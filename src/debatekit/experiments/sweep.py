@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,19 @@ from debatekit.mistakes import UserError
 from debatekit.runs.spec import RunSpec
 
 RESULTS_FILE, SWEEP_FILE, GRID_COPY = "results.parquet", "sweep.json", "grid.toml"
+SAMPLE = 10
+"""``--records failures`` keeps the first 10 debates of every cell, whatever their outcome."""
+MOST_FAILURES = 100
+"""... and the first 100 failures (by debate number): a cell's records stay under some 3 MB where all
+of them (stochastic debate's long transcripts, 400 debates) take 10 MB or more."""
+
+
+class Records(StrEnum):
+    """Which debates a cell keeps in ``debates.jsonl`` (``--records``)."""
+
+    none = "none"
+    failures = "failures"
+    all = "all"
 
 
 class CellError(ValueError):
@@ -76,8 +91,9 @@ class SweepResult:
                 "pruned": self.pruned} | stopped  # fmt: skip
 
 
-def play_cell(cell: RunSpec) -> CellResult:
-    """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and records."""
+def play_cell(cell: RunSpec, records: Records = Records.all) -> CellResult:
+    """Play ``cell``'s debates (as ``debatekit run`` would) and return its summary and the records
+    ``records`` keeps (:func:`kept`)."""
     from debatekit.runs.prepare import play, prepare
 
     started = time.perf_counter()
@@ -87,11 +103,36 @@ def play_cell(cell: RunSpec) -> CellResult:
         with tempfile.TemporaryDirectory(prefix="debatekit-cell-") as scratch:
             record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
             result = play(ready, record=record)
-            records = record.read_text(encoding="utf-8") if record is not None else ""
+            text = record.read_text(encoding="utf-8") if record is not None else ""
     except UserError as err:
         raise CellError(f"cell {cell.id}: {err}") from None
     summary = cell.fields() | result.to_json()
-    return CellResult(cell, json.loads(json.dumps(summary, default=_plain)), records, time.perf_counter() - started)
+    return CellResult(cell, json.loads(json.dumps(summary, default=_plain)), kept(text, records),
+                      time.perf_counter() - started)  # fmt: skip
+
+
+def kept(text: str, records: Records) -> str:
+    """What a cell keeps of its records' ``text`` (a header, then a debate a line): ``all`` of it;
+    ``none``; or, for ``failures``, the first :data:`SAMPLE` debates and the first
+    :data:`MOST_FAILURES` failures (the verdict not the truth, undecided, or a forfeit), in debate
+    order and chained again (:func:`~debatekit.engine.record.rechained`): still a record replay reads."""
+    if records is Records.all or not text:
+        return text
+    if records is Records.none:
+        return ""
+    from debatekit.engine.record import rechained
+
+    header, *lines = text.splitlines(keepends=True)
+    debates = sorted(((json.loads(line), line) for line in lines), key=lambda pair: pair[0]["debate"])
+    failures = [number for number, (debate, _) in enumerate(debates) if failed(debate)][:MOST_FAILURES]
+    chosen = set(failures) | set(range(min(SAMPLE, len(debates))))
+    return rechained([header, *(line for number, (_, line) in enumerate(debates) if number in chosen)])
+
+
+def failed(debate: dict[str, Any]) -> bool:
+    """A debate the truth did not win: its verdict is not the instance's truth or is undecided, or
+    a player forfeited."""
+    return debate["verdict"] != (debate["truth"] == "yes") or debate["forfeit"] is not None
 
 
 def _plain(value: Any) -> Any:
@@ -162,18 +203,20 @@ def run_sweep(
     done: Callable[[CellResult], None] | None = None,
     stale_cells: Sequence[str] = (),
     pruned: bool = False,
+    records: Records = Records.failures,
 ) -> SweepResult:
     """Run the cells of ``cells`` (in id order) that are in ``shard`` and not finished in
     ``out``, through ``mapper``, saving each as it finishes (``done(result)`` after), then merge
     every finished cell into ``results.parquet`` (also when a signal stops the sweep: the
     :class:`~debatekit.engine.interrupts.Interrupted` raised then carries the result);
-    ``stale_cells`` and ``pruned`` are for the result to say (:func:`stale`)."""
+    ``stale_cells`` and ``pruned`` are for the result to say (:func:`stale`); ``records``: which
+    debates each cell keeps (:func:`kept`)."""
     chosen = shard_of(cells, shard)
     todo = [cell for cell in chosen if not finished(out, cell)]
     ran, stopped = 0, None
     try:
-        for result in mapper(play_cell, todo):
-            save(out, result)
+        for result in mapper(partial(play_cell, records=records), todo):
+            save(out, result, records)
             ran += 1
             if done is not None:
                 done(result)
@@ -189,15 +232,19 @@ def run_sweep(
     return swept
 
 
-def save(out: Path, result: CellResult) -> None:
-    """A finished cell's records, ``summary.json`` and, last, its row ``summary.parquet``."""
+def save(out: Path, result: CellResult, records: Records = Records.all) -> None:
+    """A finished cell's records (none for ``Records.none``), ``summary.json`` (saying which
+    ``records`` it kept) and, last, its row ``summary.parquet``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = cell_dir(out, result.cell)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "debates.jsonl").write_text(result.records, encoding="utf-8")
-    summary = result.summary | {"elapsed_s": result.elapsed_s, "debates_path": str(folder / "debates.jsonl")}
+    path = None if records is Records.none else folder / "debates.jsonl"
+    if path is not None:
+        path.write_text(result.records, encoding="utf-8")
+    summary = result.summary | {"elapsed_s": result.elapsed_s, "debates_path": path and str(path),
+                                "records": records.value}  # fmt: skip
     (folder / "summary.json").write_text(json.dumps(summary) + "\n", encoding="utf-8")
     partial = folder / "summary.parquet.partial"
     pq.write_table(pa.Table.from_pylist([flat(summary)]), partial)
@@ -258,11 +305,13 @@ def swept(
     out: Path | None = None,
     sets: list[str] | None = None,
     prune_stale: bool = False,
+    records: Records = Records.failures,
 ) -> SweepResult:
     """What ``debatekit sweep`` and :func:`debatekit.sweep` do, from the command's options: ``grid``
     is a grid file, its parsed table (which then needs ``out``) or None (a grid of ``sets`` alone,
     its folder named by them); ``sets`` (``KEY=V1,V2``) replace an axis in every grid;
-    ``prune_stale`` removes the cell folders the grid does not make; ``UserError`` for a mistake."""
+    ``prune_stale`` removes the cell folders the grid does not make; ``records``: which debates each
+    cell keeps (:func:`kept`); ``UserError`` for a mistake."""
     workers = pool_size(workers)
     if address is not None and backend is not Backend.ray:
         raise UserError("--address is for --backend ray")
@@ -305,7 +354,7 @@ def swept(
     try:
         todo = sum(not finished(folder, cell) for cell in shard_of(cells, slice_))
         with opened as mapper, _progress(todo) as done:
-            return run_sweep(cells, folder, mapper, slice_, done, left, prune_stale)
+            return run_sweep(cells, folder, mapper, slice_, done, left, prune_stale, records)
     except BackendError as err:
         raise UserError(str(err)) from err
     except (CellError, FileMistake) as err:  # a cell that cannot be played, a cell's file that is not one
