@@ -352,7 +352,7 @@ def swept(
     else:
         opened = backends.ray_cluster(address, workers, folder / "ray")
     try:
-        todo = sum(not finished(folder, cell) for cell in shard_of(cells, slice_))
+        todo = [cell for cell in shard_of(cells, slice_) if not finished(folder, cell)]
         with opened as mapper, _progress(todo) as done:
             return run_sweep(cells, folder, mapper, slice_, done, left, prune_stale, records)
     except BackendError as err:
@@ -374,35 +374,36 @@ def _shard(text: str | None) -> tuple[int, int] | None:
     return parsed
 
 
-@contextmanager
-def _progress(total: int) -> Iterator[Callable[[CellResult], None]]:
-    """A transient progress bar on stderr (on a terminal): cells done, debates per second, time left.
-    Off a terminal, nothing (rich before 13.9 writes a blank line on stopping even a disabled bar)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+def weight(cell: RunSpec) -> int:
+    """A cell's share of a sweep's work, for its time left: its debates times its size (cells of
+    one sweep differ in both by orders of magnitude; counting cells said ``0:00:02 left`` for
+    minutes)."""
+    return cell.trials * (cell.size or 1)
 
-    from debatekit.progress import stderr
+
+@contextmanager
+def _progress(cells: list[RunSpec]) -> Iterator[Callable[[CellResult], None]]:
+    """A transient progress bar on stderr (on a terminal): cells done, debates per second, and the
+    time left from the work done, each cell weighed by :func:`weight`. Off a terminal, nothing
+    (rich before 13.9 writes a blank line on stopping even a disabled bar)."""
+    from rich.progress import BarColumn, TextColumn
+
+    from debatekit.progress import bar, stderr
 
     if not stderr.is_terminal:
         yield lambda result: None
         return
-
-    shown = Progress(
-        TextColumn("sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("cells, {task.fields[rate]} debates/s,"),
-        TimeRemainingColumn(),
-        TextColumn("left"),
-        console=stderr,
-        transient=True,
+    shown = bar(
+        TextColumn("sweep"), BarColumn(), TextColumn("{task.fields[cells]} cells, {task.fields[rate]} debates/s,")
     )
-    started, debates = time.perf_counter(), 0
+    started, debates, count = time.perf_counter(), 0, 0
     with shown:
-        task = shown.add_task("sweep", total=total, rate="0")
+        task = shown.add_task("sweep", total=sum(map(weight, cells)), cells=f"0/{len(cells)}", rate="0")
 
         def done(result: CellResult) -> None:
-            nonlocal debates
-            debates += result.cell.trials
-            shown.update(task, advance=1, rate=f"{debates / max(time.perf_counter() - started, 1e-9):,.0f}")
+            nonlocal debates, count
+            debates, count = debates + result.cell.trials, count + 1
+            shown.update(task, advance=weight(result.cell), cells=f"{count}/{len(cells)}",
+                         rate=f"{debates / max(time.perf_counter() - started, 1e-9):,.0f}")  # fmt: skip
 
         yield done
