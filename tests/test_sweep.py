@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -317,6 +318,27 @@ def test_shards_cover_the_grid_once(capsys: pytest.CaptureFixture[str], tmp_path
     assert json.loads(stdout) | {"results": None} == {"cells": 8, "ran": 0, "skipped": 8, "results": None,
                                                       "results_path": str(out / "results.parquet"),
                                                       "stale": [], "pruned": False}  # fmt: skip
+
+
+def test_two_shards_on_two_machines_merge_into_the_table_of_one_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """README's job array: each shard in a folder of its own (a machine's), their cells copied into
+    one folder, and a sweep there plays nothing and writes the table one run writes."""
+    grid = grid_file(tmp_path, SMALL)
+    for i in range(2):
+        code, stdout, err = cli(capsys, "sweep", grid, "--out", tmp_path / f"shard{i}", "--workers", 1, "--shard",
+                                f"{i}/2", "--json")  # fmt: skip
+        assert code == 0, err
+        assert json.loads(stdout)["ran"] == 4
+        shutil.copytree(tmp_path / f"shard{i}" / "cells", tmp_path / "merged" / "cells", dirs_exist_ok=True)
+    code, stdout, err = cli(capsys, "sweep", grid, "--out", tmp_path / "merged", "--workers", 1, "--json")
+    assert code == 0, err
+    assert (json.loads(stdout)["ran"], json.loads(stdout)["skipped"]) == (0, 8)
+    code, _, err = cli(capsys, "sweep", grid, "--out", tmp_path / "one", "--workers", 1)
+    assert code == 0, err
+    merged = comparable(tmp_path / "merged" / "results.parquet")
+    assert merged.num_rows == 8 and merged.equals(comparable(tmp_path / "one" / "results.parquet"))
 
 
 def test_a_sweep_folder_keeps_its_grid_cells_version_and_commit(

@@ -281,7 +281,7 @@ def merge(cells: list[RunSpec], out: Path) -> list[dict[str, Any]]:
         except (pa.ArrowException, OSError) as err:
             raise FileMistake(path, None, f"not a cell's row ({type(err).__name__})") from None
     table = pa.concat_tables(tables, promote_options="permissive")
-    partial = out / (RESULTS_FILE + ".partial")
+    partial = out / f"{RESULTS_FILE}.{os.getpid()}.partial"  # shards of a job array merge into one folder at once
     pq.write_table(table, partial)
     os.replace(partial, out / RESULTS_FILE)
     return summaries
