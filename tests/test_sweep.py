@@ -4,10 +4,13 @@ the missing cells; ``--json``'s shape; a grid file's mistakes are one line and s
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -339,6 +342,22 @@ def test_two_shards_on_two_machines_merge_into_the_table_of_one_run(
     assert code == 0, err
     merged = comparable(tmp_path / "merged" / "results.parquet")
     assert merged.num_rows == 8 and merged.equals(comparable(tmp_path / "one" / "results.parquet"))
+
+
+def test_the_readmes_pyarrow_reading_of_a_sweep_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (code,) = [block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "results.parquet" in block]
+    grid = 'trials = 30\nprotocol = "stochastic"\nproblem = "noisy-majority"\nsize = 12\ntruth = "no"\n'
+    grid += 'alice = ["honest", "under-threshold"]\n'
+    assert cli(capsys, "sweep", grid_file(tmp_path, grid), "--out", tmp_path / "sweep-out", "--workers", 1)[0] == 0
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, *rows = done.stdout.splitlines()
+    table = pq.read_table(tmp_path / "sweep-out" / "results.parquet")
+    assert first.startswith("2 cells: id, protocol,")
+    lost = [r for r in table.to_pylist() if r["honest_win_rate"] < 1]
+    assert lost  # stochastic debate's soundness is below 1 at this size
+    assert [ast.literal_eval(row)["id"] for row in rows] == [r["id"] for r in lost]
 
 
 def test_a_sweep_folder_keeps_its_grid_cells_version_and_commit(
