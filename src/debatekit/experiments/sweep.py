@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import time
@@ -41,8 +42,9 @@ RESULTS_FILE, SWEEP_FILE, GRID_COPY = "results.parquet", "sweep.json", "grid.tom
 SAMPLE = 10
 """``--records failures`` keeps the first 10 debates of every cell, whatever their outcome."""
 MOST_FAILURES = 100
-"""... and the first 100 failures (by debate number): a cell's records stay under some 3 MB where all
-of them (stochastic debate's long transcripts, 400 debates) take 10 MB or more."""
+"""``--records failures`` keeps at most this many failures (the first by debate number) beside them:
+a cell's records stay under some 3 MB where all of them (stochastic debate's long transcripts, 400
+debates) take 10 MB or more."""
 
 
 class Records(StrEnum):
@@ -182,7 +184,7 @@ def describe(
 
 def _replace(path: Path, data: bytes) -> None:
     """``path`` holds ``data``, written beside it first (shards writing at once never leave half a file)."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial = path.with_name(f"{path.name}.{secrets.token_hex(4)}.partial")
     partial.write_bytes(data)
     os.replace(partial, path)
 
@@ -281,7 +283,7 @@ def merge(cells: list[RunSpec], out: Path) -> list[dict[str, Any]]:
         except (pa.ArrowException, OSError) as err:
             raise FileMistake(path, None, f"not a cell's row ({type(err).__name__})") from None
     table = pa.concat_tables(tables, promote_options="permissive")
-    partial = out / f"{RESULTS_FILE}.{os.getpid()}.partial"  # shards of a job array merge into one folder at once
+    partial = out / f"{RESULTS_FILE}.{secrets.token_hex(4)}.partial"  # a job array's shards merge into one folder
     pq.write_table(table, partial)
     os.replace(partial, out / RESULTS_FILE)
     return summaries
