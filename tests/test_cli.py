@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -301,8 +302,10 @@ def test_solve_over_budget_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
 
 def test_demo_quick_writes_its_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     folder = tmp_path / "report"
-    code, out, err = cli(capsys, "demo", "--quick", "--json", "--out", folder, "--no-log")
+    code, out, err = cli(capsys, "demo", "--quick", "--json", "--out", folder, "--no-log", "--progress")
     assert code == 0, err
+    lines = [line for line in err.splitlines() if line.startswith("demo debates ")]  # stderr is no terminal here
+    assert lines and lines[-1].endswith("0:00:00 left") and all(" elapsed, " in line for line in lines)
     data = one_json(out)
     assert data["all_guarantees_hold"] is True
     assert Path(data["report"]) == folder
@@ -316,6 +319,25 @@ def test_demo_quick_writes_its_report(capsys: pytest.CaptureFixture[str], tmp_pa
         if name.endswith(".png"):
             assert (folder / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads((folder / "results.json").read_text())["all_guarantees_hold"] is True
+
+
+def test_the_demos_summary_line_counts_what_holds_counts() -> None:
+    from types import SimpleNamespace as Part
+
+    from debatekit.experiments.demo import nothing
+
+    rows = [Part(holds=True)] * 5 + [Part(holds=False)]
+    exact = [Part(value=1.0, guarantee=1.0, protocol="cross-exam", problem="parity"),
+             Part(value=0.7, guarantee=0.64, protocol="stochastic", problem="noisy-majority")]  # fmt: skip
+    payoffs = [Part(protocol="prover-estimator", holds=held) for held in (True, True, None, False)]
+    payoffs.append(Part(protocol="naive-recursive", holds=True))
+    result = replace(nothing(0), rows=rows, exact=exact, payoffs=payoffs)
+    line = result.summary("out/report.html")
+    assert not result.holds
+    assert line == ("12 guarantees checked: 10 held, 2 failed; exact: 2 of 2 at their guarantee (lowest 0.700: "
+                    "stochastic, noisy-majority); prover-estimator: 2 of 3 promised bounds hold (1 rows no promise); "
+                    "report: out/report.html")  # fmt: skip
+    assert replace(nothing(0), interrupted=True).summary("r.json").startswith("INTERRUPTED: 0 guarantees checked")
 
 
 @pytest.mark.parametrize(

@@ -164,9 +164,36 @@ def test_logs_json_gives_each_command_whole_and_filters(capsys: pytest.CaptureFi
     code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path, "--json", "--protocol", "cross-exam", "--unfinished")
     assert json.loads(out) == []
     code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path)
-    assert code == 0 and "constants lean" in out and "constants paper" in out and "truth yes" in out
+    assert code == 0 and "constants=lean" in out and "constants=paper" in out and "truth yes" in out
     code, out, err = cli(capsys, "logs", "--log-dir", tmp_path, "--problem", "parity", "--command", "run")
     assert (code, out) == (0, "") and "no runs logged" in err and "that match" in err
+
+
+def test_solves_that_differ_only_in_their_parameters_are_told_apart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """solve keeps its -P as given (NAME=VALUE); logs shows them, and the solve as finished."""
+    solve = (
+        "solve",
+        "stochastic",
+        "--problem",
+        "noisy-majority",
+        "--size",
+        "6",
+        "--truth",
+        "no",
+        "--log-dir",
+        tmp_path,
+    )
+    for constants in ("lean", "paper"):
+        assert cli(capsys, *solve, "-P", f"constants={constants}")[0] == 0
+    code, out, _ = cli(capsys, "logs", "--log-dir", tmp_path)
+    rows = [line for line in out.splitlines() if "solve stochastic" in line]
+    assert code == 0 and len(rows) == 2
+    for row, constants in zip(rows, ("lean", "paper"), strict=True):
+        assert f"truth no constants={constants}" in row and "exact 0." in row
+    code, out, err = cli(capsys, "logs", "--log-dir", tmp_path, "--unfinished")
+    assert (code, out) == (0, "") and "no runs logged" in err
 
 
 def test_logs_of_an_empty_folder_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -48,6 +48,22 @@ def test_a_cross_examination_shows_the_transcript_the_challenge_the_reads_and_th
     assert "verdict 0 (reject)" in out and "oracle queries alice 10, bob 10, verifier 0" in out
 
 
+def test_show_json_is_the_record_whole_with_its_place(tmp_path, capsys):
+    path = recorded(tmp_path / "r.jsonl", "cross-exam", "caffeine", True, "honest", "malformed", trials=3)
+    lines = path.read_text().splitlines()
+    for number in (None, 2):
+        capsys.readouterr()
+        assert main(["show", str(path), "--json", *(["--debate", str(number)] if number is not None else [])]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        line = (
+            2 if number is None else next(i for i, text in enumerate(lines, 1) if json.loads(text).get("debate") == 2)
+        )
+        stored = json.loads(lines[line - 1])
+        del stored["chain"]
+        assert shown == {"path": str(path), "line": line} | stored
+        assert shown["debate"] == (0 if number is None else 2) and shown["forfeit"] == "bob"
+
+
 def test_a_forfeit_shows_its_sender_and_reason(tmp_path, capsys):
     path = recorded(tmp_path / "r.jsonl", "cross-exam", "caffeine", True, "honest", "malformed")
     code, out, _ = show(capsys, path)

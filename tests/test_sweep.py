@@ -4,9 +4,13 @@ the missing cells; ``--json``'s shape; a grid file's mistakes are one line and s
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -238,7 +242,7 @@ def test_json_shape_and_the_folder(capsys: pytest.CaptureFixture[str], tmp_path:
     code, stdout, err = cli(capsys, "sweep", grid_file(tmp_path, SMALL), "--out", out, "--workers", 1, "--json")
     assert code == 0, err
     data = json.loads(stdout)
-    assert set(data) == {"cells", "ran", "skipped", "results", "results_path"}
+    assert set(data) == {"cells", "ran", "skipped", "results", "results_path", "stale", "pruned"}
     assert (data["cells"], data["ran"], data["skipped"]) == (8, 8, 0)
     ids = [r["id"] for r in data["results"]]
     assert ids == sorted(ids) == [c.id for c in load(grid_file(tmp_path, SMALL))]
@@ -315,7 +319,84 @@ def test_shards_cover_the_grid_once(capsys: pytest.CaptureFixture[str], tmp_path
     assert ran == [3, 3, 2]
     code, stdout, _ = cli(capsys, "sweep", grid, "--out", out, "--workers", 1, "--json")
     assert json.loads(stdout) | {"results": None} == {"cells": 8, "ran": 0, "skipped": 8, "results": None,
-                                                      "results_path": str(out / "results.parquet")}  # fmt: skip
+                                                      "results_path": str(out / "results.parquet"),
+                                                      "stale": [], "pruned": False}  # fmt: skip
+
+
+def test_two_shards_on_two_machines_merge_into_the_table_of_one_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """README's job array: each shard in a folder of its own (a machine's), their cells copied into
+    one folder, and a sweep there plays nothing and writes the table one run writes."""
+    grid = grid_file(tmp_path, SMALL)
+    for i in range(2):
+        code, stdout, err = cli(capsys, "sweep", grid, "--out", tmp_path / f"shard{i}", "--workers", 1, "--shard",
+                                f"{i}/2", "--json")  # fmt: skip
+        assert code == 0, err
+        assert json.loads(stdout)["ran"] == 4
+        shutil.copytree(tmp_path / f"shard{i}" / "cells", tmp_path / "merged" / "cells", dirs_exist_ok=True)
+    code, stdout, err = cli(capsys, "sweep", grid, "--out", tmp_path / "merged", "--workers", 1, "--json")
+    assert code == 0, err
+    assert (json.loads(stdout)["ran"], json.loads(stdout)["skipped"]) == (0, 8)
+    code, _, err = cli(capsys, "sweep", grid, "--out", tmp_path / "one", "--workers", 1)
+    assert code == 0, err
+    merged = comparable(tmp_path / "merged" / "results.parquet")
+    assert merged.num_rows == 8 and merged.equals(comparable(tmp_path / "one" / "results.parquet"))
+
+
+def test_the_readmes_pyarrow_reading_of_a_sweep_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (code,) = [block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "results.parquet" in block]
+    grid = 'trials = 30\nprotocol = "stochastic"\nproblem = "noisy-majority"\nsize = 12\ntruth = "no"\n'
+    grid += 'alice = ["honest", "under-threshold"]\n'
+    assert cli(capsys, "sweep", grid_file(tmp_path, grid), "--out", tmp_path / "sweep-out", "--workers", 1)[0] == 0
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, *rows = done.stdout.splitlines()
+    table = pq.read_table(tmp_path / "sweep-out" / "results.parquet")
+    assert first.startswith("2 cells: id, protocol,")
+    lost = [r for r in table.to_pylist() if r["honest_win_rate"] < 1]
+    assert lost  # stochastic debate's soundness is below 1 at this size
+    assert [ast.literal_eval(row)["id"] for row in rows] == [r["id"] for r in lost]
+
+
+def test_a_sweep_folder_keeps_its_grid_cells_version_and_commit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from debatekit.experiments.logs import git_commit, version
+
+    grid, out = grid_file(tmp_path, SMALL), tmp_path / "out"
+    code, _, err = cli(capsys, "sweep", grid, "--out", out, "--workers", 1, "--shard", "0/8", "--set", "seed=3")
+    assert code == 0, err
+    grid.write_text(BIG)  # the copy is the file as swept, not a link to it
+    assert (out / "grid.toml").read_text() == SMALL
+    kept = json.loads((out / "sweep.json").read_text())
+    assert (kept["version"], kept["git_commit"]) == (version(), git_commit())
+    assert (kept["grid"], kept["sets"], kept["params"]) == (str(grid), ["seed=3"], [])
+    cells = [RunSpec.from_json(cell) for cell in kept["cells"]]
+    assert [cell.id for cell in cells] == [cell["id"] for cell in kept["cells"]]
+    assert cells == load(grid_file(tmp_path, SMALL), sets=["seed=3"])
+
+
+def test_stale_cells_are_reported_and_pruned(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    sweep = ("sweep", "--set", "protocol=cross-exam", "--set", "problem=parity", "--set", "size=8", "--set",
+             "trials=2", "--out", out, "--workers", 1)  # fmt: skip
+    code, _, err = cli(capsys, *sweep, "--set", "seed=0,1,2", "--json")
+    assert code == 0, err
+    before = {path.name for path in (out / "cells").iterdir()}
+    code, stdout, err = cli(capsys, *sweep, "--set", "seed=1,4")
+    assert code == 0, err
+    now = {cell.id for cell in expand({}, sets=settings([*sweep[2:10:2], "seed=1,4"]))}
+    gone = sorted(before - now)
+    assert len(gone) == 2 and "2 stale cell folders not in this grid (--prune removes them)" in stdout
+    assert {path.name for path in (out / "cells").iterdir()} == before | now
+    code, stdout, err = cli(capsys, *sweep, "--set", "seed=1,4", "--prune", "--json")
+    assert code == 0, err
+    data = json.loads(stdout)
+    assert (data["stale"], data["pruned"], data["skipped"]) == (gone, True, 2)
+    assert {path.name for path in (out / "cells").iterdir()} == now
+    assert pq.read_table(out / "results.parquet").column("id").to_pylist() == sorted(now)
 
 
 @pytest.fixture(scope="module")
@@ -375,3 +456,46 @@ def test_workers_are_capped_like_concurrency(
     monkeypatch.setattr(os, "cpu_count", lambda: 1000)
     assert cli(capsys, "sweep", grid, "--out", tmp_path / "out")[0] == 2  # the pool that would start: refused here
     assert started == [MAX_CONCURRENCY] == [256]
+
+
+# ---- which records a cell keeps
+
+
+def test_records_none_failures_and_all(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """All: every debate; failures: the first SAMPLE and the first MOST_FAILURES the truth lost, a
+    record that replays; none: no file. (Alice lying just inside the threshold wins some 7% here.)"""
+    from debatekit.experiments import sweep
+    from debatekit.experiments.sweep import Records
+
+    monkeypatch.setattr(sweep, "SAMPLE", 5)
+    monkeypatch.setattr(sweep, "MOST_FAILURES", 2)
+    cells = expand({"protocol": "stochastic", "problem": "noisy-majority", "size": 12, "truth": "no",
+                    "alice": "under-threshold", "trials": 80})  # fmt: skip
+    paths = {}
+    for records in Records:
+        with local(1) as serial:
+            result = run_sweep(cells, tmp_path / records, serial, records=records)
+        (summary,) = result.results
+        assert summary["records"] == records
+        paths[records] = summary["debates_path"]
+    assert paths["none"] is None and not (tmp_path / "none" / "cells" / cells[0].id / "debates.jsonl").exists()
+    every = [json.loads(line) for line in Path(paths["all"]).read_text().splitlines()[1:]]
+    assert sorted(d["debate"] for d in every) == list(range(80))
+    lost = sorted(d["debate"] for d in every if d["verdict"] != 0)
+    assert len(lost) > 2  # else the cap is not tested
+    kept = Path(paths["failures"]).read_text().splitlines()
+    assert kept[0] == Path(paths["all"]).read_text().splitlines()[0]  # the same header
+    assert [json.loads(line)["debate"] for line in kept[1:]] == sorted({*range(5), *lost[:2]})
+    assert Path(paths["failures"]).stat().st_size < Path(paths["all"]).stat().st_size / 5
+    code, stdout, err = cli(capsys, "replay", paths["failures"], "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["reproduced"] == len(kept) - 1
+    tables = [comparable(tmp_path / records / "results.parquet").drop_columns(["records"]) for records in Records]
+    assert tables[0].equals(tables[1]) and tables[1].equals(tables[2])
+
+
+def test_records_is_a_choice(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = cli(capsys, "sweep", grid_file(tmp_path, SMALL), "--out", tmp_path / "o", "--records", "some")
+    assert code == 2 and "--records" in err and len(err.strip().splitlines()) == 1

@@ -184,18 +184,26 @@ def sweep(
     shard: str | None = None,
     overrides: Sequence[str] = (),
     sets: Sequence[str] = (),
+    prune: bool = False,
+    records: str = "failures",
 ) -> SweepResult:
     """``debatekit sweep``: every cell of a grid file (or its table, as parsed TOML, with ``out``),
     skipping cells finished in ``out``; ``overrides`` are ``-P NAME=VALUE``, ``sets`` ``--set
-    KEY=V1,V2`` (an axis for every grid); ``to_json()`` is what ``sweep --json`` prints."""
+    KEY=V1,V2`` (an axis for every grid); ``prune`` removes cell folders the grid does not make;
+    ``records`` (none, failures, all) is which debates each cell keeps, as ``--records``;
+    ``to_json()`` is what ``sweep --json`` prints."""
     from debatekit.experiments.backends import Backend
-    from debatekit.experiments.sweep import swept
+    from debatekit.experiments.sweep import Records, swept
 
     with _usage():
         try:
             chosen = Backend(backend)
         except ValueError:
             raise UserError(f"backend must be local or ray, got {backend!r}") from None
+        try:
+            kept = Records(records)
+        except ValueError:
+            raise UserError(f"records must be none, failures or all, got {records!r}") from None
         table = grid if isinstance(grid, Mapping) else Path(grid)
         return swept(table, chosen, workers, address, shard, list(overrides), None if out is None else Path(out),
-                     list(sets))  # fmt: skip
+                     list(sets), prune, kept)  # fmt: skip

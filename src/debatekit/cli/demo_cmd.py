@@ -34,6 +34,12 @@ def demo(
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed for every instance and debate (>= 0).")] = 0,
     param: ParamOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    show_progress: Annotated[
+        bool,
+        typer.Option(
+            "--progress", help="Progress on stderr also off a terminal (a line every 10 s: debates done, time left)."
+        ),
+    ] = False,
     log_dir: LogDirOption = None,
     no_log: NoLogOption = False,
 ) -> int:
@@ -69,7 +75,7 @@ def demo(
         log = start_log(log_dir, config, None)
         folder = out or log.folder / "report"
     started, stopped = time.perf_counter(), None
-    with progress(plan(quick), "demo debates") as advance:
+    with progress(plan(quick), "demo debates", lines=show_progress) as advance:
         try:
             result = run_demo(quick, seed, advance, chosen)
         except Interrupted as stop:  # a signal: what finished is written, marked interrupted; then 128 + its number
@@ -85,10 +91,7 @@ def demo(
         emit_json(summary)
     else:
         stdout.print(table(result))
-        if stopped is None:
-            print(f"report written to {folder / 'report.html'} (with report.md, results.json and the plots)")
-        else:
-            print(f"INTERRUPTED: the parts finished written to {folder / 'results.json'}")
+        print(result.summary(str(folder / ("report.html" if stopped is None else "results.json"))))
     if stopped is not None:
         raise stopped
     return 0 if result.holds else 1

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from debatekit.cli.options import JsonOption
 from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
@@ -38,12 +39,14 @@ def show(
     debate: Annotated[
         int | None, typer.Option("--debate", metavar="I", help="The debate to show (default: the file's first).")
     ] = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Print one recorded debate: its moves in order, who claimed what, the oracle's answers and who
-    gave them, what the verifier read, the verdict or payoff, forfeits, and the LLM calls in brief."""
+    gave them, what the verifier read, the verdict or payoff, forfeits, and the LLM calls in brief
+    (--json: the record whole, its events checked, with the file and line)."""
     from rich.errors import MarkupError
 
-    from debatekit.cli.common import stdout
+    from debatekit.cli.common import emit_json, stdout
     from debatekit.engine.events import EventError, events_from_json
 
     number, record = chosen(path, debate)
@@ -51,6 +54,10 @@ def show(
         listed = events_from_json(record["events"] or [])
     except EventError as err:
         raise UserError(f"{path}:{number}: {err}") from None
+    if json_out:
+        whole = {key: value for key, value in record.items() if key != "chain"}
+        emit_json({"path": str(path), "line": number} | whole | {"events": [event.to_json() for event in listed]})
+        return
     try:
         shown = render(record, listed)
         with stdout.capture() as captured:

@@ -9,6 +9,7 @@ import typer
 
 from debatekit.cli.options import JsonOption, ParamOption
 from debatekit.experiments.backends import Backend
+from debatekit.experiments.sweep import Records
 
 
 def sweep(
@@ -42,6 +43,18 @@ def sweep(
     out: Annotated[
         Path | None, typer.Option("--out", metavar="DIR", help="The sweep's folder (default debatekit-sweeps/GRID).")
     ] = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove cell folders in --out that the grid no longer makes (stale).")
+    ] = False,
+    records: Annotated[
+        Records,
+        typer.Option(
+            "--records",
+            help="Which debates each cell keeps in its debates.jsonl: none; failures (the first 10 debates and the "
+            "first 100 the truth lost: a wrong or undecided verdict, or a forfeit; a record replay and show read); "
+            "all (some 10 MB for 400 long debates).",
+        ),
+    ] = Records.failures,
     json_out: JsonOption = False,
 ) -> None:
     """Play every cell of GRID.toml (one `run` each; or of the --set axes alone), skipping cells
@@ -54,7 +67,7 @@ def sweep(
     from debatekit.experiments.sweep import swept
 
     try:
-        result, stopped = swept(grid, backend, workers, address, shard, param, out, sets), None
+        result, stopped = swept(grid, backend, workers, address, shard, param, out, sets, prune, records), None
     except Interrupted as stop:  # the cells finished are saved: say so, then exit 128 + the signal
         result, stopped = stop.result, stop
         if result is None:
@@ -65,5 +78,8 @@ def sweep(
         how = "INTERRUPTED after running" if result.interrupted else "ran"
         stdout.print(f"{result.cells} cells: {how} {result.ran}, {result.skipped} finished before; "
                      f"{result.results_path}")  # fmt: skip
+        if result.stale:
+            what = "removed" if result.pruned else "not in this grid (--prune removes them)"
+            stdout.print(f"{len(result.stale)} stale cell folders {what}")
     if stopped is not None:
         raise stopped

@@ -608,6 +608,20 @@ def completed(path: Path, header: dict[str, Any]) -> tuple[list[dict[str, Any]],
     return records, kept, last
 
 
+def rechained(lines: Sequence[str]) -> str:
+    """Lines of a record (its header first), each chained again to the one before it here: a
+    selection of a record's debates as a record of its own, which replay reads like any other."""
+    out, last = [], START
+    for line in lines:
+        found = CHAIN.search(line.encode())
+        if found is None:
+            raise ValueError("not a record's line (it carries no chain hash)")
+        body = line.encode()[: found.start()].decode() + "}"
+        last = chained(last, body)
+        out.append(f'{body[:-1]},"chain":"{last}"}}\n')
+    return "".join(out)
+
+
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """The records of a file written by ``run --record``, after its header, the chain checked (and
     dropped from each)."""

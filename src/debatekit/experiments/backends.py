@@ -7,8 +7,10 @@ must be a module-level function and items and results picklable.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import secrets
 import shutil
 import signal
 import tempfile
@@ -131,19 +133,27 @@ def ray_cluster(address: str | None, workers: int, temp_dir: Path) -> Iterator[M
     """Tasks on the Ray cluster at ``address`` (``auto``: the one this machine belongs to), or
     with none a local cluster of ``workers`` CPUs started here, keeping its files in ``temp_dir``
     (a link there to a short folder when its path is too long for Ray's sockets) and its tasks'
-    temporary files in one folder of this sweep's; one CPU per task. The cluster started here stops
-    on exit, and that folder is removed; a joined one is only disconnected. Signals stay the
-    sweep's (Ray's driver would take SIGTERM for itself)."""
+    temporary files in one folder of this sweep's; one CPU per task; its token in the environment,
+    never in the home folder (:func:`_authentication`). The cluster started here stops on exit, the
+    tasks' folder is removed, a short folder's files are moved to ``temp_dir`` (:func:`_keep`) and the
+    environment is put back; a joined one is only disconnected. Signals stay the sweep's (Ray's
+    driver would take SIGTERM for itself)."""
     try:
         import ray
     except ImportError as err:
         raise BackendError("--backend ray needs Ray: pip install 'debatekit[ray]'") from err
     options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
-    scratch = None
+    scratch = short = None
+    environment = {}
     if address is None:
-        options |= {"num_cpus": workers, "_temp_dir": str(_short(temp_dir.absolute()))}
+        files = _short(temp_dir.absolute())
+        short = None if files == temp_dir.absolute() else files
+        options |= {"num_cpus": workers, "_temp_dir": str(files)}
         scratch = tempfile.mkdtemp(prefix="debatekit-sweep-")
+        environment = _authentication()
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    before = {name: os.environ.get(name) for name in (*environment, "RAY_AUTH_MODE")}
+    os.environ.update(environment)
     try:
         try:
             with held():
@@ -175,8 +185,33 @@ def ray_cluster(address: str | None, workers: int, temp_dir: Path) -> Iterator[M
         yield mapper
     finally:  # also when a signal stops the cluster starting
         ray.shutdown()
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+        if short is not None:
+            _keep(short, temp_dir)
+
+
+def _authentication() -> dict[str, str]:
+    """What a cluster started here needs in the environment to leave the home folder alone: Ray
+    turns token authentication on for a new local cluster and, with no token given, writes one to
+    ``~/.ray/auth_token``, which then turns it on for every later Ray program of the user. Token
+    authentication stays on, with this process's token (:func:`_token`) in the environment the
+    cluster's processes inherit; a mode or token the user set is kept. (``RAY_AUTH_MODE`` is left to
+    Ray, which reads it once: it sets it to token for the cluster, and :func:`ray_cluster` puts it back.)"""
+    mode = os.environ.get("RAY_AUTH_MODE", "token").lower()
+    given = any(name in os.environ for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"))
+    return {} if mode != "token" or given else {"RAY_AUTH_TOKEN": _token()}
+
+
+@functools.cache
+def _token() -> str:
+    """One random token for every cluster this process starts (Ray's driver keeps the first it reads)."""
+    return secrets.token_hex(32)
 
 
 def _in_scratch(scratch: str | None, fn: Callable[[Any], Any], item: Any) -> Any:
@@ -184,6 +219,25 @@ def _in_scratch(scratch: str | None, fn: Callable[[Any], Any], item: Any) -> Any
     if scratch is not None:
         tempfile.tempdir = scratch
     return fn(item)
+
+
+def _keep(short: Path, temp_dir: Path) -> None:
+    """The cluster's files, kept in ``short`` while it ran (:func:`_short`), moved to ``temp_dir``
+    (the link to ``short`` replaced by a folder) where the sweep's folder and the temporary folder
+    share a file system, else dropped; ``short`` is removed either way."""
+    try:
+        if temp_dir.is_symlink():
+            temp_dir.unlink()
+        temp_dir.mkdir(exist_ok=True)
+        for entry in short.iterdir():
+            target = temp_dir / entry.name
+            if target.is_symlink() or target.is_file():  # Ray's session_latest link
+                target.unlink()
+            os.rename(entry, target)
+    except OSError:
+        pass
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def _short(temp_dir: Path) -> Path:

@@ -90,6 +90,26 @@ class DemoResult:
             and all(p.holds is not False for p in self.payoffs)
         )
 
+    def summary(self, report: str) -> str:
+        """One line: the guarantees checked, held and failed (as :attr:`holds` counts them: every
+        Monte Carlo row, every exact search, every payoff row with a promise), the exact and
+        prover-estimator headlines, and where the ``report`` is."""
+        checks = [r.holds for r in self.rows + self.exact_runs] + [s.value >= s.guarantee for s in self.exact]
+        checks += [p.holds is True for p in self.payoffs if p.holds is not None]
+        exact = "none finished"
+        if self.exact:
+            low = min(self.exact, key=lambda s: s.value)  # the honest side's worst case
+            met = sum(s.value >= s.guarantee for s in self.exact)
+            exact = (
+                f"{met} of {len(self.exact)} at their guarantee (lowest {low.value:.3f}: {low.protocol}, {low.problem})"
+            )
+        estimator = [p.holds for p in self.payoffs if p.protocol == "prover-estimator"]
+        promised = [held for held in estimator if held is not None]
+        stopped = "INTERRUPTED: " if self.interrupted else ""
+        return (f"{stopped}{len(checks)} guarantees checked: {sum(checks)} held, {len(checks) - sum(checks)} failed; "
+                f"exact: {exact}; prover-estimator: {sum(promised)} of {len(promised)} promised bounds hold "
+                f"({len(estimator) - len(promised)} rows no promise); report: {report}")  # fmt: skip
+
 
 CASES = {  # protocol, problem, constants: (quick size, full size)
     ("cross-exam", "parity", None): (256, 1024),

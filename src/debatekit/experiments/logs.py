@@ -165,12 +165,13 @@ class LoggedRun:
         what += [f"size {self.size}" if self.size is not None else "", f"truth {self.truth}" if self.truth else ""]
         if self.command == "run":
             what += [f"{self.alice} vs {self.bob},", f"{self.trials} trials"]
-        if config.get("constants"):
-            what.append(f"constants {config['constants']}")
-        params = config.get("params")
-        if isinstance(params, dict) and params:
-            what.append(" ".join(f"{key}={value}" for key, value in params.items()))
-        return " ".join(part for part in what if part)
+        params = config.get("params")  # a run's {NAME: VALUE}; solve's and the demo's -P as given, NAME=VALUE
+        if isinstance(params, dict):
+            params = [f"{key}={value}" for key, value in params.items()]
+        params = [str(param) for param in params] if isinstance(params, list) else []
+        if config.get("constants") and not any(param.startswith("constants=") for param in params):
+            what.append(f"constants={config['constants']}")  # as -P names them in the parameters
+        return " ".join(part for part in [*what, *params] if part)
 
     def to_json(self) -> dict[str, Any]:
         """``logs --json``'s entry: the folder, when it started, the version and commit, the whole
