@@ -231,6 +231,32 @@ def test_sweep_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert "seed 0; 10 debates per run" in html
 
 
+PE_GRID = """trials = 12
+seed = 0
+truth = "no"
+protocol = "prover-estimator"
+problem = "obfuscated-primality"
+size = 8
+alice = "obfuscate"
+bob = "omniscient"
+"""
+
+
+@pytest.mark.parametrize(("records", "marks"), [("all", 12), ("failures", 0)])
+def test_a_sweep_cells_debate_marks_only_from_every_debate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, records: str, marks: int
+) -> None:
+    """Per-debate payoff marks come from a cell's records only when it kept every debate: the
+    default keeps a sample skewed to failures, which would bias the marks (the means come from the
+    summary either way)."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(PE_GRID)
+    code, _, err = cli(capsys, "sweep", grid, "--out", tmp_path / "sweep", "--workers", 1, "--records", records)
+    assert code == 0, err
+    (run,) = read(tmp_path / "sweep").runs
+    assert len(run.payoffs) == marks and run.payoff_mean is not None
+
+
 FRONTIER = {  # what `plan --frontier --json` prints, cut to the fields the report reads
     "K": 4.0,
     "T": 100,

@@ -197,8 +197,11 @@ def _int(value: Any) -> int | None:
 
 
 def _payoffs(record_path: str | None, row: dict[str, Any]) -> tuple[float, ...]:
-    """Per-debate payoffs from a run's records, for the protocols with payoffs."""
+    """Per-debate payoffs from a run's records, for the protocols with payoffs; none from a sweep
+    cell that kept only some of its debates (``--records failures``: a sample skewed to failures)."""
     if row.get("payoff_mean") is None or not record_path or not Path(record_path).is_file():
+        return ()
+    if row.get("records", "all") != "all":
         return ()
     try:
         return tuple(float(r["payoff"]) for n, r in read_jsonl(record_path) if not (n == 1 and "header" in r))
