@@ -126,13 +126,13 @@ def test_b_and_the_verifier_read_one_object_and_replay_reads_the_record():
     0 read, and replay reproduces the debate from them without asking A."""
     instance = composite()
     alice = resolve("user_strategies:SecondCallCheater", Role.ALICE, SPEC.strategies[Role.ALICE])
-    tally = SPEC.simulate(instance, alice, SPEC.strategies[Role.BOB]["omniscient"], 1, range(4), None, True)
+    tally = SPEC.batch.simulate(instance, alice, SPEC.strategies[Role.BOB]["omniscient"], 1, range(4), None, True)
     committed = committed_proof(instance, alice, pe.rules_for(instance))
     for record in tally.records:
         (proof,) = [e for e in record["events"] if isinstance(e, Moved) and e.what == "proof"]
         assert all(b in (0, 1) for b in proof.message)
         user_strategies.ASKED.clear()
-        assert SPEC.replay(json.loads(json.dumps(record, default=json_default)), instance).reproduced
+        assert SPEC.batch.replay(json.loads(json.dumps(record, default=json_default)), instance).reproduced
         assert not user_strategies.ASKED  # replay asked A nothing
     assert committed.requests == 1  # the whole proof, once, for B's training; the debates read it
 

@@ -40,7 +40,7 @@ def majority(truth: bool):
 def play(spec, instance, alice: str | Strategy, bob: str | Strategy, debates: range, keep: bool = True):
     a = spec.strategies[Role.ALICE][alice] if isinstance(alice, str) else alice
     b = spec.strategies[Role.BOB][bob] if isinstance(bob, str) else bob
-    return spec.simulate(instance, a, b, SEED, debates, None, keep)
+    return spec.batch.simulate(instance, a, b, SEED, debates, None, keep)
 
 
 def concluded(spec, instance, alice: str | Strategy, bob: str | Strategy, debates: range):
@@ -87,8 +87,8 @@ def test_debate_i_depends_only_on_the_seed_and_i(spec, instance, alice, bob) -> 
 
 def test_progress_counts_the_debates_of_the_call() -> None:
     seen: list[int] = []
-    tally = PE.simulate(primality(True), PE.strategies[Role.ALICE]["honest"], PE.strategies[Role.BOB]["omniscient"],
-                        SEED, range(3, 7), seen.append)  # fmt: skip
+    alice, bob = PE.strategies[Role.ALICE]["honest"], PE.strategies[Role.BOB]["omniscient"]
+    tally = PE.batch.simulate(primality(True), alice, bob, SEED, range(3, 7), seen.append)
     assert seen == [1, 2, 3, 4] and tally.records is None and len(tally.rewarded.payoffs) == 4
 
 
@@ -116,7 +116,7 @@ def test_every_built_in_pair_replays(spec, instance, truth) -> None:
             assert record["payoff"] == tally.rewarded.payoffs[k] and record["verdict"] == tally.verdicts[k]
             assert record["queries"]["verifier"] == tally.queries[Role.VERIFIER][k]
             assert record["payoff"] == pytest.approx(sum(record["rewards"]))
-            replayed = spec.replay(as_written(record), inst)
+            replayed = spec.batch.replay(as_written(record), inst)
             assert replayed.reproduced, (alice, bob, replayed.differences)
             assert replayed.debate == k
 
@@ -181,12 +181,12 @@ def test_forfeits_replay_with_their_reasons() -> None:
             assert {"move": who, "what": record["events"][-1]["what"], "forfeit": reason} == record["events"][-1]
         else:
             assert record["events"][-1].get("refused") is True
-        assert spec.replay(as_written(record), inst).reproduced
+        assert spec.batch.replay(as_written(record), inst).reproduced
 
 
 def honest_pair_record(spec, inst, bob: str = "omniscient") -> dict:
     (record,) = play(spec, inst, "honest", bob, range(1)).records
-    assert spec.replay(as_written(record), inst).reproduced
+    assert spec.batch.replay(as_written(record), inst).reproduced
     return as_written(record)
 
 
@@ -217,7 +217,7 @@ def test_edited_records_do_not_reproduce() -> None:
         {**record, "payoff": 1.0},
     ]
     for bad in tampered:
-        replayed = PE.replay(bad, inst)
+        replayed = PE.batch.replay(bad, inst)
         assert not replayed.reproduced and replayed.differences
     naive_inst = majority(True)
     naive = honest_pair_record(NAIVE, naive_inst)
@@ -225,9 +225,9 @@ def test_edited_records_do_not_reproduce() -> None:
         edited(naive, lambda e: e.get("what") == "challenge", lambda e: e.update(message=e["message"] + 1)),
         edited(naive, lambda e: e.get("query") == "verifier", lambda e: e.update(answer=1 - e["answer"])),
     ):
-        assert not NAIVE.replay(bad, naive_inst).reproduced
+        assert not NAIVE.batch.replay(bad, naive_inst).reproduced
     stranger = primality(False, 8)
-    assert PE.replay({**record, "instance": fingerprint(stranger)}, inst).differences == (
+    assert PE.batch.replay({**record, "instance": fingerprint(stranger)}, inst).differences == (
         "instance: not the instance the record was played on",
     )
 
@@ -242,7 +242,7 @@ def test_records_that_do_not_fit_raise() -> None:
     no_answer = {**record, "events": [e for e in record["events"] if "query" not in e]}
     for bad in (short, long, swapped, no_answer, {**record, "events": None}):
         with pytest.raises(ReplayError):
-            PE.replay(bad, inst)
+            PE.batch.replay(bad, inst)
 
 
 # -- bounds from declared metadata -----------------------------------------------------------------

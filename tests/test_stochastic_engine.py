@@ -56,13 +56,13 @@ def test_debate_i_is_the_same_in_any_batch(constants: Constants, alice: str, bob
     s = spec(constants)
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, seed=1)
     a, b = players(s, alice, bob)
-    whole = tally_rows(s.simulate(instance, a, b, SEED, range(0, 12), None, True))
-    middle = tally_rows(s.simulate(instance, a, b, SEED, range(5, 12), None, True))
-    one = [tally_rows(s.simulate(instance, a, b, SEED, range(i, i + 1), None, True)) for i in range(5, 12)]
+    whole = tally_rows(s.batch.simulate(instance, a, b, SEED, range(0, 12), None, True))
+    middle = tally_rows(s.batch.simulate(instance, a, b, SEED, range(5, 12), None, True))
+    one = [tally_rows(s.batch.simulate(instance, a, b, SEED, range(i, i + 1), None, True)) for i in range(5, 12)]
     alone = [row for rows in one for row in rows]
     assert whole[5:] == middle == alone
     if bob == "random-abort":  # the seed matters (bias against honest Bob is caught at step 0 whatever it is)
-        assert tally_rows(s.simulate(instance, a, b, SEED + 1, range(0, 12), None, True)) != whole
+        assert tally_rows(s.batch.simulate(instance, a, b, SEED + 1, range(0, 12), None, True)) != whole
 
 
 def test_the_first_k_debates_of_a_run_are_a_run_of_k(tmp_path) -> None:
@@ -75,8 +75,8 @@ def test_the_first_k_debates_of_a_run_are_a_run_of_k(tmp_path) -> None:
     run(s, instance, a, b, 40, SEED, record=long)
     run(s, instance, a, b, 15, SEED, record=short)
     assert list(read_records(long))[:15] == list(read_records(short))
-    blocks = run(replace(s, batch=4), instance, a, b, 40, SEED)
-    whole = run(replace(s, batch=None), instance, a, b, 40, SEED)
+    blocks = run(replace(s, batch=replace(s.batch, block=4)), instance, a, b, 40, SEED)
+    whole = run(replace(s, batch=replace(s.batch, block=None)), instance, a, b, 40, SEED)
     assert blocks.to_json() == whole.to_json()
 
 
@@ -88,10 +88,16 @@ def test_a_run_plays_in_blocks_of_the_declared_batch() -> None:
 
     def spy(instance, alice, bob, seed, debates, progress=None, keep=False, *, provers=None, events=None):
         seen.append(debates)
-        return s.simulate(instance, alice, bob, seed, debates, progress, keep, provers=provers, events=events)
+        return s.batch.simulate(instance, alice, bob, seed, debates, progress, keep, provers=provers, events=events)
 
     instance = make_instance(PROBLEMS["noisy-majority"], 6, True, seed=2)
-    run(replace(s, simulate=spy, batch=64), instance, *players(s, "honest", "honest"), 1000, SEED)
+    run(
+        replace(s, batch=replace(s.batch, simulate=spy, block=64)),
+        instance,
+        *players(s, "honest", "honest"),
+        1000,
+        SEED,
+    )
     assert max(len(r) for r in seen) == 64
     assert [i for r in seen for i in r] == list(range(1000))
 
@@ -125,7 +131,7 @@ def test_every_record_replays_and_a_tampered_one_does_not(tmp_path, constants: C
         a = s.strategies[Role.ALICE][alice]
         run(s, instance, a, bob if isinstance(bob, Strategy) else s.strategies[Role.BOB][bob], 12, SEED, record=path)
         records = list(read_records(path))
-        assert all(s.replay(r, instance).reproduced for r in records), (alice, bob)
+        assert all(s.batch.replay(r, instance).reproduced for r in records), (alice, bob)
     judged = next(r for r in records if any(e.get("query") == "verifier" for e in r["events"]))
     for tamper in ("claim", "answer", "bit"):
         record = json.loads(json.dumps(judged))
@@ -145,7 +151,7 @@ def test_every_record_replays_and_a_tampered_one_does_not(tmp_path, constants: C
             if bit is None:
                 continue
             bit["outcome"] = 1 - bit["outcome"]
-        assert not s.replay(record, instance).reproduced, tamper
+        assert not s.batch.replay(record, instance).reproduced, tamper
 
 
 def test_the_command_line_records_and_replays_stochastic_debates(tmp_path) -> None:
@@ -229,7 +235,11 @@ def test_trials_stream_memory_does_not_grow_with_the_trials(name: str, problem: 
     debates, the run has allocated under 20 MB at its peak."""
     import tracemalloc
 
-    s = replace(PROTOCOLS[name], batch=64) if PROTOCOLS[name].batch else PROTOCOLS[name]
+    s = (
+        replace(PROTOCOLS[name], batch=replace(PROTOCOLS[name].batch, block=64))
+        if PROTOCOLS[name].batch
+        else PROTOCOLS[name]
+    )
     instance = make_instance(PROBLEMS[problem], size, True, seed=0)
 
     def progress(done: int) -> None:

@@ -76,8 +76,8 @@ def test_a_scalar_player_plays_on_numbers_alone_and_in_a_batch() -> None:
     alice = spec.honest(Role.ALICE)
     scalar = Strategy("scalar-bob", Role.BOB, "", ScalarBob, trusted=True, shape=Shape.NUMBERS)
     arrays = Strategy("abort-at-oracle", Role.BOB, "", AbortAtOracle, trusted=True)
-    by_numbers = spec.simulate(instance, alice, scalar, SEED, range(0, 30), None, True)
-    by_arrays = spec.simulate(instance, alice, arrays, SEED, range(0, 30), None, True)
+    by_numbers = spec.batch.simulate(instance, alice, scalar, SEED, range(0, 30), None, True)
+    by_arrays = spec.batch.simulate(instance, alice, arrays, SEED, range(0, 30), None, True)
     assert by_numbers.forfeits == by_arrays.forfeits == {Role.ALICE: 0, Role.BOB: 0}
     assert by_numbers.records == by_arrays.records
     assert (by_numbers.queries[Role.VERIFIER] > 0).all()  # every debate reached the verifier
@@ -89,8 +89,8 @@ def test_a_player_written_for_arrays_plays_alone() -> None:
     instance, spec = instance_and_spec()
     alice = Strategy("array-alice", Role.ALICE, "", ArrayAlice, trusted=True)
     bob = spec.honest(Role.BOB)
-    batch = spec.simulate(instance, alice, bob, SEED, range(0, 12), None, True)
-    alone = [spec.simulate(instance, alice, bob, SEED, range(i, i + 1), None, True).records[0] for i in range(12)]
+    batch = spec.batch.simulate(instance, alice, bob, SEED, range(0, 12), None, True)
+    alone = [spec.batch.simulate(instance, alice, bob, SEED, range(i, i + 1), None, True).records[0] for i in range(12)]
     assert batch.forfeits[Role.ALICE] == 0 and alone == batch.records
 
 

@@ -349,8 +349,8 @@ def test_in_a_batch_a_huge_or_non_finite_number_forfeits_its_own_debate_only(wha
     spec = PROTOCOLS["stochastic"]
     spec = spec.with_params(StochasticParams(Constants.paper)) if what == "share" else spec
     instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 0)
-    tally = spec.simulate(instance, Strategy("sender", Role.ALICE, "", Sender), spec.honest(Role.BOB), 0, range(4),
-                          None, True)  # fmt: skip
+    sender = Strategy("sender", Role.ALICE, "", Sender)
+    tally = spec.batch.simulate(instance, sender, spec.honest(Role.BOB), 0, range(4), None, True)
     assert tally.forfeits == {Role.ALICE: 1, Role.BOB: 0}
     assert [record["forfeit"] for record in tally.records] == ["alice", None, None, None]
     assert tally.records[0]["reason"].startswith(f"a {'claim' if what == 'claim' else 'coin share'} ")

@@ -520,9 +520,9 @@ def test_reads_answered_ahead_are_taken_only_when_made() -> None:
     name = f"{HERE}:AdaptiveStochasticAlice"
     inline = resolve(name, Role.ALICE, {})
     bob = spec.strategies[Role.BOB]["honest"]
-    expected = spec.simulate(instance, inline, bob, 5, range(64), None, True)
+    expected = spec.batch.simulate(instance, inline, bob, 5, range(64), None, True)
     with Pool(name, Role.ALICE, LIMITS) as alice, Pool(STOCHASTIC_HONEST[1], Role.BOB, LIMITS) as honest_bob:
-        played = spec.simulate(instance, alice.strategy, honest_bob.strategy, 5, range(64), None, True)
+        played = spec.batch.simulate(instance, alice.strategy, honest_bob.strategy, 5, range(64), None, True)
     assert played.records == expected.records
     asked = [e for r in played.records for e in r["events"] if isinstance(e, Queried) and e.role is Role.ALICE]
     assert len(asked) > 64  # she did read
@@ -543,7 +543,7 @@ def test_a_batched_player_draws_from_its_view_never_from_its_seats_generator() -
     bob = spec.strategies[Role.BOB]["honest"]
     with Pool(f"{HERE}:SeatDrawingAlice", Role.ALICE, LIMITS) as pool:
         batched = run(spec, instance, pool.strategy, bob, 20, 2)
-        alone = spec.simulate(instance, pool.strategy, bob, 2, range(3, 4))
+        alone = spec.batch.simulate(instance, pool.strategy, bob, 2, range(3, 4))
     assert batched.forfeits == {"alice": 20, "bob": 0}
     assert "a batched player draws from view.random()" in batched.forfeit_reasons["alice"]
     assert alone.forfeits[Role.ALICE] == 0 and alone.verdicts.tolist() == [1]

@@ -15,7 +15,7 @@ from debatekit.players import naive_recursive as naive_recursive_players
 from debatekit.players import prover_estimator as prover_estimator_players
 from debatekit.problems.registry import Feature, Instance
 from debatekit.protocols import prover_estimator
-from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.protocols.spec import BatchPlay, Guarantee, ProtocolSpec
 from debatekit.reader import word_width
 
 
@@ -90,10 +90,12 @@ def _prover_estimator_spec(params: ProverEstimatorParams) -> ProtocolSpec:
         _leaves,
         prover_estimator_players.STRATEGIES,
         frozenset({Feature.DECOMPOSITION}),
-        simulate=functools.partial(recursive.simulate, recursive.PROVER_ESTIMATOR, rules=rules),
+        batch=BatchPlay(
+            functools.partial(recursive.simulate, recursive.PROVER_ESTIMATOR, rules=rules),
+            functools.partial(recursive.replay, recursive.PROVER_ESTIMATOR, rules=rules),
+            recursive.BATCH,
+        ),
         conclude=functools.partial(recursive.conclusions, recursive.PROVER_ESTIMATOR, rules=rules),
-        batch=recursive.BATCH,
-        replay=functools.partial(recursive.replay, recursive.PROVER_ESTIMATOR, rules=rules),
         describe=_recursive_description,
         llm="debatekit.llm.players.recursive:PROVER_ESTIMATOR",
         isolated=True,
@@ -112,10 +114,12 @@ NAIVE_RECURSIVE = ProtocolSpec(
     _leaves,
     naive_recursive_players.STRATEGIES,
     frozenset({Feature.DECOMPOSITION, Feature.DETERMINISTIC}),
-    simulate=functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
+    batch=BatchPlay(
+        functools.partial(recursive.simulate, recursive.NAIVE_RECURSIVE),
+        functools.partial(recursive.replay, recursive.NAIVE_RECURSIVE),
+        recursive.BATCH,
+    ),
     conclude=functools.partial(recursive.conclusions, recursive.NAIVE_RECURSIVE),
-    batch=recursive.BATCH,
-    replay=functools.partial(recursive.replay, recursive.NAIVE_RECURSIVE),
     describe=_recursive_description,
     llm="debatekit.llm.players.recursive:NAIVE",
     isolated=True,

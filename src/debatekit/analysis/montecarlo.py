@@ -7,8 +7,8 @@ n are the debates of a run of k, on any machine, in any order, with any number o
 Debates stream: each is summarised (:class:`~debatekit.engine.summary.Summary`) and, with
 ``record``, written as one JSON line as it ends, so memory does not grow with the trials.
 
-A protocol played by a batch interpreter (``spec.simulate``: stochastic and recursive debate)
-plays debates in blocks of ``spec.batch`` (all at once when None), each call told which debate
+A protocol played by a batch interpreter (``spec.batch.simulate``: stochastic and recursive debate)
+plays debates in blocks of ``spec.batch.block`` (all at once when None), each call told which debate
 indices it plays, so debate i still draws only from (seed, i); blocks merge into the summary as
 they end. Players that are not trusted built-ins play there one debate per call, ``concurrency``
 calls in flight, in worker threads: the same debates, for players that take their time.
@@ -367,7 +367,7 @@ def run(
     boundary: dict[str, str] | None = None,
 ) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
-    that plays many debates at once (``spec.simulate``) does so; the others stream, ``concurrency``
+    that plays many debates at once (``spec.batch``) does so; the others stream, ``concurrency``
     debates in flight at once (raise it for slow players: LLMs, people), each written to
     ``record`` as one JSON line when it ends, with ``params`` (the parameters the instance and the
     protocol were made with, by name) so that replay can rebuild them. With ``resume``, the whole
@@ -386,7 +386,11 @@ def run(
     if resume:
         summary, kept, last = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record, header)
         try:
-            prefixes = journaled(record, header) if record is not None and (spec.debate or spec.batch) else {}
+            prefixes = (
+                journaled(record, header)
+                if record is not None and (spec.debate or (spec.batch and spec.batch.block))
+                else {}
+            )
         except Mismatch as err:
             raise ResumeError(str(err)) from None
         _journal_fits(spec, instance, alice, bob, seed, oracles, prefixes, journal_path(record))  # type: ignore[arg-type]
@@ -400,7 +404,7 @@ def run(
         return result_of(spec, instance, alice, bob, seed, summary, conclusions, played.oracle)
 
     try:
-        if spec.simulate is not None:
+        if spec.batch is not None:
             provers = None if oracles is None or oracles.provers is oracles.verifier else oracles.provers
             with RecordWriter.open(record, header, kept, last) as writer, Journal.open(record, header) as journal:
                 _batches(spec, instance, played, alice, bob, debates, seed, progress, writer, timeout,
@@ -448,7 +452,7 @@ def _resumed(
     run (``header``), the bytes they take and the last one's chain hash."""
     if record is None:
         raise ResumeError("resuming needs the record file of the run")
-    if spec.simulate is not None and spec.batch is None:
+    if spec.batch is not None and spec.batch.block is None:
         raise ResumeError(f"{spec.name} draws its conclusions over the whole run at once and cannot resume")
     if not record.exists():
         return Summary(), 0, ""
@@ -519,8 +523,8 @@ def _batches(
     journal: Journal | None = None,
     prefixes: dict[int, list[Event]] | None = None,
 ) -> None:
-    """Debates ``debates`` through ``spec.simulate``, added to ``summary``: trusted built-ins and
-    players in workers (whose limits the workers keep) in blocks of ``spec.batch``, anyone else
+    """Debates ``debates`` through ``spec.batch.simulate``, added to ``summary``: trusted built-ins and
+    players in workers (whose limits the workers keep) in blocks of ``spec.batch.block``, anyone else
     one debate per call with ``concurrency`` calls in flight
     (each move under the time limit, each debate's events journaled as they happen and resumed
     from ``prefixes``), except where the protocol plays a run in one call (``batch`` None);
@@ -529,11 +533,11 @@ def _batches(
     debates are played on; records and the run's key name ``instance``, the run's own. ``provers``
     holds the provers' own oracle when it is not the verifier's. With one block in flight, blocks
     play in this thread, which a signal reaches."""
-    assert spec.simulate is not None
+    assert spec.batch is not None
     waiting = played.oracle.waits or (provers is not None and provers.waits)
     trusted = all(s.trusted or s.isolated for s in (alice, bob)) and not waiting  # whose limits are kept for us
-    size = spec.batch or len(debates) or 1
-    if not trusted and spec.batch:  # slow players: one debate per call, several calls in flight
+    size = spec.batch.block or len(debates) or 1
+    if not trusted and spec.batch.block:  # slow players: one debate per call, several calls in flight
         size = 1
     players = tuple(s if s.trusted or s.isolated else limited(s, timeout) for s in (alice, bob))
     run = run_key(spec, instance, alice, bob, seed, params)
@@ -552,7 +556,7 @@ def _batches(
             events = journal.events(block.start, (prefixes or {}).get(block.start))
         try:
             with trusting(alice, bob):
-                tally = spec.simulate(played, *players, seed, block, moved, writer is not None, provers=provers,
+                tally = spec.batch.simulate(played, *players, seed, block, moved, writer is not None, provers=provers,
                                       events=events)  # fmt: skip
         except Pending:
             raise

@@ -508,9 +508,9 @@ def replay(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -> Re
     if record["verdict"] is None:
         return _undecided(record, spec, instance)
     if spec.debate is None:
-        if spec.replay is None:
+        if spec.batch is None:
             raise ReplayError(f"{spec.name} cannot replay its records")
-        return spec.replay(record, instance)
+        return spec.batch.replay(record, instance)
     ledger, events = Ledger(), recorded_events(record)
     try:
         end = _walk(events, spec, instance, ledger, partial=False)
@@ -573,12 +573,12 @@ def _undecided(record: dict[str, Any], spec: ProtocolSpec, instance: Instance) -
                 verdict = stop.verdict if isinstance(stop, End) else "the verifier's check"
                 differences.append(f"verdict: recorded None (undecided), replayed {verdict}")
         else:
-            if spec.simulate is None:
+            if spec.batch is None:
                 raise ReplayError(f"{spec.name} cannot replay its records")
             seats = [Strategy("recorded", role, "the record's moves", _RecordEnds) for role in (Role.ALICE, Role.BOB)]
             again = list(events)
             try:
-                spec.simulate(instance, *seats, int(record["seed"]), range(index, index + 1), events=again)
+                spec.batch.simulate(instance, *seats, int(record["seed"]), range(index, index + 1), events=again)
             except Unanswered:
                 pass
             else:

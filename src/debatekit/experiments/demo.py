@@ -167,7 +167,7 @@ def _challenger_debates(quick: bool) -> int:
 
 def _trials(quick: bool, spec: ProtocolSpec) -> int:
     """Debates per row: more where the protocol plays them all at once, and its promise is statistical."""
-    if spec.simulate is not None:
+    if spec.batch is not None:
         return 200 if quick else 1000
     return 20 if quick else 100
 

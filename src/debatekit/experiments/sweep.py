@@ -103,7 +103,7 @@ def play_cell(cell: RunSpec, records: Records = Records.all) -> CellResult:
         ready = prepare(cell)
         spec = ready.spec
         with tempfile.TemporaryDirectory(prefix="debatekit-cell-") as scratch:
-            record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.replay is not None else None
+            record = Path(scratch) / "debates.jsonl" if spec.debate is not None or spec.batch is not None else None
             result = play(ready, record=record)
             text = record.read_text(encoding="utf-8") if record is not None else ""
     except UserError as err:

@@ -90,10 +90,12 @@ class Strategy:
 
 
 def own_copies(instance: Instance, strategies: dict[Role, Strategy]) -> dict[Role, Instance]:
-    """The instance each seat is given: the verifier's own for a trusted built-in, a deep copy for
-    anyone else, so that nothing a player can reach changes what the verifier or the other player
-    reads (the engine's seats are copies for everyone: :func:`debatekit.engine.play.seat_copies`)."""
-    return {role: instance if s.trusted else copy.deepcopy(instance) for role, s in strategies.items()}
+    """The instance each seat is given: the verifier's own for a trusted built-in and for a player in
+    worker processes (``isolated``: its worker is sent a copy, once per instance, and the engine's
+    side of it never hands the seat's instance to the player), a deep copy for anyone else, so that
+    nothing a player can reach changes what the verifier or the other player reads (the engine's
+    seats are copies for everyone: :func:`debatekit.engine.play.seat_copies`)."""
+    return {role: instance if s.trusted or s.isolated else copy.deepcopy(instance) for role, s in strategies.items()}
 
 
 class StrategyError(ValueError):

@@ -76,6 +76,22 @@ class Conclude(Protocol):
 
 
 @dataclass(frozen=True)
+class BatchPlay:
+    """A protocol played by its own interpreter of many debates at once rather than debate by
+    debate on ``debate``'s nodes (stochastic debate's numpy rows, the recursive protocols' blocks)."""
+
+    simulate: Simulate
+    replay: Callable[[dict, Instance], Any]
+    """``replay(record, instance) -> Replayed``: the interpreter run again on a record's messages
+    and answers."""
+    block: int | None = None
+    """The most debates ``simulate`` plays in one call (None: a run's debates in one call, and a
+    run that cannot resume). A protocol with a block also plays one debate per call with
+    ``events=`` a journaled list, which it resumes from when the list already holds a stopped
+    debate's events."""
+
+
+@dataclass(frozen=True)
 class ProtocolSpec:
     name: str
     theorem: str
@@ -101,17 +117,10 @@ class ProtocolSpec:
     """A user's players can move in worker processes (:mod:`debatekit.engine.isolation`): every
     argument the rules hand them crosses :mod:`debatekit.engine.wire` (a run then plays them there
     by default)."""
-    simulate: Simulate | None = None
-    """Its batch interpreter (:class:`Simulate`; the Monte Carlo path when present)."""
-    batch: int | None = None
-    """The most debates ``simulate`` plays in one call (None: a run's debates in one call). A
-    protocol with a batch also plays one debate per call with ``events=`` a journaled list, which
-    it resumes from when the list already holds a stopped debate's events."""
+    batch: BatchPlay | None = None
+    """Its own batch interpreter (:class:`BatchPlay`; the Monte Carlo path when present)."""
     conclude: Conclude | None = None
     """The run's own results (a payoff bound) from its merged summary (:class:`Conclude`)."""
-    replay: Callable[[dict, Instance], Any] | None = None
-    """``replay(record, instance) -> Replayed`` for a protocol played by ``simulate``: its one
-    interpreter run again on the record's messages and answers."""
     solver: Callable[[Instance], Any] | None = None
     """Exact value against the best adversary for protocols without an enumerable tree."""
     describe: Callable[[Instance], dict[str, Any]] | None = None

@@ -228,7 +228,7 @@ def writable(path: Path | None, spec: ProtocolSpec, resume: bool = False, overwr
         if resume:
             raise UserError("--resume needs --record FILE.jsonl, the record of the run to resume")
         return None
-    if spec.debate is None and spec.replay is None:
+    if spec.debate is None and spec.batch is None:
         raise UserError(f"--record: {spec.name} keeps no per-debate record")
     if path.exists() and not (resume or overwrite):
         raise UserError(f"--record: {str(path)!r} exists; --resume continues its run, --overwrite replaces it")

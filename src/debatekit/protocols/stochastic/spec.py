@@ -16,7 +16,7 @@ from debatekit.params import param
 from debatekit.players import stochastic as stochastic_players
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Feature, Instance
-from debatekit.protocols.spec import Guarantee, ProtocolSpec
+from debatekit.protocols.spec import BatchPlay, Guarantee, ProtocolSpec
 from debatekit.protocols.stochastic import batch as stochastic_batch
 from debatekit.protocols.stochastic import rules as stochastic
 from debatekit.protocols.stochastic import solo as stochastic_solo
@@ -108,7 +108,7 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
         "Alice claims each step's probability, the bit is drawn, Bob may abort, V samples the oracle once",
         None, guarantee, lambda instance: stochastic.machine_of(instance).length, stochastic_players.STRATEGIES,
         frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
-        simulate=simulate, batch=stochastic_batch.BATCH, replay=replay, params=params, configure=_stochastic_spec,
+        batch=BatchPlay(simulate, replay, stochastic_batch.BATCH), params=params, configure=_stochastic_spec,
         describe=describe,
         solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
         llm="debatekit.llm.players.stochastic:PLAYERS", isolated=True,
