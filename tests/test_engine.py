@@ -217,6 +217,19 @@ def test_committed_bits_are_plain_frozen_data() -> None:
     assert safe_repr(Hostile()).startswith("<")
 
 
+def test_committed_bits_read_a_sequence_once_and_exact_ints_only() -> None:
+    """The fast path of plain tuples and lists of 0/1 ints gives the same buffer as the
+    position-by-position reading, and leaves anything else to it: bools, ints past a byte, an int
+    subclass (its methods never called); a bytes-backed buffer, never writable."""
+    plain = commit_bits((0, 1, 1, 0), 4, Role.ALICE)
+    assert plain.tolist() == [0, 1, 1, 0] and not plain.flags.writeable
+    assert commit_bits([0, 1, 1, 0], 4, Role.ALICE).tolist() == plain.tolist()
+    assert commit_bits((0, 300, -1, 1), 4, Role.ALICE).tolist() == [0, NOT_A_BIT, NOT_A_BIT, 1]
+    assert commit_bits((True, 0, LyingInt(1), 2), 4, Role.ALICE).tolist() == [1, 0, 1, NOT_A_BIT]
+    with pytest.raises(ValueError):
+        plain.flags.writeable = True
+
+
 class Slow:
     """Never answers within the time limit: sync (a blocking call) or async (an await)."""
 

@@ -17,6 +17,7 @@ exactly ``int``, ``bool`` or a numpy integer or bool (or an ``int`` subclass, re
 
 from __future__ import annotations
 
+import contextlib
 import math
 import reprlib
 from collections.abc import Hashable
@@ -131,6 +132,13 @@ def commit_bits(message: Any, length: int, sender: Role) -> np.ndarray:
             return frozen(out)
         if message.dtype.kind != "O":
             return frozen(np.full(length, NOT_A_BIT))
+    if type(message) is tuple or type(message) is list:  # a list copied at once: later changes are not read
+        plain = tuple(message)
+        if len(plain) == length and all(type(b) is int for b in plain):  # exact ints: bytes() calls nobody's code
+            with contextlib.suppress(ValueError):  # an int past a byte: read below, position by position
+                raw = bytes(plain)
+                if not raw.translate(None, b"\x00\x01"):
+                    return np.frombuffer(raw, dtype=np.uint8)
     try:
         size = len(message)
     except Exception as err:
