@@ -14,10 +14,11 @@ import pytest
 pytest.importorskip("tenacity")
 
 from debatekit.analysis.montecarlo import make_instance, run
+from debatekit.engine.record import read_records
 from debatekit.ledger import Role
 from debatekit.llm.backend import Completion, Rejected, Request
 from debatekit.llm.model import Cache, Limits, Model
-from debatekit.llm.players import cross_exam
+from debatekit.llm.players import cross_exam, recursive
 from debatekit.llm.players.base import LLM
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
@@ -115,3 +116,21 @@ def test_concurrent_debates_make_the_calls_of_one(tmp_path: Path, concurrency: i
     assert backend.calls == 10
     usage = llm.model.usage[Role.ALICE]
     assert usage.calls == 10 and usage.calls + usage.cache_hits == 40
+
+
+def test_a_fresh_copy_reuses_its_debates_answers(tmp_path: Path) -> None:
+    """Naive recursion: A's committed proof is asked of a fresh copy of her in debate 0, which
+    asked her model every question again (20 aside entries for 10 prompts there, 40 requests in
+    all); now a copy reuses what the debate already has: each prompt once per debate, 10 requests
+    a debate."""
+    backend = Slow(delay=0.0)
+    llm = LLM("fake/slow", model(backend, Cache(tmp_path / "c.sqlite")))
+    spec = PROTOCOLS["naive-recursive"]
+    instance = make_instance(PROBLEMS["caffeine"], PROBLEMS["caffeine"].default_size, True, 0)
+    run(spec, instance, recursive.naive_alice(llm), spec.strategies[Role.BOB]["honest"], 3, 0,
+        record=tmp_path / "r.jsonl")  # fmt: skip
+    for record in read_records(tmp_path / "r.jsonl"):
+        prompts = [entry["prompt"] for entry in record["aside"]]
+        assert len(prompts) == len(set(prompts)) == 10
+    usage = llm.model.usage[Role.ALICE]
+    assert backend.calls == usage.calls == 10 and usage.cache_hits == 20
