@@ -83,3 +83,14 @@ def test_the_readmes_local_model_of_the_judge_serves_the_provers_seats(environ, 
     out, err = capsys.readouterr()
     assert code == 0, err
     assert '"trials": 1' in out and shared_model(SPEC, environ).usage[Role.ALICE].calls > 0
+
+
+def test_smollm2_bob_spends_his_challenge_on_the_certain_catch(environ: dict[str, str]) -> None:
+    """Issue 22: SmolLM2 leans no on the judged questions, so a Bob who named the first step it
+    doubted spent his one challenge on a right judged step and the flipped output went through
+    (accept 1.0); the output is a step the verifier computes, a certain catch, which he names."""
+    spec = PROTOCOLS["cross-exam"]
+    bob = llm_strategy(spec, Role.BOB, SPEC, environ=environ)
+    instance = make_instance(PROBLEMS["caffeine"], PROBLEMS["caffeine"].default_size, False, 0)
+    result = run(spec, instance, spec.strategies[Role.ALICE]["lie-output"], bob, 2, 0, timeout=300.0)
+    assert result.accept_rate == 0.0 and result.forfeits == {"alice": 0, "bob": 0}

@@ -208,4 +208,4 @@ def test_debates_deeper_than_the_recursion_limit():
     unit = rules.r ** (D.depth + 1)
     assert np.sum(pe.sampled(D, alice, bob, rules, rngs).rewards) == pytest.approx(unit)
     assert pe.expected_rewards(D, alice, bob, rules).sum() == pytest.approx(unit)
-    assert nr.win_probability(D, Claimer(D), nr.Omniscient(D)) == 1.0
+    assert nr.win_probability(D, Claimer(D), nr.Omniscient(ProofTruth(D, None))) == 1.0

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,11 +63,13 @@ class Debating:
     """The debate a context (one debate's task or thread) plays: debate ``index`` of ``run``, and
     its ``aside``: what trusted parts of the system (an LLM player, a model of the judge) did in
     it beyond committed messages and oracle answers (prompts, completions, tokens), kept in its
-    record under ``aside`` and not read by replay."""
+    record under ``aside`` and not read by replay; ``known``, what its players' models answered
+    (by model, role and question), which a fresh copy of a player in the debate reuses."""
 
     run: str
     index: int
     aside: list[dict[str, Any]]
+    known: dict[Hashable, Any] = field(default_factory=dict)
 
 
 def asking() -> Asking | None:

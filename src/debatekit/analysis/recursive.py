@@ -130,18 +130,25 @@ def pe_bound(instance: Instance, rules: Rules, alice: Strategy, p_right: float, 
     )
 
 
-def naive_bound(alice: Strategy, bob: Strategy, p_right: float) -> Bound:
+def naive_bound(alice: Strategy, bob: Strategy, p_proof: float) -> Bound:
     """Naive recursive debate has only the unbounded guarantee: an A declared ``honest`` always
-    survives a check, and any A wins at most when her claim is right, P[A(x) = L(x)] (``p_right``;
-    0 for a liar), against a B who finds the false subclaim (declared ``truthful``). Against a
-    bounded B facing subclaims it cannot decide it promises nothing: that is the
-    obfuscated-arguments problem."""
+    survives a check, and any A wins at most when her claim is what her own proof ũ gives,
+    P[A(x) = M_D(ũ)] (``p_proof``), against a B who finds the subclaim false of ũ (declared
+    ``truthful``): a claim that differs from M_D(ũ) has an answer that differs, all the way down to
+    a leaf the verifier judges on ũ. Against a bounded B facing subclaims it cannot decide it
+    promises nothing: that is the obfuscated-arguments problem.
+
+    Not P[A(x) = L(x)] (issue 22): a prover who denies a true claim and backs it with a broken
+    proof wins against every B, since her claim is true of her proof (the departure
+    :func:`pe_bound` states for Lemma A.4). The two agree when L(x) = 0 (no proof makes M_D say 1)
+    and when her proof is the implicit one."""
     if alice.honest:
         return Bound(1.0, BoundKind.COMPLETENESS, "honest A wins every debate (deterministic leaf judgements)", True)
     return Bound(
-        p_right,
+        p_proof,
         BoundKind.SOUNDNESS,
-        "E[payoff] <= P[A(x)=L(x)] against a B that finds the flaw: a lying A never wins",
+        "E[payoff] <= P[A(x)=M_D(her proof)] against a B that finds the flaw in her proof: a claim her own "
+        "proof refutes never wins (P[A(x)=L(x)] where L(x) = 0)",
         bob.truthful,
         "no promise against a bounded challenger (the point of Section 7)",
     )
@@ -262,10 +269,18 @@ class NaiveRecursive(Recursive):
     ) -> Conclusions:
         assert played.reward_sums is not None
         wins = round(float(played.reward_sums[0]))  # payoffs are 0 or 1
-        p_right = _p_right(instance, played)
-        bound = naive_bound(alice, bob, p_right)
+        p_proof = _p_claim_matches_proof(instance, alice, played, rules)
+        bound = naive_bound(alice, bob, p_proof)
         note = None if bound.covers_bob else bound.uncovered
-        return Conclusions(bound, bound.covers_bob, note, None, p_right, ci=wilson(wins, played.trials))
+        return Conclusions(
+            bound,
+            bound.covers_bob,
+            note,
+            None,
+            _p_right(instance, played),
+            ci=wilson(wins, played.trials),
+            figures={"p_claim_matches_proof": p_proof},
+        )
 
 
 PROVER_ESTIMATOR = ProverEstimator()
@@ -560,7 +575,7 @@ def _p_right(instance: Instance, played: Summary) -> float:
     return played.claims.get(instance.answer, 0) / played.trials
 
 
-def _p_claim_matches_proof(instance: Instance, alice: Strategy, played: Summary, rules: Rules) -> float:
+def _p_claim_matches_proof(instance: Instance, alice: Strategy, played: Summary, rules: Rules | None) -> float:
     """P[A(x) = M_D(ũ)] over the debates, ũ her committed proof (the one the debates read,
     :func:`~debatekit.players.estimator.proof_truth`); a debate without a claim counts as wrong."""
     D = decomposition_of(instance)

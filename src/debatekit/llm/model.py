@@ -18,8 +18,13 @@ concurrency, a per-call time limit, retries and an on-disk cache, with usage cou
   recovered. A request that
   differs in anything (a seed, a temperature, one character of a message) is a new call; a cached
   completion is returned even for a request sampled at temperature > 0, as Inspect's cache does.
+- Merging: identical requests in flight at once are one call with many waiters (issue 22): the
+  first starts it, the others await its completion (or its error) and count a cache hit; each
+  caller's ``check`` runs on it. The call is a task of its own, so a waiter that gives up (a move
+  past its time limit) stops no one else's.
 - Usage: tokens, cost (when a :class:`Price` is set), model calls (attempts, failed ones too) and
-  cache hits, per :class:`~debatekit.ledger.Role`.
+  cache hits (requests answered with no call: from the cache or by a call in flight), per
+  :class:`~debatekit.ledger.Role`.
 
 The engine plays debates on event loops of its own (one ``asyncio.run`` per call, worker
 threads); every call of every model runs on one event loop in a daemon thread of its own, so one
@@ -144,6 +149,7 @@ class Model:
         self.name, self.backend, self.limits, self.cache, self.price = name, backend, limits, cache, price
         self._slots = asyncio.Semaphore(limits.max_connections)
         self._usage: dict[Role, Usage] = {}
+        self._flights: dict[str, asyncio.Task[Completion]] = {}
 
     @property
     def usage(self) -> dict[Role, Usage]:
@@ -171,6 +177,20 @@ class Model:
             if cached is not None and _usable(cached, check):
                 self._count(role, Usage(cache_hits=1))
                 return cached
+        flight = self._flights.get(key)
+        if flight is not None:  # the same request in flight: wait for its completion
+            completion = await asyncio.shield(flight)
+            self._count(role, Usage(cache_hits=1))
+            if check is not None:
+                check(completion)
+            return completion
+        flight = self._flights[key] = asyncio.ensure_future(self._called(request, role, key, check))
+        flight.add_done_callback(lambda done: self._landed(key, done))
+        return await asyncio.shield(flight)
+
+    async def _called(self, request: Request, role: Role, key: str, check: Check | None) -> Completion:
+        """The backend's completion of ``request`` under the limits and retries, its usage counted
+        for ``role``, checked by ``check`` and then cached under ``key``."""
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.limits.max_retries + 1),
             wait=self._wait,
@@ -185,6 +205,14 @@ class Model:
         if self.cache is not None:
             await asyncio.to_thread(self.cache.put, key, completion)
         return completion
+
+    def _landed(self, key: str, flight: asyncio.Task[Completion]) -> None:
+        """A call in flight ended: later requests go to the cache (or call again after an error);
+        its error is retrieved here, so one whose waiters all gave up is not reported unretrieved."""
+        if self._flights.get(key) is flight:
+            del self._flights[key]
+        if not flight.cancelled():
+            flight.exception()
 
     async def _attempt(self, request: Request, role: Role) -> Completion:
         async with self._slots:

@@ -202,7 +202,9 @@ class NaturalDecomposition(Decomposition):
     The implicit proof u is (x, y_1..y_T) in the machine's addresses; a leaf (t, t+1) names
     S = I(t) ∪ {address of y_t}, and the oracle checks that one step: a compute step exactly, an
     oracle step by asking O on the query built from ũ_{I(t)} (one human judgement), which must be
-    deterministic so that the correct answers are bits.
+    deterministic so that the correct answers are bits. The verifier knows x, so a leaf whose
+    proof bits copy x wrongly is false (else a proof on another x would make M_D say 1 when
+    L(x) = 0; issue 22).
     """
 
     def __init__(self, machine: TranscriptMachine, x: np.ndarray, oracle: Oracle, width: int = 2):
@@ -256,18 +258,25 @@ class NaturalDecomposition(Decomposition):
         if t >= self.machine.length:
             return 1.0
         *inputs, written = bits
+        if not self._copies_x(t, inputs):
+            return 0.0
         rule = self.machine.rule(t, tuple(inputs))
         kind = self.machine.kind(t)
         expected = int(rule) if kind is StepKind.COMPUTE else self._known_answer(rule)  # type: ignore[arg-type]
         last = t == self.machine.length - 1
         return float(written == expected and (written == 1 or not last))
 
+    def _copies_x(self, t: int, inputs: list[int]) -> bool:
+        """Whether the proof bits step t reads at x's addresses are x's."""
+        offset = self.machine.offset
+        return all(bit == self.x[a] for a, bit in zip(self.machine.relevant(t), inputs, strict=True) if a < offset)
+
     def judged(self, query: Query, bits: tuple[int, ...]) -> Judged | None:
         t = query[0]  # type: ignore[index]
         if t >= self.machine.length or self.machine.kind(t) is StepKind.COMPUTE:
             return None
         *inputs, written = bits
-        passes = int(written == 1 or t != self.machine.length - 1)
+        passes = int(self._copies_x(t, inputs) and (written == 1 or t != self.machine.length - 1))
         return Judged(self.machine.rule(t, tuple(inputs)), passes * int(written == 1), passes * int(written == 0))
 
     def proof(self, j: int) -> int:

@@ -7,7 +7,8 @@ in one subclaim); ``random-claim`` (a coin decides her claim, then as ``wrong-an
 ``malformed``.
 
 Bob: ``honest`` (bounded like the provers: challenges a subclaim it can show wrong, else a random
-one it cannot decide), ``omniscient`` (unbounded: knows which subclaim is wrong), ``random``
+one it cannot decide), ``omniscient`` (unbounded: knows which subclaim is wrong of A's committed
+proof), ``random``
 (uniform), ``spot-check``
 (bounded: descends to SPOT random leaves under each subclaim claimed true and asks the oracle
 about them, counted as his queries; challenges one that failed, else picks at random; made for
@@ -29,6 +30,7 @@ from typing import Any
 from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, Query
 from debatekit.players.base import Seat, Strategy, by_name
+from debatekit.players.estimator import proof_truth
 from debatekit.prob import Dist
 from debatekit.problems.obfuscated_primality import FactorIntervals, pollard_rho
 from debatekit.problems.registry import Instance
@@ -256,8 +258,8 @@ STRATEGIES: dict[Role, dict[str, Strategy]] = {
         Strategy(
             "omniscient",
             Role.BOB,
-            "challenge a wrong subclaim (unbounded)",
-            lambda seat: Omniscient(decomposition_of(seat.instance)),
+            "challenge a subclaim wrong of her committed proof (unbounded)",
+            lambda seat: Omniscient(proof_truth(seat)),
             honest=True,
             truthful=True,
         ),

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-import numpy as np
-
 from debatekit.engine.boundary import as_bit, commit_plain, safe_repr
 from debatekit.engine.nodes import Judge, Move, Node, Payoff
 from debatekit.engine.nodes import Query as Asked
@@ -35,7 +33,7 @@ from debatekit.ledger import Malformed, Role
 from debatekit.machine.decomposition import Decomposition, LeafOracle, Query
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
-from debatekit.protocols.proof import CommittedProof, proof_move
+from debatekit.protocols.proof import CommittedProof, ProofTruth, implicit_proof, proof_move
 from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, split_of
 from debatekit.reader import Reader, word_width
 
@@ -177,8 +175,7 @@ class HonestAlice:
         ys = self.D.split(query, level)
         return ys, tuple(int(self.D.truth(y, level - 1) >= 0.5) for y in ys)
 
-    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
-        return np.fromiter((self.D.proof(j) for j in leaves), dtype=np.uint8, count=len(leaves))
+    proof = implicit_proof
 
 
 class HonestBob:
@@ -203,15 +200,18 @@ class HonestBob:
 
 
 class Omniscient:
-    """The unbounded challenger: a subclaim whose claimed answer is wrong, if any (else the first)."""
+    """The unbounded challenger: a subclaim whose claimed answer is wrong of A's proof ũ, if any
+    (else the first). ``truth`` is the truth of her proof (:class:`ProofTruth`): the claims are
+    about ũ and round 0 reads ũ, so a challenger of the implicit proof u walks a liar whose ũ ≠ u
+    to a leaf her own proof makes true (issue 22)."""
 
-    def __init__(self, decomposition: Decomposition):
-        self.D = decomposition
+    def __init__(self, truth: ProofTruth):
+        self.truth = truth
 
     def challenge(
         self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
     ) -> int:
         for j, (y, a) in enumerate(zip(subqueries, answers, strict=True)):
-            if int(self.D.truth(y, level - 1) >= 0.5) != a:
+            if int(self.truth.truth(y, level - 1) >= 0.5) != a:
                 return j
         return 0

@@ -144,6 +144,13 @@ class CommittedProof:
         return self._reasons[why - 1] if why else f"proof bit {j} is not 0 or 1"
 
 
+def implicit_proof(player: Any, leaves: tuple[int, ...]) -> np.ndarray:
+    """An honest A's ``proof`` method (both recursive protocols'): u at ``leaves``, her
+    decomposition ``player.D``'s own proof bits. :func:`~debatekit.protocols.prover_estimator.gives_implicit_proof`
+    recognises it, so B reads such a proof's truth off the decomposition."""
+    return player.D.proof_array(np.fromiter(leaves, dtype=np.int64, count=len(leaves)))
+
+
 def proof_move(
     leaf: tuple[int, ...],
     reader: Reader,

@@ -55,7 +55,7 @@ from debatekit.machine.decomposition import Decomposition, LeafOracle, Query, ch
 from debatekit.oracle import Oracle
 from debatekit.prob import Dist
 from debatekit.problems.registry import Instance
-from debatekit.protocols.proof import CommittedProof, ProofTruth, proof_move
+from debatekit.protocols.proof import CommittedProof, ProofTruth, implicit_proof, proof_move
 from debatekit.protocols.recursive_engine import Seen, bit_of, commit_of, index_of, split_of
 from debatekit.reader import Reader, word_width
 
@@ -429,17 +429,17 @@ class HonestAlice:
         errors = [abs(b - g) for b, g in zip(estimates, self._truths[key], strict=True)]
         return errors.index(max(errors))  # the first furthest, as argmax
 
-    def proof(self, leaves: tuple[int, ...]) -> np.ndarray:
-        return self.D.proof_array(np.fromiter(leaves, dtype=np.int64, count=len(leaves)))
+    proof = implicit_proof
 
 
 def gives_implicit_proof(player: Any, decomposition: Decomposition) -> bool:
     """Whether ``player``'s proof bits are the implicit proof u of ``decomposition``: its class keeps
-    :meth:`HonestAlice.proof` and it holds this decomposition. Then ProofTruth(ũ) is the
-    decomposition's own truth, and no bit need be read (the bits the verifier reads are committed
-    from the same player, so both are u). A player whose attributes raise is not."""
+    :func:`~debatekit.protocols.proof.implicit_proof` (an honest A's of either recursive protocol)
+    and it holds this decomposition. Then ProofTruth(ũ) is the decomposition's own truth, and no
+    bit need be read (the bits the verifier reads are committed from the same player, so both are
+    u). A player whose attributes raise is not."""
     try:
-        return type(player).proof is HonestAlice.proof and player.D is decomposition
+        return type(player).proof is implicit_proof and player.D is decomposition
     except Exception:  # no such attributes, or hostile ones
         return False
 

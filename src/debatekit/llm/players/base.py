@@ -10,8 +10,9 @@ and reads P[yes] from the first token (:func:`~debatekit.llm.backend.p_yes`). A 
 debate context: it is Definition 5.2's independent copy, "querying the same LLM with any previous
 messages in the debate removed from the context" (doubly-efficient paper, Section 5.1). The
 request is the whole cache key, so a question met before (asked by the other player of the same
-model, or by a model of the judge) is answered from the cache; within one player and debate a
-question is asked once.
+model, or by a model of the judge) is answered from the cache; within one debate a question is
+asked once for each role, by whichever copy of the player asks first (the debate's ``known``: a
+fresh copy, such as the one A's committed proof is asked of, reuses the answer).
 
 Model calls are not oracle queries: an LLM player asks the judge nothing, so its role's query
 count stays 0. Each call is counted in the model's usage for the player's role and noted in the
@@ -32,7 +33,7 @@ threads, Algorithm 1's tests of A, the recursive protocols' closing count of A's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from debatekit.llm.backend import ModelError, Rejected, Transient
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Model
 from debatekit.machine.transcript import StepKind, TranscriptMachine
-from debatekit.oracle import Query, Unanswered
+from debatekit.oracle import Query, Unanswered, debating
 from debatekit.players.base import Seat, Shape, Strategy
 from debatekit.problems.registry import Instance
 
@@ -69,14 +70,18 @@ class Judgements:
     def __init__(self, llm: LLM, role: Role):
         self.llm, self.role = llm, role
         self._judge = ModelJudge(llm.model, llm.prompts, role, llm.name)
-        self._known: dict[Query, float] = {}
+        self._known: dict[Hashable, Any] = {}
 
     async def p_yes(self, question: Query) -> float:
         """The LLM's P[yes] on ``question`` (a :class:`~debatekit.oracle.Question`, or any query,
-        asked as its JSON)."""
-        if question not in self._known:
-            self._known[question] = await self._asked(question)
-        return self._known[question]
+        asked as its JSON): once per debate and role, whichever copy of the player asks (once per
+        player outside a debate)."""
+        debate = debating()
+        known = self._known if debate is None else debate.known
+        key = ("p_yes", self.llm, self.role, question)
+        if key not in known:
+            known[key] = await self._asked(question)
+        return known[key]
 
     async def _asked(self, question: Query) -> float:
         try:

@@ -9,10 +9,11 @@ machine takes one, is the instance's, as the honest Alice sends it.
 Bob cross-examines (Definition 5.2): he puts the question of every judged step, built from
 Alice's claimed bits a_{I(t)}, to a fresh copy of his LLM, with no debate context (the prefix an
 honest judge would see, so a step Alice's model already answered costs Bob a cache lookup when
-both play one model), all at once; then he is Theorem 5.3's honest Bob with those answers as his
-judge: he names the first step whose claimed bit does not follow from her claimed bits (a compute
-step by its rule, a judged step where his model answers otherwise, any step reading a position
-that is not a bit), and accepts when there is none.
+both play one model), all at once. He has one challenge, so he spends it where a catch is likeliest
+(issue 22): first a step the verifier settles without the judge, a certain catch (one reading or
+writing a position that is not a bit, or a compute step whose bit does not follow from her bits
+by its rule); else the judged step whose claimed bit his model finds least likely, when it finds
+that bit less likely than not; else he accepts. Why is noted in the debate's aside (``decided``).
 
 Departure: the theorem's honest players ask the oracle; these ask a model, so its completeness
 and soundness promises hold of them only where the model answers as the judge does. The
@@ -22,16 +23,15 @@ verifier is unchanged and asks the run's oracle.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 import numpy as np
 
-from debatekit.ledger import Ledger, Role
+from debatekit.ledger import Role
 from debatekit.llm.players.base import LLM, YES_AT, Judgements, strategy
-from debatekit.machine.transcript import StepKind
-from debatekit.oracle import Asker, TableOracle, settled
+from debatekit.machine.transcript import StepKind, TranscriptMachine
+from debatekit.oracle import aside, settled
 from debatekit.players.base import Seat, Strategy
-from debatekit.protocols.cross_exam import HonestBob, machine_of, parse_bits
+from debatekit.protocols.cross_exam import machine_of, parse_bits
 
 
 class Alice:
@@ -50,32 +50,54 @@ class Alice:
 
 
 class Bob:
-    """Definition 5.2's cross-examination by a fresh copy of Bob's LLM, then Theorem 5.3's honest
-    Bob with its answers as his judge (module docstring)."""
+    """Definition 5.2's cross-examination by a fresh copy of Bob's LLM, then the challenge most
+    likely to catch a lie (module docstring)."""
 
     def __init__(self, seat: Seat, llm: LLM):
-        self.seat, self.judgements = seat, Judgements(llm, seat.role)
+        self.seat, self.llm, self.judgements = seat, llm, Judgements(llm, seat.role)
 
     def challenge(self, message: np.ndarray) -> int | None:
-        """The first step that does not follow, or None (accept)."""
-        judge = settled(self._judge(message))
-        asker = Asker(judge, Role.BOB, Ledger(), self.seat.rng)  # a model's answers: no query of the judge
-        return HonestBob(replace(self.seat, ask=asker)).challenge(message)
+        """A certain catch, else the judged step whose claimed bit is least likely, else None (accept)."""
+        machine = machine_of(self.seat.instance)
+        claimed = parse_bits(message)
+        values = np.concatenate([self.seat.instance.x, np.maximum(claimed, 0)]).astype(np.uint8)
+        step, why = self._certain(machine, claimed, values)
+        if step is None:
+            step, why = settled(self._least_likely(machine, values))
+        aside({"decided": self.seat.role.value, "model": self.llm.name, "challenge": step, "why": why})
+        return step
 
-    async def _judge(self, message: np.ndarray) -> TableOracle:
-        """His LLM's answer (1 iff P[yes] >= 1/2) to the question of every judged step, built from
-        Alice's claimed bits (a position that is not a bit read as 0, as honest Bob reads it)."""
-        instance, machine = self.seat.instance, machine_of(self.seat.instance)
-        values = np.concatenate([instance.x, np.maximum(parse_bits(message), 0)]).astype(np.uint8)
-        questions = list(
-            dict.fromkeys(
-                machine.rule(t, tuple(int(values[a]) for a in machine.relevant(t)))
-                for t in range(machine.length)
-                if machine.kind(t) is StepKind.ORACLE
-            )
+    def _certain(self, machine: TranscriptMachine, claimed: np.ndarray, values: np.ndarray) -> tuple[int | None, str]:
+        """The first step the verifier settles against her without the judge, and why; (None, "") if none."""
+        n, m = machine.n_inputs, machine.n_witness
+        unreadable = {n + int(p) for p in np.flatnonzero(claimed < 0)}
+        for t in range(machine.length):
+            if n + m + t in unreadable or unreadable.intersection(machine.relevant(t)):
+                return t, f"step {t} reads or writes a position that is not a bit: a certain catch"
+            if machine.kind(t) is StepKind.COMPUTE:
+                expected = int(machine.rule(t, tuple(int(values[a]) for a in machine.relevant(t))))  # type: ignore[arg-type]
+                if expected != values[n + m + t]:
+                    return t, (f"step {t} is computed by the verifier: her bit {values[n + m + t]} does not follow "
+                               f"from her bits by its rule ({expected}), a certain catch")  # fmt: skip
+        return None, ""
+
+    async def _least_likely(self, machine: TranscriptMachine, values: np.ndarray) -> tuple[int | None, str]:
+        """The judged step whose claimed bit his model gives the least probability, asked of it
+        afresh on her bits (a position that is not a bit read as 0, as honest Bob reads it), when
+        that probability is below 1/2; else accept."""
+        offset = machine.n_inputs + machine.n_witness
+        judged = [t for t in range(machine.length) if machine.kind(t) is StepKind.ORACLE]
+        questions = [machine.rule(t, tuple(int(values[a]) for a in machine.relevant(t))) for t in judged]
+        distinct = list(dict.fromkeys(questions))
+        p_yes = dict(zip(distinct, await asyncio.gather(*map(self.judgements.p_yes, distinct)), strict=True))
+        likely = [p_yes[q] if values[offset + t] else 1 - p_yes[q] for t, q in zip(judged, questions, strict=True)]
+        if not likely or min(likely) >= YES_AT:
+            return None, f"every judged step's claimed bit is at least as likely as not under the model ({len(judged)})"
+        least = int(np.argmin(likely))
+        return judged[least], (
+            f"step {judged[least]} is judged; the model gives her bit {values[offset + judged[least]]} probability "
+            f"{likely[least]:.3g}, the least of {len(judged)} judged steps, and no step is a certain catch"
         )
-        answers = await asyncio.gather(*(self.judgements.p_yes(q) for q in questions))
-        return TableOracle({q: float(p >= YES_AT) for q, p in zip(questions, answers, strict=True)})
 
 
 def alice(llm: LLM) -> Strategy:
@@ -84,7 +106,7 @@ def alice(llm: LLM) -> Strategy:
 
 def bob(llm: LLM) -> Strategy:
     return strategy(
-        llm, Role.BOB, f"{llm.name}, asked each step afresh, disputes the first it judges otherwise",
+        llm, Role.BOB, f"{llm.name}, asked each step afresh, disputes a certain catch, else the least likely bit",
         lambda s: Bob(s, llm),
     )  # fmt: skip
 
