@@ -47,7 +47,7 @@ def pe_forger(seat: Seat) -> pe.HonestAlice:
 
 
 def concluded(spec, instance, alice: Strategy, bob: Strategy, trials: int = 3):
-    tally = spec.simulate(instance, alice, bob, 0, range(trials), None, False)
+    tally = spec.batch.simulate(instance, alice, bob, 0, range(trials), None, False)
     return tally, spec.conclude(instance, alice, bob, Summary.of_tally(tally, instance.answer)).to_json()
 
 
