@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from debatekit.experiments.sweep import SweepResult
     from debatekit.problems import Instance
     from debatekit.protocols.stochastic.planner import Plan
-    from debatekit.runs.plan import Frontier
+    from debatekit.runs.plan import Frontier, Strongest
     from debatekit.runs.solve import EveryInput, Solved
     from debatekit.runs.spec import OracleChoice, Player
 
@@ -159,10 +159,11 @@ def plan(
     constants: str | None = None,
     proof: Proof | str | None = None,
     frontier: bool = False,
-) -> Plan | Frontier:
+    verifier_budget: int | None = None,
+) -> Plan | Frontier | Strongest:
     """``debatekit plan``: the certified plan for stochastic debate (``constants`` "lean" or "paper":
-    those constants; ``frontier``: plans against the prover budget); ``to_json()`` is what
-    ``plan --json`` prints."""
+    those constants; ``frontier``: plans against the prover budget; ``verifier_budget``: the strongest
+    guarantee with at most that many verifier queries); ``to_json()`` is what ``plan --json`` prints."""
     from debatekit.runs.plan import FixedConstants, planned
 
     with _usage():
@@ -171,7 +172,7 @@ def plan(
             route = None if proof is None else Proof(proof)
         except ValueError as err:
             raise UserError(f"constants is lean or paper, proof direct or lean: {err}") from None
-        return planned(K, T, completeness, soundness, prover_budget, chosen, route, frontier)
+        return planned(K, T, completeness, soundness, prover_budget, chosen, route, frontier, verifier_budget)
 
 
 def sweep(

@@ -124,6 +124,11 @@ def run(
     )
     ready = prepare(asked)
     spec = ready.spec
+    if ready.people is not None:
+        panel = ready.people
+        print(f"people: R = {panel.needed} answers to the verifier's question, from {panel.judges} judges (at most "
+              f"{panel.most}); expected judgements per debate with honest players <= {panel.expected:.3g}",
+              file=sys.stderr)  # fmt: skip
     record = writable(record, spec, resume, overwrite)
     log = None
     if not no_log:

@@ -240,6 +240,10 @@ class Store:
         row = self._db().execute("SELECT * FROM judges WHERE token_hash = ?", (token_hash(token),)).fetchone()
         return None if row is None else Judge(row["id"], row["name"], row["created"])
 
+    def judge_count(self) -> int:
+        """How many judges can answer."""
+        return self._db().execute("SELECT COUNT(*) FROM judges").fetchone()[0]
+
     def new_admin_token(self) -> str:
         """A fresh experimenter token; the previous one stops working."""
         token = secrets.token_urlsafe(24)

@@ -588,3 +588,71 @@ def frontier(
         if advance is not None:
             advance(i + 1)
     return out
+
+
+TARGET_STEP = Fraction(1, 1000)
+"""The grid of targets :func:`strongest` searches (completeness and soundness to three decimals)."""
+
+
+def strongest(
+    k: float,
+    T: int,
+    verifier_budget: int,
+    prover_budget: int | tuple[int, int] | None = None,
+    completeness: float | None = None,
+    soundness: float | None = None,
+    advance: Callable[[int], None] | None = None,
+    proof: Proof = Proof.direct,
+) -> Plan:
+    """The strongest guarantee certifiable with at most ``verifier_budget`` verifier queries per debate:
+    the largest target d on a grid of :data:`TARGET_STEP` whose :func:`plan` needs no more queries, for
+    completeness and soundness both (the largest gap d_c + d_s - 1), or for the one not given. Bisection
+    on d, so it relies on the fewest queries growing with the targets; ``advance(i)`` after each plan."""
+    _check_kT(k, T)
+    if isinstance(verifier_budget, bool) or not isinstance(verifier_budget, int | np.integer) or verifier_budget < 1:
+        raise PlanError(f"verifier budget must be a positive integer, got {verifier_budget!r}")
+    if completeness is not None and soundness is not None:
+        raise PlanError("a verifier budget leaves completeness or soundness free: give at most one of them")
+    fixed = None if completeness is None and soundness is None else _check_target(completeness or soundness, "fixed")
+    made: dict[int, Plan | None] = {}
+
+    def at(i: int) -> Plan | None:
+        """The plan for targets i * TARGET_STEP, if it fits the budget."""
+        if i not in made:
+            d = float(i * TARGET_STEP)
+            pair = (d, d) if fixed is None else (fixed, d) if completeness is not None else (d, fixed)
+            try:
+                found = plan(k, T, *pair, prover_budget, proof=proof)
+            except PlanError as err:
+                if "internal error" in str(err):
+                    raise
+                found = None
+            made[i] = found if found is not None and found.verifier_queries <= verifier_budget else None
+            if advance is not None:
+                advance(len(made))
+        return made[i]
+
+    lo, hi = 1, math.ceil(W / TARGET_STEP)  # hi * TARGET_STEP >= w: never a target
+    if at(lo) is None:
+        raise PlanError(
+            f"{verifier_budget} verifier queries certify no guarantee at K={k:g}, T={T} "
+            f"(targets {float(TARGET_STEP):g} need more, or none are feasible)"
+        )
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if at(mid) is not None else (lo, mid)
+    best = at(lo)
+    assert best is not None
+    return best
+
+
+def strongest_steps() -> int:
+    """How many plans :func:`strongest` makes at most (for a progress bar)."""
+    return 1 + math.ceil(math.log2(math.ceil(W / TARGET_STEP)))
+
+
+def honest_abort(T: int, alice_samples: int, c: float, bob_samples: int, s: float, b: float) -> float:
+    """A certified bound on P[honest Bob aborts a debate with honest Alice]: at each of T steps Alice's
+    estimate is off by >= c with probability <= ``alice_failure``, and a claim off by <= s is rejected by
+    Bob with probability <= ``bob_complete_failure`` (c < s); so at most T times their sum (and 1)."""
+    return min(1.0, T * (alice_failure(alice_samples, c) + bob_failures(bob_samples, s, b)[0]))
