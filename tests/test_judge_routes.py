@@ -96,7 +96,7 @@ def test_a_double_submit_counts_once(s) -> None:
 @pytest.mark.parametrize(
     ("case", "status", "says"),
     [
-        ("unknown task", 404, "there is no task"),
+        ("unknown task", 403, "not issued to you"),
         ("another judge's form", 403, "not issued to you"),
         ("forged csrf", 403, "not issued to you"),
         ("missing csrf", 422, "csrf"),

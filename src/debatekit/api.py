@@ -71,6 +71,7 @@ def run(
     verifier_oracle: OracleChoice | None = None,
     judge_db: str | Path | None = None,
     answers_per_judge: int = 1,
+    reuse_answers: bool = False,
     record: str | Path | None = None,
     move_timeout: float = DEFAULT_MOVE_TIMEOUT,
     concurrency: int = 1,
@@ -84,7 +85,8 @@ def run(
     parameters in effect (``params``) and, when a model played, its usage by role
     (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
-    replaces it (``--resume``, ``--overwrite``).
+    replaces it (``--resume``, ``--overwrite``). People asked before by the same run are asked
+    fresh questions unless ``resume`` or ``reuse_answers`` (``--reuse-answers``).
 
     Besides names, ``problem`` may be an :class:`~debatekit.problems.Instance` (its size and truth
     are the run's), ``alice``/``bob`` a :class:`~debatekit.players.base.Strategy` or a factory
@@ -117,6 +119,7 @@ def run(
             verifier_oracle=verifier_oracle,
             judge_db=None if judge_db is None else Path(judge_db),
             answers_per_judge=answers_per_judge,
+            reuse_answers=reuse_answers,
             move_timeout=move_timeout,
             concurrency=concurrency,
             trust_players=trust,

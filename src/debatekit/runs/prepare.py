@@ -116,7 +116,8 @@ def prepare(run: RunSpec) -> Prepared:
             raise UserError(f"{role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
-    routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge)
+    routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
+                     run.reuse_answers)  # fmt: skip
     named = [p for p in (run.alice, run.bob, run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
     models = any(model_spec(text) is not None for text in named)
     params = params_json(spec, problem_values)
@@ -226,6 +227,8 @@ def play(
 
         models_before = usage_json()
     boundary = {role.value: where.value for role, where in ready.seating.items()}
+    if resume and hasattr(ready.oracles.verifier, "fresh"):  # people: the resumed debates' own questions
+        ready.oracles.verifier.fresh = False
     try:
         with contextlib.ExitStack() as pools:
             alice, bob = (_played(ready, role, pools) for role in (Role.ALICE, Role.BOB))
