@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import threading
 import time
 from collections import defaultdict, deque
@@ -52,7 +53,12 @@ HEADERS = [
     (b"cache-control", b"no-store"),
 ]
 
-REFUSED_STATUS = {"answer": 422, "unknown": 403, "not yours": 403, "closed": 409, "changed": 409}
+REFUSED_STATUS = {"answer": 422, "unknown": 403, "not yours": 403}
+MOVED_ON = {
+    "closed": "That question already had all the answers it needed, so yours was not counted.",
+    "changed": "You had answered that question already; your first answer stands.",
+}
+"""Submissions that change nothing but need no error page: the judge is shown the next question with this note."""
 
 FAILED_TOKENS = 20
 """Wrong judge or experimenter links one client address may send within :data:`FAILED_WINDOW`."""
@@ -177,6 +183,23 @@ def same_origin(request: Request) -> bool:
     return True
 
 
+def blocks(text: str) -> list[tuple[str, str]]:
+    """A question's text as ("text" | "code", content) blocks: paragraphs split at blank lines, and a
+    paragraph whose lines are all indented by four spaces (Markdown's code block) as code, dedented,
+    with the blank lines between such paragraphs kept in it."""
+    out: list[tuple[str, str]] = []
+    for paragraph in re.split(r"\n\s*\n", text.strip("\n")):
+        lines = paragraph.split("\n")
+        if all(line.startswith("    ") for line in lines):
+            code = "\n".join(line[4:] for line in lines)
+            if out and out[-1][0] == "code":
+                code = out.pop()[1] + "\n\n" + code
+            out.append(("code", code))
+        else:
+            out.append(("text", paragraph))
+    return out
+
+
 def ago(then: float | None, now: float | None = None) -> str:
     """``then`` as a short age for the experimenter's page."""
     if then is None:
@@ -196,6 +219,7 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failur
     secret = store.form_secret()
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
     env.filters["ago"] = ago
+    env.filters["blocks"] = blocks
     app = FastAPI(title="debatekit judges", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(Guard, limit=max_body)
 
@@ -233,12 +257,14 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failur
         return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
 
     @app.get("/j/{token}", response_class=HTMLResponse)
-    def judge_page(request: Request, token: str, answered: bool = False) -> HTMLResponse:
-        """The judge's next question and its context lines, nothing else of the debate."""
+    def judge_page(request: Request, token: str, answered: bool = False, note: str | None = None) -> HTMLResponse:
+        """The judge's next question and its context lines, nothing else of the debate (with a note on
+        the last answer when it was not counted: :data:`MOVED_ON`)."""
         judge = judge_of(request, token)
         offer = store.offer(judge)
         csrf = None if offer is None else form_token(secret, judge.id, offer.task.id, offer.slot)
-        return page("judge.html", judge=judge, offer=offer, csrf=csrf, token=token, answered=answered)
+        moved_on = MOVED_ON.get(note or "")
+        return page("judge.html", judge=judge, offer=offer, csrf=csrf, token=token, answered=answered, note=moved_on)
 
     @app.post("/j/{token}/answer")
     def submit(
@@ -261,6 +287,8 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failur
         try:
             store.submit(judge, task, slot, ANSWERS[answer])
         except Refused as refused:
+            if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
+                return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
         return RedirectResponse(f"/j/{token}?answered=true", status_code=303)
 
