@@ -66,6 +66,8 @@ def test_revoke_stops_a_link_releases_its_question_and_keeps_its_answers(tmp_pat
     client = TestClient(create_app(db))
     revoked, unknown = client.get(f"/j/{ann_token}"), client.get("/j/never-issued")
     assert revoked.status_code == unknown.status_code == 404 and revoked.text == unknown.text
+    judges = client.get(f"/admin/{store.new_admin_token()}").text.split('id="judges"')[1]
+    assert "ann (revoked)" in judges and "bob (revoked)" not in judges
     assert main(["judge", "revoke", "ann", "--db", str(db)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 

@@ -94,3 +94,13 @@ def test_a_verifier_budget_needs_the_planned_constants(capsys) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "needs constants=planned" in err and err.count("\n") == 1
+
+
+def test_the_api_takes_a_verifier_budget_and_refuses_a_bad_one() -> None:
+    import debatekit
+    from debatekit.api import UsageError
+
+    with pytest.raises(UsageError, match="--verifier-budget must be at least 1"):
+        debatekit.plan(1, 1, verifier_budget=0)
+    with pytest.raises(UsageError, match="at most one of --completeness, --soundness"):
+        debatekit.plan(1, 1, verifier_budget=10, completeness=0.5, soundness=0.5)

@@ -493,7 +493,7 @@ class Store:
         judges = [
             dict(row)
             for row in db.execute(
-                "SELECT judges.id, judges.name, COUNT(answers.id) AS answers,"
+                "SELECT judges.id, judges.name, judges.revoked, COUNT(answers.id) AS answers,"
                 " MIN(answers.submitted) AS first, MAX(answers.submitted) AS last,"
                 " SUM(answers.submitted > :hour) AS last_hour,"
                 " AVG(answers.submitted - answers.shown) AS mean_seconds"
