@@ -191,3 +191,23 @@ def test_unknown_and_foreign_tasks_get_the_same_answer(tmp_path) -> None:
     url = f"/j/{ann_token}/answer"
     replies = [client.post(url, data={**fields, "task": str(task), "answer": "yes"}) for task in (other, 999)]
     assert replies[0].status_code == replies[1].status_code == 403 and replies[0].text == replies[1].text
+
+
+def test_a_run_whose_question_is_closed_stops_pending(tmp_path, capsys) -> None:
+    db = tmp_path / "j.sqlite"
+    store = Store(db)
+    store.invite("ann")
+
+    def close_soon() -> None:
+        while not (open_ := store.open_tasks()):
+            time.sleep(0.02)
+        store.close_tasks(run=open_[0]["run"])
+
+    import threading
+
+    threading.Thread(target=close_soon, daemon=True).start()
+    argv = ["run", "cross-exam", "--problem", "caffeine", "--bob", "point-random", "--trials", "1", "--seed", "1",
+            "--verifier-oracle", "people", "--judge-db", str(db), "--no-log"]  # fmt: skip
+    assert main(argv) == 75
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if not x.startswith("people: ")]
+    assert line.startswith("debatekit: question ") and "(`judge close`) with 0 of 1 answers" in line
