@@ -120,11 +120,13 @@ class People(Oracle):
         return task
 
     async def _yes(self, task: Task) -> int:
+        """The number of yes once R answers are in; a task closed short of them is :class:`Pending`
+        (its state read before its answers, so a task closed by its last answer is never taken for one)."""
         while True:
+            current = self.store.task(task.id)
             answers = self.store.answers(task.id)
             if len(answers) >= task.needed:
                 return sum(answer.answer for answer in answers[: task.needed])
-            current = self.store.task(task.id)
             if current is not None and current.closed is not None:
                 raise Pending(
                     "people",
