@@ -54,3 +54,12 @@ def test_a_plan_that_fits_knows_r_and_the_expected_judgements(tmp_path) -> None:
     panel = prepare(spec).people
     assert panel is not None and (panel.judges, panel.most) == (3, 30)
     assert 1 <= panel.needed <= 30 and 0 < panel.expected < panel.needed
+
+
+def test_a_budget_that_certifies_nothing_is_one_line(tmp_path, capsys) -> None:
+    db = tmp_path / "j.sqlite"
+    Store(db).invite("a")
+    assert main(people_run(db, "-P", "verifier_budget=1")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1 verifier queries certify no guarantee at K=1, T=1" in err
+    assert Store(db).export()["tasks"] == []

@@ -145,9 +145,14 @@ def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) ->
         from debatekit.judge.people import People
     except ImportError:  # no judge extra: no people
         return None
+    from debatekit.protocols.stochastic.rules import Unplannable
+
     if not isinstance(verifier, People):
         return None
-    needed, expected = (1, float(spec.guarantee(case).verifier_queries)) if spec.panel is None else spec.panel(case)
+    try:
+        needed, expected = (1, float(spec.guarantee(case).verifier_queries)) if spec.panel is None else spec.panel(case)
+    except Unplannable as err:  # as play says it: the planned constants at a size past the planner's reach
+        raise UserError(f"{spec.name} cannot be planned for {case.problem} at --size {case.size}: {err}") from err
     judges = verifier.store.judge_count()
     most = judges * per_judge
     if needed > most:
