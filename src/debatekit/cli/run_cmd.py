@@ -164,8 +164,8 @@ def run(
                   f"consulted), e.g. {result.undecided_reason}; the rates count the {result.trials} decided",
                   file=sys.stderr)  # fmt: skip
         summary = result.to_json()
-    reused = getattr(ready.oracles.verifier, "reused", 0)
-    if reused and reuse_answers:
+    reused = getattr(ready.oracles.verifier, "reused", None)
+    if reused is not None and reuse_answers:
         print(f"people: {reused} answers from an earlier run of this one were reused (--reuse-answers)",
               file=sys.stderr)  # fmt: skip
     if log is not None:
