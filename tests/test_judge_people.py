@@ -196,6 +196,7 @@ def test_run_asks_people_from_the_command_line_and_records_who_answered(db, tmp_
     from debatekit.engine.record import read_records
 
     store = Store(db)
+    store.invite("away")  # the panel a run checks before it asks: one judge now, the helper's soon
     helper = judges_answer(store, [0])
     record = tmp_path / "people.jsonl"
     argv = ["run", "cross-exam", "--problem", "caffeine", "--bob", "point-random", "--trials", "1", "--seed", "1",
