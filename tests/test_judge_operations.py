@@ -9,6 +9,7 @@ import asyncio
 import contextvars
 import json
 import stat
+import threading
 import time
 
 import numpy as np
@@ -24,6 +25,7 @@ from debatekit.judge import People, Store
 from debatekit.judge.server import Failures, create_app
 from debatekit.judge.store import TaskKey
 from debatekit.ledger import Role
+from debatekit.mistakes import UserError
 from debatekit.oracle import Pending, Question, consulted, here, in_debate
 from judge_helpers import form_fields
 from test_judge_people import judges_answer
@@ -116,8 +118,6 @@ def test_a_debate_waiting_on_a_closed_task_is_pending(tmp_path) -> None:
             time.sleep(0.01)
         closer.close_tasks(open_[0]["id"])
 
-    import threading
-
     threading.Thread(target=close_soon, daemon=True).start()
     with pytest.raises(Pending, match="closed by the experimenter"):
         asked(people, r=2)
@@ -138,14 +138,12 @@ def test_a_rerun_asks_fresh_questions_unless_it_reuses_answers(tmp_path) -> None
     assert [t["run"] for t in fresh.store.export()["tasks"]] == ["run-o", "run-o.2"]
     again = People(db, poll=5.0)  # reuses the latest rerun's
     assert asked(again) == 0 and again.reused == 1
-    from debatekit.mistakes import UserError
-
     with pytest.raises(UserError, match="--answers-per-judge 2: this run's questions were asked with"):
         asked(People(db, answers_per_judge=2, poll=0.01))
 
 
 def test_rerun_from_the_command_line(tmp_path, capsys) -> None:
-    db, store = tmp_path / "j.sqlite", None
+    db = tmp_path / "j.sqlite"
     store = Store(db)
     store.invite("ann")
     argv = ["run", "cross-exam", "--problem", "caffeine", "--bob", "point-random", "--trials", "1", "--seed", "1",
@@ -202,8 +200,6 @@ def test_a_run_whose_question_is_closed_stops_pending(tmp_path, capsys) -> None:
         while not (open_ := store.open_tasks()):
             time.sleep(0.02)
         store.close_tasks(run=open_[0]["run"])
-
-    import threading
 
     threading.Thread(target=close_soon, daemon=True).start()
     argv = ["run", "cross-exam", "--problem", "caffeine", "--bob", "point-random", "--trials", "1", "--seed", "1",
