@@ -73,12 +73,13 @@ async def judging(
         posted = time.monotonic()
         done = await client.post(f"/j/{token}/answer", data={**fields, "answer": "yes"})
         now = time.monotonic()
-        if done.status_code == 303:
+        moved_on = done.headers.get("location", "").partition("?note=")[2]  # a late answer: the next question
+        if done.status_code == 303 and not moved_on:
             log["acknowledged"].append((int(fields["task"]), token))
             log["answer"].append(now - posted)
             log["step"].append(now - started)
         else:
-            log["refused"].append(done.status_code)
+            log["refused"].append(moved_on or done.status_code)
 
 
 async def load(url: str, tokens: list[str], seconds: float, produced: threading.Event) -> tuple[dict, float]:

@@ -128,10 +128,14 @@ def test_a_query_asked_again_after_a_crash_keeps_its_task_and_answers(db) -> Non
     assert time.monotonic() - started < 1.0 and len(resumed.store.export()["tasks"]) == 1
 
 
-def test_a_different_budget_under_the_same_key_is_refused(db) -> None:
+def test_a_different_budget_under_the_same_key_is_the_users_mistake(db) -> None:
+    from debatekit.mistakes import UserError
+
     Store(db).task_for(TaskKey("run-p", 0, "verifier", 0), QUESTION.text, QUESTION.context, 2, 1)
-    with pytest.raises(ValueError, match="different question or budget"):
+    with pytest.raises(UserError, match="--answers-per-judge 2: this run's questions were asked with"):
         asked(People(db, answers_per_judge=2, poll=0.01), QUESTION, 2)
+    with pytest.raises(UserError, match="different question or budget; rerun without --resume"):
+        asked(People(db, poll=0.01), QUESTION, 3)
 
 
 def answer_over_http(url: str, token: str, answer: str, deadline: float = 20.0) -> list[str]:
@@ -192,6 +196,7 @@ def test_run_asks_people_from_the_command_line_and_records_who_answered(db, tmp_
     from debatekit.engine.record import read_records
 
     store = Store(db)
+    store.invite("away")  # the panel a run checks before it asks: one judge now, the helper's soon
     helper = judges_answer(store, [0])
     record = tmp_path / "people.jsonl"
     argv = ["run", "cross-exam", "--problem", "caffeine", "--bob", "point-random", "--trials", "1", "--seed", "1",

@@ -60,7 +60,8 @@ def test_the_judge_sees_only_the_question_and_its_context(s) -> None:
     assert visible_text(page) == [
         "Judge: ann",
         QUESTION,
-        "It depends only on these facts:",
+        "The debater says these earlier steps of the argument came out as below: claims made in the debate, not "
+        "checked facts (the step numbers are the argument's own).",
         *CONTEXT,
         "Yes",
         "No",
@@ -88,15 +89,17 @@ def test_a_double_submit_counts_once(s) -> None:
     fields = form_fields(s.page(s.ann_token))
     assert s.post(s.ann_token, {**fields, "answer": "no"}).status_code == 303
     assert s.post(s.ann_token, {**fields, "answer": "no"}).status_code == 303
-    changed = s.post(s.ann_token, {**fields, "answer": "yes"})
-    assert changed.status_code == 409 and "first answer stands" in changed.text
+    changed = s.post(s.ann_token, {**fields, "answer": "yes"})  # no error page: the next question, and why
+    assert changed.status_code == 303 and changed.headers["location"] == f"/j/{s.ann_token}?note=changed"
+    after = s.client.get(changed.headers["location"]).text
+    assert "your first answer stands" in after and SECRET_STEP in after
     assert [a.answer for a in s.store.answers(s.task.id)] == [0]
 
 
 @pytest.mark.parametrize(
     ("case", "status", "says"),
     [
-        ("unknown task", 404, "there is no task"),
+        ("unknown task", 403, "not issued to you"),
         ("another judge's form", 403, "not issued to you"),
         ("forged csrf", 403, "not issued to you"),
         ("missing csrf", 422, "csrf"),
@@ -216,3 +219,29 @@ def test_the_experimenter_sees_debates_budgets_and_judges(s) -> None:
     for token in (s.ann_token, s.bob_token):
         assert token not in export.text and token not in page.text
     assert s.admin not in export.text
+
+
+def test_a_late_answer_to_a_closed_question_moves_on_to_the_next(s) -> None:
+    ann = form_fields(s.page(s.ann_token))
+    s.store.close_tasks(s.task.id)  # closed while ann was reading it (the experimenter, or its R reached)
+    late = s.post(s.ann_token, {**ann, "answer": "yes"})
+    assert late.status_code == 303 and late.headers["location"] == f"/j/{s.ann_token}?note=closed"
+    after = s.client.get(late.headers["location"]).text
+    assert "yours was not counted" in after and SECRET_STEP in after and form_fields(after)
+    assert s.store.answers(s.task.id) == []
+
+
+def test_code_is_monospace_and_scrolls_and_context_is_the_debaters_word(tmp_path) -> None:
+    from debatekit.judge.server import blocks
+
+    code = "def f(x):\n    return x + 1  # a very long line " + "x" * 200
+    text = "The pull request adds:\n\n" + "\n".join("    " + line for line in code.split("\n")) + "\n\nIs f right?"
+    assert blocks(text) == [("text", "The pull request adds:"), ("code", code), ("text", "Is f right?")]
+    store = Store(tmp_path / "j.sqlite")
+    token = store.invite("ann")[1]
+    store.task_for(TaskKey("r", 0, "verifier", 0), text, ("Step 2 (the tests pass): yes",), 1, 1)
+    page = TestClient(create_app(store.path)).get(f"/j/{token}").text
+    assert '<pre class="code"><code>def f(x):\n    return x + 1' in page
+    assert re.search(r"pre\.code \{[^}]*white-space: pre;[^}]*overflow-x: auto", page)
+    assert "monospace" in re.search(r"pre\.code \{[^}]*\}", page).group(0)
+    assert "The debater says" in page and "facts:" not in page

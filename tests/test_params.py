@@ -201,7 +201,7 @@ def test_problems_lists_every_parameter(capsys: pytest.CaptureFixture[str]) -> N
     owners = {(o["kind"], o["name"]): [p["name"] for p in o["params"]] for o in json.loads(out)["params"]}
     assert owners == {
         ("problem", "obfuscated-primality"): ["q", "leaf", "budget"],
-        ("protocol", "stochastic"): ["constants"],
+        ("protocol", "stochastic"): ["constants", "verifier_budget"],
         ("protocol", "prover-estimator"): ["eps", "rho", "delta"],
     }
     code, out, _ = cli(capsys, "run", "--help")
@@ -213,7 +213,8 @@ def test_stochastic_constants_are_its_parameter(capsys: pytest.CaptureFixture[st
     (``-P constants=...``), which ``--constants`` sets too; the two must agree."""
     common = ("stochastic", "--problem", "noisy-majority", "--size", "8", "--trials", "3")
     flag, param_ = run_json(capsys, *common, "--constants", "lean"), run_json(capsys, *common, "-P", "constants=lean")
-    assert flag["constants"] == param_["constants"] == "lean" and flag["params"] == {"constants": "lean"}
+    assert flag["constants"] == param_["constants"] == "lean"
+    assert flag["params"] == {"constants": "lean", "verifier_budget": 0}
     assert flag == param_
     assert run_json(capsys, *common, "--constants", "lean", "-P", "constants=lean") == flag
     code, out, err = cli(capsys, "run", *common, "--constants", "lean", "-P", "constants=paper")

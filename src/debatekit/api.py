@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from debatekit.experiments.sweep import SweepResult
     from debatekit.problems import Instance
     from debatekit.protocols.stochastic.planner import Plan
-    from debatekit.runs.plan import Frontier
+    from debatekit.runs.plan import Frontier, Strongest
     from debatekit.runs.solve import EveryInput, Solved
     from debatekit.runs.spec import OracleChoice, Player
 
@@ -71,6 +71,7 @@ def run(
     verifier_oracle: OracleChoice | None = None,
     judge_db: str | Path | None = None,
     answers_per_judge: int = 1,
+    reuse_answers: bool = False,
     record: str | Path | None = None,
     move_timeout: float = DEFAULT_MOVE_TIMEOUT,
     concurrency: int = 1,
@@ -84,7 +85,8 @@ def run(
     parameters in effect (``params``) and, when a model played, its usage by role
     (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
-    replaces it (``--resume``, ``--overwrite``).
+    replaces it (``--resume``, ``--overwrite``). People asked before by the same run are asked
+    fresh questions unless ``resume`` or ``reuse_answers`` (``--reuse-answers``).
 
     Besides names, ``problem`` may be an :class:`~debatekit.problems.Instance` (its size and truth
     are the run's), ``alice``/``bob`` a :class:`~debatekit.players.base.Strategy` or a factory
@@ -117,6 +119,7 @@ def run(
             verifier_oracle=verifier_oracle,
             judge_db=None if judge_db is None else Path(judge_db),
             answers_per_judge=answers_per_judge,
+            reuse_answers=reuse_answers,
             move_timeout=move_timeout,
             concurrency=concurrency,
             trust_players=trust,
@@ -159,10 +162,11 @@ def plan(
     constants: str | None = None,
     proof: Proof | str | None = None,
     frontier: bool = False,
-) -> Plan | Frontier:
+    verifier_budget: int | None = None,
+) -> Plan | Frontier | Strongest:
     """``debatekit plan``: the certified plan for stochastic debate (``constants`` "lean" or "paper":
-    those constants; ``frontier``: plans against the prover budget); ``to_json()`` is what
-    ``plan --json`` prints."""
+    those constants; ``frontier``: plans against the prover budget; ``verifier_budget``: the strongest
+    guarantee with at most that many verifier queries); ``to_json()`` is what ``plan --json`` prints."""
     from debatekit.runs.plan import FixedConstants, planned
 
     with _usage():
@@ -171,7 +175,7 @@ def plan(
             route = None if proof is None else Proof(proof)
         except ValueError as err:
             raise UserError(f"constants is lean or paper, proof direct or lean: {err}") from None
-        return planned(K, T, completeness, soundness, prover_budget, chosen, route, frontier)
+        return planned(K, T, completeness, soundness, prover_budget, chosen, route, frontier, verifier_budget)
 
 
 def sweep(

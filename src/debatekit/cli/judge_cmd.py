@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from debatekit.cli.options import JsonOption
 from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
@@ -103,3 +104,78 @@ def admin(db: DbOption, url: UrlOption = "http://127.0.0.1:8000") -> None:
     """Print a fresh experimenter link (the previous one stops working)."""
     base = _base(url)
     typer.echo(f"{base}/admin/{open_store(db).new_admin_token()}")
+
+
+@app.command("tasks", epilog="\b\nExamples:\n  debatekit judge tasks --db judges.sqlite")
+def tasks(db: DbOption, json_out: JsonOption = False) -> None:
+    """Open tasks, oldest first (the order judges are shown them), with their age and what each waits for."""
+    from debatekit.cli.common import emit_json
+
+    waiting = open_store(db).open_tasks()
+    for task in waiting:
+        task["waits_for"] = waits_for(task)
+    if json_out:
+        emit_json({"tasks": waiting})
+        return
+    if not waiting:
+        typer.echo("no open tasks")
+        return
+    from rich.table import Table
+
+    from debatekit.cli.common import stdout
+    from debatekit.judge.server import ago
+
+    table = Table(title=f"open tasks in {db}")
+    for name in ("task", "run", "debate", "asked by", "answers", "asked", "waits for"):
+        table.add_column(name, justify="right" if name in ("task", "debate", "answers") else "left")
+    for task in waiting:
+        table.add_row(str(task["id"]), task["run"], str(task["debate"]), f"{task['role']} #{task['number']}",
+                      f"{task['given']}/{task['needed']}", ago(task["created"]), task["waits_for"])  # fmt: skip
+    stdout.print(table)
+
+
+def waits_for(task: dict) -> str:
+    """What an open task waits for, in words: answers (some held by judges now), or judges, when
+    the judges not revoked cannot give the answers it still needs."""
+    missing = task["needed"] - task["given"]
+    if task["possible"] < missing:
+        return (f"more judges: {missing} answers needed, the judges invited can give {task['possible']} "
+                f"(at most {task['per_judge']} each)")  # fmt: skip
+    held = f", {task['held']} being answered now" if task["held"] else ""
+    return f"{missing} more answers{held}"
+
+
+@app.command(
+    "close",
+    epilog="\b\nExamples:\n  debatekit judge close 12 --db judges.sqlite\n"
+    "  debatekit judge close --run 3f2a9c0d1e4b5a6f --db judges.sqlite",
+)
+def close(
+    db: DbOption,
+    task: Annotated[int | None, typer.Argument(help="The task to close (`judge tasks` lists them).")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Close every open task of this run and its reruns.")] = None,
+) -> None:
+    """Close tasks no run will wait for (a dead run's): judges are not shown them again, and a run still
+    waiting on one stops with its debate pending."""
+    if (task is None) == (run is None):
+        raise UserError("judge close takes a TASK or --run RUN (one of them)")
+    store = open_store(db)
+    if task is not None and store.task(task) is None:
+        raise UserError(f"there is no task {task} in {db} (`debatekit judge tasks --db {db}` lists the open ones)")
+    if run is not None and not store.runs_asked(run):
+        raise UserError(f"no run {run} asked anything in {db} (`debatekit judge tasks --db {db}` lists open tasks)")
+    closed = store.close_tasks(task, run)
+    typer.echo(f"closed {closed} open task{'s' * (closed != 1)}")
+
+
+@app.command("revoke", epilog="\b\nExamples:\n  debatekit judge revoke Ada --db judges.sqlite")
+def revoke(
+    name: Annotated[str, typer.Argument(help="The judge's name, as invited.")],
+    db: DbOption,
+) -> None:
+    """Revoke a judge's link (every judge of that name): it stops working at once, the questions held
+    for them go back to the others; their answers stay."""
+    revoked = open_store(db).revoke(name.strip())
+    if not revoked:
+        raise UserError(f"no judge named {name.strip()!r} can be revoked in {db}")
+    typer.echo(f"revoked {revoked} judge{'s' * (revoked != 1)} named {name.strip()!r}")

@@ -167,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
                 traceback.print_exception(err.error)
             print(f"debatekit: {err} (run with --debug for a traceback)", file=sys.stderr)
             return 1
-        if isinstance(err, Pending):  # the verifier's model failed: the debate stays in the journal
+        if isinstance(err, Pending):  # the verifier's oracle failed: the debate stays in the journal
+            if err.source == "people":  # its question was closed: resuming would find it closed again
+                print(f"debatekit: {err.reason}; the debate is pending, not decided", file=sys.stderr)
+                return PENDING
             print(f"debatekit: the verifier's model failed: {err}; the debate is pending, not decided "
                   "(with --record, rerun with --resume to continue it)", file=sys.stderr)  # fmt: skip
             return PENDING

@@ -15,7 +15,8 @@ from debatekit.runs.spec import Truth
 
 PROBLEM_NAMES = ("parity", "majority", "palindrome", "sat-witness", "approval-majority", "equality",
                  "addition-overflow", "tqbf", "bike-lanes", "caffeine", "code-review", "obfuscated-primality",
-                 "evidence-majority", "noisy-majority", "xor-of-judgements", "meta-analysis", "ma-witness")  # fmt: skip
+                 "evidence-majority", "noisy-majority", "xor-of-judgements", "meta-analysis", "ma-witness",
+                 "one-claim")  # fmt: skip
 """The problems' names, for ``--help`` without importing them (a test holds them equal)."""
 
 ProtocolArgument = Annotated[

@@ -9,7 +9,7 @@ import typer
 from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import JsonOption
 from debatekit.protocols.stochastic.params import Constants, Proof
-from debatekit.runs.plan import FixedConstants, Frontier, planned
+from debatekit.runs.plan import FixedConstants, Frontier, Strongest, gap, planned
 
 if TYPE_CHECKING:
     from debatekit.protocols.stochastic.planner import Plan
@@ -46,6 +46,15 @@ def plan(
             "--frontier", help="Verifier queries at 1, 3, 10, 30 and 100 times Lean's prover budget, both proofs."
         ),
     ] = False,
+    verifier_budget: Annotated[
+        int | None,
+        typer.Option(
+            "--verifier-budget",
+            metavar="R",
+            help="The strongest completeness and soundness certifiable with at most R verifier queries per debate "
+            "(both proofs; with --completeness or --soundness, the best other one).",
+        ),
+    ] = None,
     json_out: JsonOption = False,
     log_dir: LogDirOption = None,
     no_log: NoLogOption = False,
@@ -58,17 +67,20 @@ def plan(
 
     config = {"command": "plan", "K": K, "T": T, "completeness": completeness, "soundness": soundness,
               "prover_budget": prover_budget, "constants": constants and constants.value,
-              "proof": proof and proof.value, "frontier": show_frontier}  # fmt: skip
+              "proof": proof and proof.value, "frontier": show_frontier,
+              "verifier_budget": verifier_budget}  # fmt: skip
     if not no_log:
         check_log_dir(log_dir)
     started = time.perf_counter()
-    result = planned(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
+    result = planned(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier, verifier_budget)
     if not no_log:  # logged once done: a mistake leaves no folder
         start_log(log_dir, config, None).finish(result.to_json(), time.perf_counter() - started)
     if json_out:
         emit_json(result.to_json())
     elif isinstance(result, Frontier):
         _print_frontier(result)
+    elif isinstance(result, Strongest):
+        _print_strongest(result)
     else:
         _print_plan(result)
 
@@ -158,3 +170,31 @@ def _print_frontier(f: Frontier) -> None:
 
 def _cells(p: Plan) -> list[str]:
     return [str(p.verifier_queries), str(p.alice_queries_per_step), str(p.bob_queries_per_step)]
+
+
+def _print_strongest(best: Strongest) -> None:
+    """Both proofs' strongest plans side by side."""
+    from rich.table import Table
+
+    from debatekit.cli.common import stdout
+
+    p = best.direct
+    table = Table(title=f"the strongest guarantee with at most {best.verifier_budget} verifier queries "
+                  f"(K = {p.k:g}, T = {p.T})")  # fmt: skip
+    for name in ("", Proof.direct.value, Proof.lean.value):
+        table.add_column(name, justify="right")
+    plans = (best.direct, best.lean_route)
+    rows = {
+        "verifier queries": [str(x.verifier_queries) for x in plans],
+        "completeness": [f"{x.completeness:.4f}" for x in plans],
+        "soundness": [f"{x.soundness:.4f}" for x in plans],
+        "gap": [f"{gap(x):+.4f}" for x in plans],
+        "alice/step": [str(x.alice_queries_per_step) for x in plans],
+        "bob/step": [str(x.bob_queries_per_step) for x in plans],
+    }
+    for name, cells in rows.items():
+        table.add_row(name, *cells)
+    table.caption = "completeness: least P[V = 1] if P[M = 1] >= 2/3; soundness: least P[V = 0] if P[M = 1] <= 1/3"
+    if gap(best.plan) <= 0:
+        table.caption += "; a gap <= 0 certifies nothing a coin flip does not: raise R"
+    stdout.print(table)

@@ -62,6 +62,14 @@ def run(
         Path | None,
         typer.Option("--judge-db", metavar="FILE.sqlite", help="The judges' database, for people (`debatekit judge`)."),
     ] = None,
+    reuse_answers: Annotated[
+        bool,
+        typer.Option(
+            "--reuse-answers",
+            help="People: a rerun finds the questions an earlier run of it asked, with their answers (default: "
+            "ask fresh questions; --resume always continues its own).",
+        ),
+    ] = False,
     answers_per_judge: Annotated[
         int,
         typer.Option("--answers-per-judge", help="People: the most answers one judge gives to one question's panel."),
@@ -117,6 +125,7 @@ def run(
         verifier_oracle=verifier_oracle,
         judge_db=judge_db,
         answers_per_judge=answers_per_judge,
+        reuse_answers=reuse_answers,
         move_timeout=move_timeout,
         concurrency=concurrency,
         trust_players=trust_players,
@@ -124,6 +133,11 @@ def run(
     )
     ready = prepare(asked)
     spec = ready.spec
+    if ready.people is not None:
+        panel = ready.people
+        print(f"people: R = {panel.needed} answers to the verifier's question, from {panel.judges} judges (at most "
+              f"{panel.most}); expected judgements per debate with honest players <= {panel.expected:.3g}",
+              file=sys.stderr)  # fmt: skip
     record = writable(record, spec, resume, overwrite)
     log = None
     if not no_log:
@@ -150,6 +164,10 @@ def run(
                   f"consulted), e.g. {result.undecided_reason}; the rates count the {result.trials} decided",
                   file=sys.stderr)  # fmt: skip
         summary = result.to_json()
+    reused = getattr(ready.oracles.verifier, "reused", None)
+    if reused is not None and reuse_answers:
+        print(f"people: {reused} answers from an earlier run of this one were reused (--reuse-answers)",
+              file=sys.stderr)  # fmt: skip
     if log is not None:
         log.finish(summary, time.perf_counter() - started)
     if json_out:

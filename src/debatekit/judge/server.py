@@ -9,7 +9,10 @@ and the judges' throughput, with a JSON export of every judgement.
 
 Malformed requests get a clear 4xx and change nothing: bodies are capped (413), forms carry a
 token bound by HMAC to the judge, the task and the slot, and a cross-site Origin, Referer or
-Sec-Fetch-Site is refused (403). Pages are server-rendered Jinja2 with plain forms; no cookies.
+Sec-Fetch-Site is refused (403). A task that does not exist and one that is not the judge's get the
+same 403, so task ids cannot be probed; an address that sends :data:`FAILED_TOKENS` wrong judge or
+experimenter links within :data:`FAILED_WINDOW` seconds is refused (429) until the window passes.
+Pages are server-rendered Jinja2 with plain forms; no cookies.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
+import threading
 import time
+from collections import defaultdict, deque
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -47,7 +53,16 @@ HEADERS = [
     (b"cache-control", b"no-store"),
 ]
 
-REFUSED_STATUS = {"answer": 422, "unknown": 404, "not yours": 403, "closed": 409, "changed": 409}
+REFUSED_STATUS = {"answer": 422, "unknown": 403, "not yours": 403}
+MOVED_ON = {
+    "closed": "That question already had all the answers it needed, so yours was not counted.",
+    "changed": "You had answered that question already; your first answer stands.",
+}
+"""Submissions that change nothing but need no error page: the judge is shown the next question with this note."""
+
+FAILED_TOKENS = 20
+"""Wrong judge or experimenter links one client address may send within :data:`FAILED_WINDOW`."""
+FAILED_WINDOW = 60.0
 
 
 class Problem(Exception):
@@ -120,6 +135,35 @@ class Guard:
         await send({"type": "http.response.body", "body": text})
 
 
+class Failures:
+    """Wrong tokens by client address in a sliding window: past ``limit`` the address is refused."""
+
+    def __init__(self, limit: int = FAILED_TOKENS, window: float = FAILED_WINDOW):
+        self.limit, self.window = limit, window
+        self._seen: dict[str, deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        times = self._seen[client]
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        return times
+
+    def check(self, client: str) -> None:
+        """Refuse ``client`` (429) while it has sent ``limit`` wrong tokens within the window."""
+        with self._lock:
+            blocked = len(self._recent(client, time.monotonic())) >= self.limit
+            if not self._seen[client]:
+                del self._seen[client]
+        if blocked:
+            raise Problem(429, "too many wrong links from your address; wait a minute and check your link")
+
+    def add(self, client: str) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._recent(client, now).append(now)
+
+
 def form_token(secret: bytes, judge: int, task: int, slot: int) -> str:
     """The token a judge's answer form carries: HMAC-SHA256 of (judge, task, slot)."""
     return hmac.new(secret, f"{judge}:{task}:{slot}".encode(), hashlib.sha256).hexdigest()
@@ -139,6 +183,23 @@ def same_origin(request: Request) -> bool:
     return True
 
 
+def blocks(text: str) -> list[tuple[str, str]]:
+    """A question's text as ("text" | "code", content) blocks: paragraphs split at blank lines, and a
+    paragraph whose lines are all indented by four spaces (Markdown's code block) as code, dedented,
+    with the blank lines between such paragraphs kept in it."""
+    out: list[tuple[str, str]] = []
+    for paragraph in re.split(r"\n\s*\n", text.strip("\n")):
+        lines = paragraph.split("\n")
+        if all(line.startswith("    ") for line in lines):
+            code = "\n".join(line[4:] for line in lines)
+            if out and out[-1][0] == "code":
+                code = out.pop()[1] + "\n\n" + code
+            out.append(("code", code))
+        else:
+            out.append(("text", paragraph))
+    return out
+
+
 def ago(then: float | None, now: float | None = None) -> str:
     """``then`` as a short age for the experimenter's page."""
     if then is None:
@@ -150,26 +211,36 @@ def ago(then: float | None, now: float | None = None) -> str:
     return f"{seconds} s ago"
 
 
-def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY) -> FastAPI:
-    """The judges' app on the store at ``db_path`` (created if missing)."""
+def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failures: Failures | None = None) -> FastAPI:
+    """The judges' app on the store at ``db_path`` (created if missing); ``failures`` counts wrong
+    tokens by client address (default :data:`FAILED_TOKENS` per :data:`FAILED_WINDOW`)."""
     store = Store(db_path)
+    failed = Failures() if failures is None else failures
     secret = store.form_secret()
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
     env.filters["ago"] = ago
+    env.filters["blocks"] = blocks
     app = FastAPI(title="debatekit judges", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(Guard, limit=max_body)
 
     def page(template: str, code: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**context), status_code=code)
 
-    def judge_of(token: str) -> Judge:
+    def client(request: Request) -> str:
+        return request.client.host if request.client is not None else "unknown"
+
+    def judge_of(request: Request, token: str) -> Judge:
+        failed.check(client(request))
         judge = store.judge(token)
         if judge is None:
+            failed.add(client(request))
             raise Problem(404, "this judge link is not known here; ask the experimenter for yours")
         return judge
 
-    def admin(token: str) -> None:
+    def admin(request: Request, token: str) -> None:
+        failed.check(client(request))
         if not store.is_admin(token):
+            failed.add(client(request))
             raise Problem(403, "this experimenter link is not valid (each `debatekit judge admin` makes a new one)")
 
     @app.exception_handler(Problem)
@@ -186,12 +257,14 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY) -> Fas
         return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
 
     @app.get("/j/{token}", response_class=HTMLResponse)
-    def judge_page(token: str, answered: bool = False) -> HTMLResponse:
-        """The judge's next question and its context lines, nothing else of the debate."""
-        judge = judge_of(token)
+    def judge_page(request: Request, token: str, answered: bool = False, note: str | None = None) -> HTMLResponse:
+        """The judge's next question and its context lines, nothing else of the debate (with a note on
+        the last answer when it was not counted: :data:`MOVED_ON`)."""
+        judge = judge_of(request, token)
         offer = store.offer(judge)
         csrf = None if offer is None else form_token(secret, judge.id, offer.task.id, offer.slot)
-        return page("judge.html", judge=judge, offer=offer, csrf=csrf, token=token, answered=answered)
+        moved_on = MOVED_ON.get(note or "")
+        return page("judge.html", judge=judge, offer=offer, csrf=csrf, token=token, answered=answered, note=moved_on)
 
     @app.post("/j/{token}/answer")
     def submit(
@@ -202,32 +275,33 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY) -> Fas
         csrf: Annotated[str, Form(max_length=64)],
         answer: Annotated[str, Form(max_length=8)],
     ) -> Response:
-        """Record one answer (yes or no) to a task shown to this judge; a double submit counts once."""
-        judge = judge_of(token)
+        """Record one answer (yes or no) to a task shown to this judge; a double submit counts once.
+        A task that does not exist is refused as one not shown to the judge (the same 403)."""
+        judge = judge_of(request, token)
         if not same_origin(request):
             raise Problem(403, "answers are accepted only from this site's own pages")
         if answer not in ANSWERS:
             raise Problem(422, "an answer is yes or no (1 or 0)")
-        if store.task(task) is None:
-            raise Problem(404, f"there is no task {task}")
         if not hmac.compare_digest(csrf, form_token(secret, judge.id, task, slot)):
             raise Problem(403, "this form was not issued to you for this question; reload your page")
         try:
             store.submit(judge, task, slot, ANSWERS[answer])
         except Refused as refused:
+            if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
+                return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
         return RedirectResponse(f"/j/{token}?answered=true", status_code=303)
 
     @app.get("/admin/{token}", response_class=HTMLResponse)
-    def admin_page(token: str) -> HTMLResponse:
+    def admin_page(request: Request, token: str) -> HTMLResponse:
         """Debates waiting, judgements per debate against the planned budget, judges' throughput."""
-        admin(token)
+        admin(request, token)
         return page("admin.html", status=store.status(), token=token)
 
     @app.get("/admin/{token}/export.json")
-    def export(token: str) -> JSONResponse:
+    def export(request: Request, token: str) -> JSONResponse:
         """Every task and every judgement (judges by id and name, never tokens)."""
-        admin(token)
+        admin(request, token)
         return JSONResponse(store.export())
 
     return app

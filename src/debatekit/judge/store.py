@@ -16,6 +16,7 @@ double submit counts once. Tokens are stored as SHA-256 hashes only. One connect
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS judges (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
     token_hash TEXT NOT NULL UNIQUE,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    revoked REAL
 );
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY,
@@ -177,10 +179,14 @@ class Store:
         self.path = Path(path)
         self._busy = busy_seconds
         self._local = threading.local()
+        with contextlib.suppress(FileExistsError):  # a new database is the experimenter's alone (0600)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         with self._write() as db:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            if "revoked" not in {row["name"] for row in db.execute("PRAGMA table_info(judges)")}:
+                db.execute("ALTER TABLE judges ADD COLUMN revoked REAL")  # a database made before revoke
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -236,9 +242,26 @@ class Store:
         return Judge(int(cursor.lastrowid or 0), name, now), token
 
     def judge(self, token: str) -> Judge | None:
-        """The judge holding ``token``, or None."""
-        row = self._db().execute("SELECT * FROM judges WHERE token_hash = ?", (token_hash(token),)).fetchone()
+        """The judge holding ``token``, or None (also once revoked)."""
+        row = (
+            self._db()
+            .execute("SELECT * FROM judges WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),))
+            .fetchone()
+        )
         return None if row is None else Judge(row["id"], row["name"], row["created"])
+
+    def revoke(self, name: str) -> int:
+        """Revoke every judge named ``name``: their links stop working and the questions held for
+        them are released; their answers stay. How many were revoked."""
+        with self._write() as db:
+            ids = [row["id"] for row in db.execute("SELECT id FROM judges WHERE name = ? AND revoked IS NULL", (name,))]
+            db.executemany("UPDATE judges SET revoked = ? WHERE id = ?", [(time.time(), i) for i in ids])
+            db.executemany("DELETE FROM claims WHERE judge = ?", [(i,) for i in ids])
+        return len(ids)
+
+    def judge_count(self) -> int:
+        """How many judges can answer (invited, not revoked)."""
+        return self._db().execute("SELECT COUNT(*) FROM judges WHERE revoked IS NULL").fetchone()[0]
 
     def new_admin_token(self) -> str:
         """A fresh experimenter token; the previous one stops working."""
@@ -307,6 +330,57 @@ class Store:
             .fetchone()
         )
         return None if row is None else _task(row)
+
+    def close_tasks(self, task_id: int | None = None, run: str | None = None) -> int:
+        """Close one open task, or every open task of ``run`` (each of its reruns too): no judge is
+        shown it again, and a debate still waiting on it stops (:class:`~debatekit.judge.people.People`).
+        How many were closed."""
+        if (task_id is None) == (run is None):
+            raise ValueError("close one task or one run's tasks")
+        with self._write() as db:
+            if run is None:
+                rows = db.execute("SELECT id FROM tasks WHERE closed IS NULL AND id = ?", (task_id,))
+                ids = [row["id"] for row in rows]
+            else:
+                keys = self.runs_asked(run)
+                ids = [
+                    row["id"]
+                    for row in db.execute(
+                        f"SELECT id FROM tasks WHERE closed IS NULL AND run IN ({', '.join('?' * len(keys))})", keys
+                    )
+                ]
+            db.executemany("UPDATE tasks SET closed = ? WHERE id = ?", [(time.time(), i) for i in ids])
+            db.executemany("DELETE FROM claims WHERE task = ?", [(i,) for i in ids])
+        return len(ids)
+
+    def open_tasks(self, now: float | None = None) -> list[dict[str, Any]]:
+        """Each open task, oldest first, with its answers, the slots held for judges now, and how many
+        more answers the judges who can still answer it could give (``possible``: the rest of the
+        judges not revoked, each up to ``per_judge`` less what they gave)."""
+        now = time.time() if now is None else now
+        rows = self._db().execute(
+            "SELECT tasks.*,"
+            " (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given,"
+            " (SELECT COUNT(*) FROM claims WHERE claims.task = tasks.id AND claims.expires > :now) AS held,"
+            " (SELECT COALESCE(SUM(MAX(tasks.per_judge - (SELECT COUNT(*) FROM answers AS a"
+            "     WHERE a.task = tasks.id AND a.judge = judges.id), 0)), 0)"
+            "   FROM judges WHERE judges.revoked IS NULL) AS possible"
+            " FROM tasks WHERE closed IS NULL ORDER BY id",
+            {"now": now},
+        )
+        keys = ("id", "run", "debate", "role", "number", "needed", "given", "held", "possible", "per_judge", "created")
+        return [{key: row[key] for key in keys} | {"age": now - row["created"]} for row in rows]
+
+    def per_judge_of(self, run: str) -> set[int]:
+        """The answers per judge the tasks asked under the key ``run`` allow."""
+        return {row[0] for row in self._db().execute("SELECT DISTINCT per_judge FROM tasks WHERE run = ?", (run,))}
+
+    def runs_asked(self, run: str) -> list[str]:
+        """The keys ``run``'s tasks were asked under: ``run`` itself, then its reruns ``run.2``, ``run.3``, ...
+        (:meth:`~debatekit.judge.people.People` asks a rerun fresh questions), in order."""
+        rows = self._db().execute("SELECT DISTINCT run FROM tasks WHERE substr(run, 1, ?) = ?", (len(run), run))
+        keys = {key for (key,) in rows if key == run or (key[len(run)] == "." and key[len(run) + 1 :].isdigit())}
+        return sorted(keys, key=lambda key: 1 if key == run else int(key.rsplit(".", 1)[1]))
 
     def answers(self, task_id: int) -> list[Answer]:
         """A task's answers in the order they were committed."""
@@ -419,7 +493,7 @@ class Store:
         judges = [
             dict(row)
             for row in db.execute(
-                "SELECT judges.id, judges.name, COUNT(answers.id) AS answers,"
+                "SELECT judges.id, judges.name, judges.revoked, COUNT(answers.id) AS answers,"
                 " MIN(answers.submitted) AS first, MAX(answers.submitted) AS last,"
                 " SUM(answers.submitted > :hour) AS last_hour,"
                 " AVG(answers.submitted - answers.shown) AS mean_seconds"

@@ -19,6 +19,9 @@ VOTES = 5
 SUPPORTED = ("is the claim supported by the evidence?",)
 JUDGE_YES = 0.98
 """P[yes] of each judgement in xor-of-judgements."""
+CLAIM = ("does the passage support the claim?",)
+CLAIM_YES = 0.9
+"""P[yes] of one-claim's judgement when the claim is supported (1 - this when it is not)."""
 
 
 @problem(
@@ -183,3 +186,24 @@ def ma_witness(size: int, truth: bool, rng: np.random.Generator) -> Instance:
         witness=witness,
         lipschitz=threshold_k([{0: 0.1, 1: 0.9}] * VOTES),
     )
+
+
+@problem(
+    "one-claim",
+    "the study-sized one: one human judgement of one claim (T = 1, K = 1), so a panel of a few judges can "
+    "answer a certified plan (`plan --verifier-budget R`, then `run -P verifier_budget=R`)",
+    frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
+    default_size=1,
+    max_size=1,
+)
+def one_claim(size: int, truth: bool, rng: np.random.Generator) -> Instance:
+    """M asks one judge whether a passage supports a claim and outputs the answer: P[yes] =
+    CLAIM_YES if it does, 1 - CLAIM_YES if not. T = 1 and K = 1 (the answer is the output), the
+    smallest a machine with a judgement can have, so the fewest verifier queries per guarantee."""
+    b = MachineBuilder(inputs=0)
+    b.ask(lambda: CLAIM)
+    p = CLAIM_YES if truth else 1 - CLAIM_YES
+    return Instance(
+        "one-claim", size, truth, np.zeros(0, dtype=np.uint8), oracle=TableOracle({CLAIM: p}), machine=b.build(),
+        lipschitz=threshold_k([], output_steps=1),
+    )  # fmt: skip

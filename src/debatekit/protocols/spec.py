@@ -134,6 +134,9 @@ class ProtocolSpec:
     """The parameter values this spec plays (an instance of its declaration, a frozen dataclass)."""
     configure: Callable[[Any], ProtocolSpec] | None = None
     """The same protocol playing other parameter values (None: it declares none)."""
+    panel: Callable[[Instance], tuple[int, float]] | None = None
+    """People's load: the answers the verifier's one query asks of a panel of distinct judges (R) and
+    the expected verifier judgements per debate with honest players (None: one answer per query)."""
 
     def __post_init__(self) -> None:
         if self.configure is None and type(self.params) is not NoParams:

@@ -72,10 +72,12 @@ def oracles(
     verifier: OracleChoice | None = None,
     judge_db: Path | None = None,
     answers_per_judge: int = 1,
+    reuse_answers: bool = False,
 ) -> Oracles:
     """Each side's oracle: ``--oracle`` for both, ``--prover-oracle`` / ``--verifier-oracle`` for
-    one (the provers may consult a model of the judge while the verifier asks people); each a
-    name, or (from Python) an :class:`Oracle` of the user's, used as it is."""
+    one (the provers may consult a model of the judge while the verifier asks people, fresh
+    questions unless ``reuse_answers``); each a name, or (from Python) an :class:`Oracle` of the
+    user's, used as it is."""
     from debatekit.analysis.montecarlo import Oracles
 
     made: dict[OracleSpec, Oracle] = {}
@@ -84,7 +86,7 @@ def oracles(
         if isinstance(given, Oracle):
             return given
         if given not in made:
-            made[given] = _oracle(case, given, option, judge_db, answers_per_judge)
+            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers)
         return made[given]
 
     def parsed(given: OracleChoice, option: str) -> tuple[OracleSpec | Oracle, str]:
@@ -107,10 +109,14 @@ def oracles(
     people = {spec.kind for spec, _ in chosen if isinstance(spec, OracleSpec)}
     if judge_db is not None and OracleKind.PEOPLE not in people:
         raise UserError("--judge-db is for people answering: add --oracle people or --verifier-oracle people")
+    if reuse_answers and OracleKind.PEOPLE not in people:
+        raise UserError("--reuse-answers is for people answering: add --oracle people or --verifier-oracle people")
     return Oracles(*(made_of(spec, option) for spec, option in chosen))
 
 
-def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None, answers_per_judge: int) -> Oracle:
+def _oracle(
+    case: Instance, spec: OracleSpec, option: str, judge_db: Path | None, answers_per_judge: int, fresh: bool
+) -> Oracle:
     if spec.kind is OracleKind.BUILTIN:
         return case.oracle
     if spec.kind is OracleKind.SAMPLE:
@@ -123,7 +129,7 @@ def _oracle(case: Instance, spec: OracleSpec, option: str, judge_db: Path | None
         except ImportError as err:
             raise UserError(f"{option} people needs the judge extra: pip install '.[judge]' ({err.name})") from err
         try:
-            return People(judge_db, answers_per_judge)
+            return People(judge_db, answers_per_judge, fresh=fresh)
         except Exception as err:  # sqlite's errors for a path it cannot open
             raise UserError(f"--judge-db: cannot open {str(judge_db)!r}: {err}") from err
     try:

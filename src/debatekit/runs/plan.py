@@ -1,6 +1,6 @@
 """What ``debatekit plan`` and :func:`debatekit.plan` compute from their options: the certified plan
-for stochastic debate (:mod:`debatekit.protocols.stochastic.planner`), Lean's or the paper's constants, or the
-frontier of plans against the prover budget."""
+for stochastic debate (:mod:`debatekit.protocols.stochastic.planner`), Lean's or the paper's constants, the
+frontier of plans against the prover budget, or the strongest guarantee a verifier budget certifies."""
 
 from __future__ import annotations
 
@@ -51,6 +51,34 @@ class Frontier:
         }
 
 
+@dataclass(frozen=True)
+class Strongest:
+    """``plan --verifier-budget R``: the strongest guarantee certifiable with at most R verifier queries
+    per debate, under each proof; ``chosen`` (``--proof``, default direct) gives the top-level keys."""
+
+    verifier_budget: int
+    direct: Plan
+    lean_route: Plan
+    chosen: Proof
+
+    @property
+    def plan(self) -> Plan:
+        return self.direct if self.chosen is Proof.direct else self.lean_route
+
+    def to_json(self) -> dict[str, Any]:
+        by_proof = {Proof.direct.value: self.direct, Proof.lean.value: self.lean_route}
+        return self.plan.to_json() | {
+            "verifier_budget": self.verifier_budget,
+            "gap": gap(self.plan),
+            "proofs": {name: p.to_json() | {"gap": gap(p)} for name, p in by_proof.items()},
+        }
+
+
+def gap(p: Plan) -> float:
+    """P[V = 1] on yes-instances less P[V = 1] on no-instances, at worst: completeness + soundness - 1."""
+    return p.completeness + p.soundness - 1
+
+
 def planned(
     K: float,
     T: int,
@@ -60,15 +88,26 @@ def planned(
     constants: FixedConstants | None = None,
     proof: Proof | None = None,
     show_frontier: bool = False,
-) -> Plan | Frontier:
+    verifier_budget: int | None = None,
+) -> Plan | Frontier | Strongest:
     """What ``plan`` computes from its options (``UserError`` for a mistake)."""
     from debatekit.progress import progress
     from debatekit.protocols.stochastic import planner
 
-    _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier)
+    _check(K, T, completeness, soundness, prover_budget, constants, proof, show_frontier, verifier_budget)
     c = 3 / 5 if completeness is None else completeness
     s = 3 / 5 if soundness is None else soundness
     try:
+        if verifier_budget is not None:
+            steps = planner.strongest_steps()
+            with progress(2 * steps, f"the strongest guarantee with {verifier_budget} verifier queries") as advance:
+                plans = []
+                for base, route in ((0, Proof.direct), (steps, Proof.lean)):
+                    plans.append(
+                        planner.strongest(K, T, verifier_budget, prover_budget, completeness, soundness,
+                                          advance=lambda i, base=base: advance(base + i), proof=route)
+                    )  # fmt: skip
+            return Strongest(verifier_budget, *plans, proof or Proof.direct)
         if show_frontier:
             steps = len(planner.FRONTIER_MULTIPLIERS)
             with progress(2 * steps, "planning the frontier, both proofs") as advance:
@@ -94,6 +133,7 @@ def _check(
     constants: FixedConstants | None,
     proof: Proof | None,
     show_frontier: bool,
+    verifier_budget: int | None,
 ) -> None:
     if not (math.isfinite(K) and K > 0):
         raise UserError(f"--K must be a positive number, got {K:g}")
@@ -104,6 +144,14 @@ def _check(
             raise UserError(f"{name} must be in (0, 1), got {value:g}")
     if prover_budget is not None and prover_budget < 1:
         raise UserError(f"--prover-budget must be at least 1, got {prover_budget}")
+    if verifier_budget is not None:
+        if verifier_budget < 1:
+            raise UserError(f"--verifier-budget must be at least 1, got {verifier_budget}")
+        if completeness is not None and soundness is not None:
+            raise UserError("--verifier-budget finds the strongest targets: give at most one of --completeness, "
+                            "--soundness")  # fmt: skip
+        if show_frontier:
+            raise UserError("--verifier-budget and --frontier are different questions: give one")
     if constants is not None:
         extra = [
             name
@@ -113,6 +161,7 @@ def _check(
                 ("--prover-budget", prover_budget is not None),
                 ("--proof", proof is not None),
                 ("--frontier", show_frontier),
+                ("--verifier-budget", verifier_budget is not None),
             )
             if given
         ]

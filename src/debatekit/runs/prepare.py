@@ -37,6 +37,18 @@ class Isolated:
 
 
 @dataclass(frozen=True)
+class Panel:
+    """People answering the verifier: the answers its one query asks (R), the expected verifier
+    judgements per debate with honest players (an upper bound), and the most answers the judges
+    invited can give one question (judges x answers per judge)."""
+
+    needed: int
+    expected: float
+    judges: int
+    most: int
+
+
+@dataclass(frozen=True)
 class Prepared:
     """A run resolved and checked: ``run`` is the run as played, every name resolved (the
     protocol's and problem's names, the size, the parameters in effect, the strategies' names,
@@ -54,6 +66,8 @@ class Prepared:
     params: dict[str, Any]
     models: bool
     seating: dict[Role, Seating]
+    people: Panel | None = None
+    """What people answering the verifier are asked, when they are (checked against the panel)."""
 
     @property
     def title(self) -> str:
@@ -102,7 +116,8 @@ def prepare(run: RunSpec) -> Prepared:
             raise UserError(f"{role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
-    routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge)
+    routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
+                     run.reuse_answers)  # fmt: skip
     named = [p for p in (run.alice, run.bob, run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
     models = any(model_spec(text) is not None for text in named)
     params = params_json(spec, problem_values)
@@ -117,7 +132,41 @@ def prepare(run: RunSpec) -> Prepared:
         params=tuple(params.items()),
     )
     seating = {role: where for role, (_, where) in seated.items()}
-    return Prepared(played, spec, case, *players, routed, params, models, seating)
+    people = _panel(spec, case, routed.verifier, run.answers_per_judge)
+    return Prepared(played, spec, case, *players, routed, params, models, seating, people)
+
+
+def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) -> Panel | None:
+    """People's load when people answer the verifier; a query that needs more answers than the
+    judges invited can give is the user's mistake, found before any task is created."""
+    if not getattr(verifier, "waits", False):
+        return None
+    try:
+        from debatekit.judge.people import People
+    except ImportError:  # no judge extra: no people
+        return None
+    from debatekit.protocols.stochastic.rules import Unplannable
+
+    if not isinstance(verifier, People):
+        return None
+    try:
+        needed, expected = (1, float(spec.guarantee(case).verifier_queries)) if spec.panel is None else spec.panel(case)
+    except Unplannable as err:  # as play says it: the planned constants at a size past the planner's reach
+        raise UserError(f"{spec.name} cannot be planned for {case.problem} at --size {case.size}: {err}") from err
+    judges = verifier.store.judge_count()
+    most = judges * per_judge
+    if needed > most:
+        db = verifier.store.path
+        if spec.panel is None or most == 0:
+            fix = f"invite judges first: debatekit judge invite NAME --db {db}"
+        else:
+            fix = (f"plan for it: debatekit plan --K {float(case.lipschitz or 0)!r} --T {spec.length(case)} "
+                   f"--verifier-budget {most}, then run with -P verifier_budget={most}")  # fmt: skip
+        raise UserError(
+            f"{spec.name} asks people for {needed} answers to one question, and the panel can give {most} "
+            f"({judges} judges x {per_judge} answers per judge in {db}); {fix}"
+        )
+    return Panel(needed, expected, judges, most)
 
 
 def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[Strategy | Isolated, Seating]:
@@ -183,6 +232,8 @@ def play(
 
         models_before = usage_json()
     boundary = {role.value: where.value for role, where in ready.seating.items()}
+    if resume and hasattr(ready.oracles.verifier, "fresh"):  # people: the resumed debates' own questions
+        ready.oracles.verifier.fresh = False
     try:
         with contextlib.ExitStack() as pools:
             alice, bob = (_played(ready, role, pools) for role in (Role.ALICE, Role.BOB))

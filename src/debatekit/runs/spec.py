@@ -62,7 +62,8 @@ class RunSpec:
     ``size`` whose answer is ``truth``, from ``seed``. ``params`` are the ``-P NAME=VALUE``
     assignments as (name, value) pairs; ``constants`` stochastic debate's choice; the oracles by
     side (``prover_oracle``/``verifier_oracle`` default to ``oracle``; people answer from
-    ``judge_db``, at most ``answers_per_judge`` answers per judge and question); a player's time
+    ``judge_db``, at most ``answers_per_judge`` answers per judge and question, fresh questions for
+    a rerun unless ``reuse_answers``); a player's time
     for one move; debates in flight. A user's strategy moves in worker processes of its own
     (:mod:`debatekit.engine.isolation`) with at most ``player_memory`` GiB of address space,
     unless ``trust_players`` plays it inline (to debug it; the boundary is then off).
@@ -83,6 +84,7 @@ class RunSpec:
     verifier_oracle: OracleChoice | None = None
     judge_db: Path | None = None
     answers_per_judge: int = 1
+    reuse_answers: bool = False
     move_timeout: float = DEFAULT_MOVE_TIMEOUT
     concurrency: int = 1
     trust_players: bool = False
@@ -112,6 +114,7 @@ class RunSpec:
                 "verifier_oracle": described(self.verifier_oracle, "oracle"),
                 "judge_db": None if self.judge_db is None else str(self.judge_db),
                 "answers_per_judge": self.answers_per_judge,
+                "reuse_answers": self.reuse_answers,
             },
             "move_timeout": self.move_timeout,
             "concurrency": self.concurrency,
@@ -151,6 +154,7 @@ class RunSpec:
                 verifier_oracle=_of(oracles.get("verifier_oracle"), str | None, "verifier_oracle"),
                 judge_db=None if oracles.get("judge_db") is None else Path(str(oracles["judge_db"])),
                 answers_per_judge=_of(oracles.get("answers_per_judge", 1), int, "answers_per_judge"),
+                reuse_answers=_of(oracles.get("reuse_answers", False), bool, "reuse_answers"),
                 move_timeout=float(_of(data.get("move_timeout", DEFAULT_MOVE_TIMEOUT), int | float, "move_timeout")),
                 concurrency=_of(data.get("concurrency", 1), int, "concurrency"),
                 trust_players=_of(data.get("trust_players", False), bool, "trust_players"),

@@ -588,3 +588,85 @@ def frontier(
         if advance is not None:
             advance(i + 1)
     return out
+
+
+TARGET_STEP = Fraction(1, 1000)
+"""The grid of targets :func:`strongest` searches (completeness and soundness to three decimals)."""
+
+
+def strongest(
+    k: float,
+    T: int,
+    verifier_budget: int,
+    prover_budget: int | tuple[int, int] | None = None,
+    completeness: float | None = None,
+    soundness: float | None = None,
+    advance: Callable[[int], None] | None = None,
+    proof: Proof = Proof.direct,
+) -> Plan:
+    """The strongest guarantee certifiable with at most ``verifier_budget`` verifier queries per debate:
+    the largest target d on a grid of :data:`TARGET_STEP` whose :func:`plan` needs no more queries, for
+    completeness and soundness both (the largest gap d_c + d_s - 1), or for the one not given. A search
+    on d that brackets the answer (relying on the fewest queries growing with the targets): each step
+    interpolates log(queries) between the bracket's ends, or bisects where that did not halve the
+    bracket or an end has no plan; ``advance(i)`` after each plan."""
+    _check_kT(k, T)
+    if isinstance(verifier_budget, bool) or not isinstance(verifier_budget, int | np.integer) or verifier_budget < 1:
+        raise PlanError(f"verifier budget must be a positive integer, got {verifier_budget!r}")
+    if completeness is not None and soundness is not None:
+        raise PlanError("a verifier budget leaves completeness or soundness free: give at most one of them")
+    fixed = None if completeness is None and soundness is None else _check_target(completeness or soundness, "fixed")
+    made: dict[int, Plan | None] = {}
+
+    def at(i: int) -> Plan | None:
+        """The plan for targets i * TARGET_STEP (None where none is feasible)."""
+        if i not in made:
+            d = float(i * TARGET_STEP)
+            pair = (d, d) if fixed is None else (fixed, d) if completeness is not None else (d, fixed)
+            try:
+                made[i] = plan(k, T, *pair, prover_budget, proof=proof)
+            except PlanError as err:
+                if "internal error" in str(err):
+                    raise
+                made[i] = None
+            if advance is not None:
+                advance(len(made))
+        return made[i]
+
+    def fits(i: int) -> bool:
+        found = at(i)
+        return found is not None and found.verifier_queries <= verifier_budget
+
+    lo, hi = 0, math.ceil(W / TARGET_STEP)  # d = 0 fits and hi * TARGET_STEP >= w fails: neither is asked
+    bisect = True
+    while hi - lo > 1:
+        ends = made.get(lo), made.get(hi)
+        guess = (lo + hi) // 2
+        if not bisect and ends[0] is not None and ends[1] is not None:
+            n_lo, n_hi = ends[0].verifier_queries, ends[1].verifier_queries
+            share = math.log(verifier_budget / n_lo) / math.log(n_hi / n_lo)
+            guess = min(max(lo + math.floor((hi - lo) * share), lo + 1), hi - 1)
+        width = hi - lo
+        lo, hi = (guess, hi) if fits(guess) else (lo, guess)
+        bisect = hi - lo > width // 2
+    if lo == 0:
+        raise PlanError(
+            f"{verifier_budget} verifier queries certify no guarantee at K={k:g}, T={T} "
+            f"(targets {float(TARGET_STEP):g} need more, or none are feasible)"
+        )
+    best = at(lo)
+    assert best is not None
+    return best
+
+
+def strongest_steps() -> int:
+    """How many plans :func:`strongest` makes at most (for a progress bar): a step that does not halve
+    the bracket is followed by one that does."""
+    return 2 * math.ceil(math.log2(math.ceil(W / TARGET_STEP)))
+
+
+def honest_abort(T: int, alice_samples: int, c: float, bob_samples: int, s: float, b: float) -> float:
+    """A certified bound on P[honest Bob aborts a debate with honest Alice]: at each of T steps Alice's
+    estimate is off by >= c with probability <= ``alice_failure``, and a claim off by <= s is rejected by
+    Bob with probability <= ``bob_complete_failure`` (c < s); so at most T times their sum (and 1)."""
+    return min(1.0, T * (alice_failure(alice_samples, c) + bob_failures(bob_samples, s, b)[0]))

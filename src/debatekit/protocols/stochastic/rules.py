@@ -126,17 +126,21 @@ class Unplannable(ValueError):
     supports): the planned constants do not exist for the instance."""
 
 
-def rules_for(constants: Constants, k: float, steps: int) -> Rules:
-    """The rules of ``constants`` for a K-Lipschitz machine of ``steps`` steps."""
+def rules_for(constants: Constants, k: float, steps: int, verifier_budget: int = 0) -> Rules:
+    """The rules of ``constants`` for a K-Lipschitz machine of ``steps`` steps; planned with a
+    ``verifier_budget``, the strongest guarantee at most that many verifier queries certify."""
+    if verifier_budget and constants is not Constants.planned:
+        raise Unplannable(f"a verifier budget is planned: it needs the planned constants, not {constants}")
     if constants is Constants.lean:
         return Rules.from_params(Params.defaults(k, steps))
     if constants is Constants.paper:
         return Rules.from_paper(PaperConstants(k, steps))
     if constants is Constants.planned:
-        from debatekit.protocols.stochastic.planner import PlanError, plan
+        from debatekit.protocols.stochastic.planner import PlanError, plan, strongest
 
         try:
-            return Rules.from_params(plan(k, steps).params)
+            chosen = strongest(k, steps, verifier_budget) if verifier_budget else plan(k, steps)
+            return Rules.from_params(chosen.params)
         except PlanError as err:
             raise Unplannable(str(err)) from err
     raise TypeError(f"constants must be a Constants member, got {constants!r}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from debatekit.engine.events import Event
 from debatekit.ledger import Tally
 from debatekit.oracle import Oracle
-from debatekit.params import param
+from debatekit.params import ParamError, param
 from debatekit.players import stochastic as stochastic_players
 from debatekit.players.base import Strategy
 from debatekit.problems.registry import Feature, Instance
@@ -23,22 +23,36 @@ from debatekit.protocols.stochastic import solo as stochastic_solo
 from debatekit.protocols.stochastic.params import Constants
 
 
-def _stochastic_rules(constants: Constants, instance: Instance) -> stochastic.Rules:
+def _stochastic_rules(params: StochasticParams, instance: Instance) -> stochastic.Rules:
     if instance.lipschitz is None:
         raise ValueError(f"problem {instance.problem} has no Lipschitz constant for stochastic debate")
-    return _rules(constants, float(instance.lipschitz), stochastic.machine_of(instance).length)
+    k, steps = float(instance.lipschitz), stochastic.machine_of(instance).length
+    return _rules(params.constants, k, steps, params.verifier_budget)
 
 
 @functools.lru_cache(maxsize=64)
-def _rules(constants: Constants, k: float, steps: int) -> stochastic.Rules:
-    return stochastic.rules_for(constants, k, steps)
+def _rules(constants: Constants, k: float, steps: int, verifier_budget: int) -> stochastic.Rules:
+    return stochastic.rules_for(constants, k, steps, verifier_budget)
 
 
-def _stochastic_solve(constants: Constants, instance: Instance):
+def _stochastic_solve(params: StochasticParams, instance: Instance):
     """Exact backward induction; imported on use, as scipy.stats is slow to import."""
     from debatekit.protocols.stochastic import exact
 
-    return exact.solve(instance, _stochastic_rules(constants, instance))
+    return exact.solve(instance, _stochastic_rules(params, instance))
+
+
+def _panel(params: StochasticParams, instance: Instance) -> tuple[int, float]:
+    """R, the answers the verifier's one query asks, and the expected verifier judgements per debate
+    with honest players: R times a certified bound on honest Bob aborting (R for the paper's constants)."""
+    from debatekit.protocols.stochastic.planner import honest_abort
+
+    rules = _stochastic_rules(params, instance)
+    if rules.form is not stochastic.Form.lean:
+        return rules.vera_samples, float(rules.vera_samples)
+    p = rules.parameters
+    aborts = honest_abort(int(p["T"]), rules.alice_samples, p["c"], rules.bob_samples, p["s"], p["b"])
+    return rules.vera_samples, rules.vera_samples * aborts
 
 
 @dataclass(frozen=True)
@@ -49,14 +63,22 @@ class StochasticParams:
     constants: Constants = param(  # noqa: RUF009 (a field, as every param; ruff knows no enum is immutable)
         Constants.planned, "the constants: planned (certified plan), lean (Lean's defaults) or paper (Theorem 6.2's)"
     )
+    verifier_budget: int = param(
+        0,
+        "planned constants: at most this many verifier queries per debate, with the strongest guarantee they "
+        "certify (`debatekit plan --verifier-budget`); 0: the fewest for completeness and soundness 3/5",
+        low=0,
+    )
 
 
 def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
     """Stochastic-oracle debate with the given constants."""
     constants = params.constants
+    if params.verifier_budget and constants is not Constants.planned:
+        raise ParamError(f"verifier_budget is planned: it needs constants=planned, not {constants}")
 
     def guarantee(instance: Instance) -> Guarantee:
-        rules = _stochastic_rules(constants, instance)
+        rules = _stochastic_rules(params, instance)
         bits = stochastic.bits_read_bound(stochastic.machine_of(instance))
         return Guarantee(
             rules.completeness,
@@ -79,16 +101,16 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
         provers: Oracle | None = None,
         events: list[Event] | None = None,
     ) -> Tally:
-        rules = _stochastic_rules(constants, instance)
+        rules = _stochastic_rules(params, instance)
         return stochastic_batch.simulate(
             instance, rules, alice, bob, seed, debates, progress, keep, provers=provers, events=events
         )
 
     def replay(record: dict, instance: Instance):
-        return stochastic_solo.replay(record, instance, _stochastic_rules(constants, instance))
+        return stochastic_solo.replay(record, instance, _stochastic_rules(params, instance))
 
     def describe(instance: Instance) -> dict:
-        rules = _stochastic_rules(constants, instance)
+        rules = _stochastic_rules(params, instance)
         return {
             "K": instance.lipschitz,
             "constants": constants.value,
@@ -110,8 +132,9 @@ def _stochastic_spec(params: StochasticParams) -> ProtocolSpec:
         frozenset({Feature.TRANSCRIPT, Feature.LIPSCHITZ}),
         batch=BatchPlay(simulate, replay, stochastic_batch.BATCH), params=params, configure=_stochastic_spec,
         describe=describe,
-        solver=lambda instance: _stochastic_solve(constants, instance), players=stochastic.PLAYERS,
+        solver=lambda instance: _stochastic_solve(params, instance), players=stochastic.PLAYERS,
         llm="debatekit.llm.players.stochastic:PLAYERS", isolated=True,
+        panel=lambda instance: _panel(params, instance),
     )  # fmt: skip
 
 
