@@ -204,12 +204,23 @@ def outcome(command: str, summary: dict[str, Any]) -> str:
     return f"accept {summary['accept_rate']:.3f}"
 
 
+def _started(folder: Path) -> tuple[str, int]:
+    """A log folder's place in time: its name's second, then when its ``run.json`` was written."""
+    try:
+        written = (folder / RUN_FILE).stat().st_mtime_ns
+    except OSError:
+        written = 0
+    return folder.name[:15], written
+
+
 def runs(log_dir: Path) -> list[LoggedRun]:
     """The commands logged in ``log_dir``, oldest first (folders without a ``run.json`` or whose
     ``run.json`` is not a run's are skipped); a file that is not JSON, or nested too deep, is a
-    :class:`~debatekit.files.FileMistake` naming it and its line."""
+    :class:`~debatekit.files.FileMistake` naming it and its line. Folders started in the same
+    second (their names sort by the second, then at random) are ordered by when ``run.json`` was
+    written."""
     found = []
-    for folder in sorted(log_dir.iterdir()) if log_dir.is_dir() else ():
+    for folder in sorted(log_dir.iterdir(), key=_started) if log_dir.is_dir() else ():
         try:
             head = read_json(folder / RUN_FILE)
             config = head["config"]
