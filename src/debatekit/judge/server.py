@@ -24,6 +24,7 @@ import re
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -164,6 +165,24 @@ class Failures:
             self._recent(client, now).append(now)
 
 
+def error_pages(app: FastAPI, page: Callable[..., HTMLResponse]) -> None:
+    """Every error ``app`` meets as its ``error.html`` page (``page(template, status, **context)``):
+    a :class:`Problem` it raised, a malformed request (the fields named, nothing echoed), an HTTP error."""
+
+    @app.exception_handler(Problem)
+    def problem(request: Request, err: Problem) -> HTMLResponse:
+        return page("error.html", err.status, status=err.status, message=str(err))
+
+    @app.exception_handler(RequestValidationError)
+    def malformed(request: Request, err: RequestValidationError) -> HTMLResponse:
+        fields = sorted({str(e["loc"][-1]) for e in err.errors()})
+        return page("error.html", 422, status=422, message=f"malformed request: check {', '.join(fields)}")
+
+    @app.exception_handler(HTTPException)
+    def http_error(request: Request, err: HTTPException) -> HTMLResponse:
+        return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
+
+
 def form_token(secret: bytes, judge: int, task: int, slot: int) -> str:
     """The token a judge's answer form carries: HMAC-SHA256 of (judge, task, slot)."""
     return hmac.new(secret, f"{judge}:{task}:{slot}".encode(), hashlib.sha256).hexdigest()
@@ -243,18 +262,7 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failur
             failed.add(client(request))
             raise Problem(403, "this experimenter link is not valid (each `debatekit judge admin` makes a new one)")
 
-    @app.exception_handler(Problem)
-    def problem(request: Request, err: Problem) -> HTMLResponse:
-        return page("error.html", err.status, status=err.status, message=str(err))
-
-    @app.exception_handler(RequestValidationError)
-    def malformed(request: Request, err: RequestValidationError) -> HTMLResponse:
-        fields = sorted({str(e["loc"][-1]) for e in err.errors()})
-        return page("error.html", 422, status=422, message=f"malformed request: check {', '.join(fields)}")
-
-    @app.exception_handler(HTTPException)
-    def http_error(request: Request, err: HTTPException) -> HTMLResponse:
-        return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
+    error_pages(app, page)
 
     @app.get("/j/{token}", response_class=HTMLResponse)
     def judge_page(request: Request, token: str, answered: bool = False, note: str | None = None) -> HTMLResponse:

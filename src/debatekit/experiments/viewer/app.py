@@ -15,14 +15,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from starlette.exceptions import HTTPException
 
 from debatekit.experiments.sweep import flat
 from debatekit.experiments.viewer.data import EVENTS_PER_PAGE, FILTERS, Library, Source, ViewError, page_of
-from debatekit.judge.server import MAX_BODY, Guard, Problem
+from debatekit.judge.server import MAX_BODY, Guard, Problem, error_pages
 
 PER_PAGE = 50
 """Debates listed on one page of the index, unless ``per`` says otherwise (at most :data:`MAX_PER_PAGE`)."""
@@ -38,18 +36,7 @@ def create_app(library: Library) -> FastAPI:
     def page(template: str, code: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(library=library, **context), status_code=code)
 
-    @app.exception_handler(Problem)
-    def problem(request: Request, err: Problem) -> HTMLResponse:
-        return page("error.html", err.status, status=err.status, message=str(err))
-
-    @app.exception_handler(RequestValidationError)
-    def malformed(request: Request, err: RequestValidationError) -> HTMLResponse:
-        fields = sorted({str(e["loc"][-1]) for e in err.errors()})
-        return page("error.html", 422, status=422, message=f"malformed request: check {', '.join(fields)}")
-
-    @app.exception_handler(HTTPException)
-    def http_error(request: Request, err: HTTPException) -> HTMLResponse:
-        return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
+    error_pages(app, page)
 
     def source_of(index: int) -> Source:
         if not 0 <= index < len(library.sources):
