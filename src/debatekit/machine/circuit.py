@@ -8,6 +8,7 @@ honest Bob (which gate does not follow from its claimed inputs) is one vectorise
 from __future__ import annotations
 
 import operator
+from array import array
 from enum import IntEnum
 from functools import cached_property
 
@@ -63,22 +64,18 @@ class Circuit(TranscriptMachine):
         return StepKind.COMPUTE
 
     def relevant(self, t: int) -> tuple[int, ...]:
-        return self._relevant[t]
+        ops, in0, in1 = self._scalar
+        return (in0[t],) if ops[t] == _NOT else (in0[t], in1[t])
 
     def rule(self, t: int, bits: tuple[int, ...]) -> int:
         a = bits[0]
-        return int(_GATE[self._ops[t]](a, bits[1] if len(bits) > 1 else a))
+        return int(_GATE[self._scalar[0][t]](a, bits[1] if len(bits) > 1 else a))
 
     @cached_property
-    def _relevant(self) -> list[tuple[int, ...]]:
-        """I(t) of every gate as Python tuples, made on the first step read one at a time (the
-        verifier's check, a scalar interpreter): the vectorised paths never build it."""
-        ops, in0, in1 = self.ops.tolist(), self.in0.tolist(), self.in1.tolist()
-        return [(a,) if op == _NOT else (a, b) for op, a, b in zip(ops, in0, in1, strict=True)]
-
-    @cached_property
-    def _ops(self) -> list[int]:
-        return self.ops.tolist()
+    def _scalar(self) -> tuple[bytes, array, array]:
+        """The gates and their inputs for reading one step at a time (the verifier's check, a
+        scalar interpreter): items are Python ints, and the copies cost 17 bytes a gate."""
+        return self.ops.tobytes(), array("q", self.in0.tobytes()), array("q", self.in1.tobytes())
 
     @property
     def deterministic(self) -> bool:
