@@ -216,3 +216,34 @@ def test_a_recursive_debate_waiting_on_the_judge_resumes_from_its_journal(tmp_pa
     assert per_debate is None or later < per_debate * (6 - stopped)  # the resumed debate's moves were not asked again
     asked = replace(instance, oracle=SampleOnly(instance.oracle))  # a person answered: only bounded, as replay does
     assert all(replay(r, spec, asked).reproduced for r in records)
+
+
+@pytest.mark.parametrize("stop", ["before the verifier's answer", "after it"])
+def test_a_debate_stopped_in_the_verifiers_check_resumes_with_each_read_noted_once(stop) -> None:
+    """A debate stopped inside the verifier's check (a run killed while the check waits on people)
+    journaled the reads made so far; resumed, its events and counts are those of the debate never
+    stopped: the check's reads (issue 23: 30 of 60 records had them twice) and the queries Alice
+    asks again as she sits down are not noted a second time."""
+    import asyncio
+
+    import numpy as np
+
+    from debatekit.analysis.montecarlo import Table, debate
+    from debatekit.engine.events import Queried, Read
+
+    spec = PROTOCOLS["cross-exam"]
+    instance = make_instance(PROBLEMS["caffeine"], 26, False, seed=0)
+    table = Table.set(spec, instance, spec.strategies[Role.ALICE]["lie-step"], spec.strategies[Role.BOB]["honest"])
+    for index in range(20):
+        never = asyncio.run(debate(table, np.random.SeedSequence([3, index]), keep=True)).ledger
+        whole = never.events
+        asked = [i for i, e in enumerate(whole) if isinstance(e, Queried) and e.role is Role.VERIFIER]
+        if asked:
+            break
+    else:
+        pytest.fail("no debate whose check asks the oracle")
+    cut = asked[0] + (stop == "after it")
+    assert any(isinstance(e, Read) for e in whole[:cut])
+    resumed = asyncio.run(debate(table, np.random.SeedSequence([3, index]), keep=True, events=list(whole[:cut])))
+    assert resumed.ledger.events == whole
+    assert (resumed.ledger.queries, resumed.ledger.bits_read) == (never.queries, never.bits_read)

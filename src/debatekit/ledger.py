@@ -60,10 +60,22 @@ class Ledger:
     bits_read: int = 0
     input_bits_read: int = 0
     events: list[Any] | None = None
+    journaled: dict[Role, int] = field(default_factory=dict)
+    """A resumed debate's events that its journal holds and it makes again
+    (:func:`~debatekit.engine.record.resuming`): per prover its queries, under ``Role.VERIFIER``
+    the reads of its check; each is counted as it is made again, and not noted again."""
 
     def note(self, event: Any) -> None:
         if self.events is not None:
             self.events.append(event)
+
+    def made_again(self, role: Role) -> bool:
+        """Whether ``role``'s event made now (a prover's query, the verifier's read) is one the
+        journal holds: then it is not noted again."""
+        left = self.journaled.get(role, 0)
+        if left:
+            self.journaled[role] = left - 1
+        return left > 0
 
     def count_queries(self, role: Role, k: int = 1) -> None:
         self.queries[role] += k

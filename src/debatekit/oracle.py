@@ -288,6 +288,11 @@ class Asker:
     def __init__(self, oracle: Oracle, role: Role, ledger: Ledger, rng: np.random.Generator):
         self.oracle, self.role, self._ledger, self._rng = oracle, role, ledger, rng
 
+    def counting_in(self, ledger: Ledger) -> None:
+        """Count and note in ``ledger`` from now on: a resumed debate's players sit down again
+        against a scratch ledger, as what they asked sitting down is in its journal."""
+        self._ledger = ledger
+
     def __call__(self, query: Query) -> int:
         """One answer; a player calling it waits for an oracle that waits (a person, a model)."""
         return settled(self.asked(query))
@@ -315,7 +320,7 @@ class Asker:
 
     def _counted(self, query: Query, r: int, answer: int, where: Asking | None) -> int:
         self._ledger.count_queries(self.role, r)
-        if self._ledger.events is not None:
+        if self._ledger.events is not None and not self._ledger.made_again(self.role):
             judges = judged(self.oracle, where)
             self._ledger.note(Queried(role=self.role, question=question_json(query), n=r, answer=answer, judges=judges))
         return answer

@@ -34,7 +34,7 @@ class Reader:
     def bit(self, message: Any, index: int, sender: Role) -> int:
         """Read bit ``index`` of a committed message (a bit buffer or a tuple of bits); one bit."""
         self.ledger.bits_read += 1
-        if self.ledger.events is not None:
+        if self.ledger.events is not None and not self.ledger.made_again(Role.VERIFIER):
             self.ledger.note(Read(sender=sender, at=index))
         bit = int(message[index])
         if bit not in (0, 1):
@@ -45,7 +45,7 @@ class Reader:
         """Read a committed ``width``-bit word (an index, a choice, a configuration); a word that
         spells no legal value (:class:`~debatekit.engine.boundary.Invalid`) loses for its sender."""
         self.ledger.bits_read += width
-        if self.ledger.events is not None:
+        if self.ledger.events is not None and not self.ledger.made_again(Role.VERIFIER):
             self.ledger.note(Read(sender=sender, bits=width))
         if type(value) is Invalid:
             raise Malformed(sender, value.reason)
@@ -54,7 +54,7 @@ class Reader:
     def input_bit(self, x: Any, index: int) -> int:
         """Read bit ``index`` of the common input x (counted apart from prover bits)."""
         self.ledger.input_bits_read += 1
-        if self.ledger.events is not None:
+        if self.ledger.events is not None and not self.ledger.made_again(Role.VERIFIER):
             self.ledger.note(Read(sender=None, at=index))
         return int(x[index])
 

@@ -139,9 +139,11 @@ async def debate(
     seats: dict[Role, Seated] = {}
     end: End | None = None
     for role, strategy in table.strategies.items():
-        seat = Seat(table.seats[role], role, rngs[role], Asker(table.oracles.provers, role, ledger, rngs[role]))
+        asker = Asker(table.oracles.provers, role, Ledger() if prefix else ledger, rngs[role])
+        seat = Seat(table.seats[role], role, rngs[role], asker)
         try:
             seats[role] = Seated(await seat_player(strategy, seat, table.timeout), rngs[role], strategy.trusted)
+            asker.counting_in(ledger)
         except TimeoutError:
             end = end or forfeit(role, f"not seated within {table.timeout:g} s", spec.alice_argues)
         except Exception as err:  # untrusted strategy code failed to sit down

@@ -49,7 +49,7 @@ import numpy as np
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.boundary import mixed_branches, safe_repr, safe_str, to_json, type_name
-from debatekit.engine.events import Drawn, Event, Queried
+from debatekit.engine.events import Drawn, Event
 from debatekit.engine.interrupts import stop_if_asked
 from debatekit.engine.nodes import (
     NOTHING,
@@ -71,7 +71,7 @@ from debatekit.engine.nodes import (
     moved,
     settled,
 )
-from debatekit.engine.record import Given
+from debatekit.engine.record import Given, resuming
 from debatekit.engine.trust import InternalError, charge
 from debatekit.ledger import Ledger, Malformed, Role
 from debatekit.oracle import Asker, Oracle, Unanswered
@@ -283,11 +283,11 @@ async def play(
 
     ``prefix`` holds the events a stopped debate had journaled (already in ``ledger``'s events):
     its moves are committed again without asking the players, its draws and verifier answers are
-    given again without drawing or asking the oracle, and play goes on live from where they end."""
+    given again without drawing or asking the oracle, and play goes on live from where they end;
+    what it makes again is not noted twice (:func:`~debatekit.engine.record.resuming`)."""
     given = Given(prefix, ledger, again=False) if prefix else None
-    for event in prefix or ():
-        if isinstance(event, Queried) and event.role is not Role.VERIFIER:
-            ledger.count_queries(event.role, event.n)
+    if prefix:
+        resuming(ledger, prefix)
     paid: list[float] | None = None
     while not isinstance(node, Judge | End | Payoff):
         if isinstance(node, Paid):

@@ -38,6 +38,7 @@ from debatekit.engine.events import (
     EventError,
     Moved,
     Queried,
+    Read,
     event_from_json,
     events_from_json,
     json_default,
@@ -288,7 +289,9 @@ def read_header(path: Path) -> dict[str, Any]:
 def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[Event]]:
     """The events each unfinished debate of a stopped run had journaled (none if no journal),
     from a journal bound to ``header`` and chained line by line (else a :class:`Mismatch`), each
-    read by the events' parser (what is not an event is a :class:`~debatekit.files.FileMistake`)."""
+    read by the events' parser (what is not an event is a :class:`~debatekit.files.FileMistake`).
+    A debate that committed no move or draw before it stopped is not among them: it is played
+    afresh (what its players had asked, they ask again as they sit down)."""
     found: dict[int, list[Event]] = {}
     journal = journal_path(path)
     if not journal.exists():
@@ -303,7 +306,7 @@ def journaled(path: Path, header: dict[str, Any]) -> dict[int, list[Event]]:
         except EventError as err:
             raise FileMistake(journal, number, f"not a journal entry's event: {err}") from None
         found.setdefault(entry["debate"], []).append(event)
-    return found
+    return {index: events for index, events in found.items() if any(isinstance(e, Moved | Drawn) for e in events)}
 
 
 @dataclass(frozen=True)
@@ -479,6 +482,24 @@ class Given:
             return given
 
         return answer
+
+
+def resuming(ledger: Ledger, prefix: Sequence[Event]) -> None:
+    """Count in ``ledger``, whose events hold a stopped debate's journaled ``prefix``, what the
+    debate resumed from it does not make again: its provers' queries up to its last committed move
+    or draw (its players sit down again against a scratch ledger). After that event it makes again
+    the queries of a move not yet committed and the verifier's check so far (its reads; its
+    answers are given again by :class:`Given`): those are counted as they are made again and not
+    noted a second time (:attr:`~debatekit.ledger.Ledger.journaled`)."""
+    last = max((i for i, event in enumerate(prefix) if isinstance(event, Moved | Drawn)), default=len(prefix))
+    for i, event in enumerate(prefix):
+        if isinstance(event, Queried) and event.role is not Role.VERIFIER:
+            if i < last:
+                ledger.count_queries(event.role, event.n)
+            else:
+                ledger.journaled[event.role] = ledger.journaled.get(event.role, 0) + 1
+        elif isinstance(event, Read) and i > last:
+            ledger.journaled[Role.VERIFIER] = ledger.journaled.get(Role.VERIFIER, 0) + 1
 
 
 def _named(event: Moved) -> str:
