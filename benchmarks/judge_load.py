@@ -29,7 +29,7 @@ from debatekit.judge.store import Store, TaskKey
 
 TLS = ssl.create_default_context()
 """Shared by the judges' clients (plain HTTP never uses it; building one per client costs ~20 ms)."""
-FIELD = re.compile(r'name="(task|slot|csrf)" value="([^"]*)"')
+FIELD = re.compile(r'name="(task|slot|rendered|csrf)" value="([^"]*)"')
 
 
 def free_port() -> int:

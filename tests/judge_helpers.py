@@ -24,11 +24,11 @@ def free_port() -> int:
 
 
 def form_fields(page: str) -> dict[str, str]:
-    """The hidden fields (task, slot, csrf) of the answer form on a judge's page; {} when none."""
+    """The hidden fields (task, slot, rendered, csrf) of the answer form on a judge's page; {} when none."""
     return {
         name: html.unescape(value)
         for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', page)
-        if name in ("task", "slot", "csrf")
+        if name in ("task", "slot", "rendered", "csrf")
     }
 
 
