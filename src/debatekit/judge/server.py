@@ -326,10 +326,14 @@ def create_app(
             raise Problem(403, "this form was not issued to you for this question; reload your page")
         return float(rendered)
 
-    def posted(request: Request, token: str) -> Judge:
+    def posted(request: Request, token: str, consenting: bool = False) -> Judge:
+        """The judge sending a form from this site's own pages, who accepted the consent page (unless
+        ``consenting``: the form that accepts it)."""
         judge = judge_of(request, token)
         if not same_origin(request):
             raise Problem(403, "answers are accepted only from this site's own pages")
+        if consent is not None and judge.consented is None and not consenting:
+            raise Problem(403, "accept the consent page first: open your link again")
         return judge
 
     @app.get("/j/{token}", response_class=HTMLResponse)
@@ -366,7 +370,7 @@ def create_app(
     @app.post("/j/{token}/consent")
     def agree(request: Request, token: str, csrf: Annotated[str, Form(max_length=64)]) -> Response:
         """The judge accepts the consent page; on to their first question."""
-        judge = posted(request, token)
+        judge = posted(request, token, consenting=True)
         if not hmac.compare_digest(csrf, form_token(secret, judge.id, "consent")):
             raise Problem(403, "this form was not issued to you; reload your page")
         store.consent(judge)
