@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from debatekit.judge.server import create_app
 from debatekit.judge.store import GOLD_EVERY, Store, TaskKey
 from debatekit.judge.study import export_csv, markdown_html, read_gold
-from judge_helpers import form_fields
+from judge_helpers import form_fields, krippendorff_nominal
 
 QUESTION = "Does Study B measure weekly quiz scores?"
 
@@ -184,17 +184,6 @@ def test_a_quota_ends_with_the_completion_code(store) -> None:
     assert store.open_tasks()[0]["debate"] == 2  # left for the others
     (row, *_) = csv.DictReader(io.StringIO(export_csv(store.export())))
     assert row["completion_code"] == judge.code
-
-
-def krippendorff_nominal(units: list[list[int]]) -> float:
-    """Krippendorff's alpha for nominal data from its definition: 1 - D_o / D_e over the pairable values."""
-    units = [u for u in units if len(u) >= 2]
-    n = sum(map(len, units))
-    values = sorted({v for u in units for v in u})
-    observed = sum(sum(u.count(a) * u.count(b) for a in values for b in values if a != b) / (len(u) - 1) for u in units)
-    totals = [sum(u.count(v) for u in units) for v in values]
-    expected = sum(totals[i] * totals[j] for i in range(len(values)) for j in range(len(values)) if i != j) / (n - 1)
-    return 1 - observed / expected
 
 
 def test_agreement_and_the_export(store, tmp_path, capsys) -> None:
