@@ -181,6 +181,7 @@ def test_a_quota_ends_with_the_completion_code(store) -> None:
     page = client.get(f"/j/{token}").text
     assert judge.code and f'<strong id="code">{judge.code}</strong>' in page and not form_fields(page)
     assert store.peek(judge) is None and store.finished(judge)
+    assert not store.hold(judge, store.open_tasks()[0]["id"], 0)  # a page made before the quota: nothing held
     assert store.open_tasks()[0]["debate"] == 2  # left for the others
     (row, *_) = csv.DictReader(io.StringIO(export_csv(store.export())))
     assert row["completion_code"] == judge.code
@@ -214,3 +215,33 @@ def test_agreement_and_the_export(store, tmp_path, capsys) -> None:
     assert len(rows) == 13 and sum(r["gold"] == "1" for r in rows) == 1
     assert {r["explanation"] for r in rows if r["debate"] == "0" and r["gold"] == ""} == {"'=SUM(A1)"}
     assert all(float(r["seconds"]) >= 0 for r in rows)
+
+
+def test_a_database_made_before_the_study_features_opens_with_its_answers(tmp_path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE judges (id INTEGER PRIMARY KEY, name TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+            created REAL NOT NULL);
+        CREATE TABLE tasks (id INTEGER PRIMARY KEY, run TEXT NOT NULL, debate INTEGER NOT NULL, role TEXT NOT NULL,
+            number INTEGER NOT NULL, question TEXT NOT NULL, context TEXT NOT NULL, needed INTEGER NOT NULL,
+            per_judge INTEGER NOT NULL, created REAL NOT NULL, closed REAL, UNIQUE (run, debate, role, number));
+        CREATE TABLE answers (id INTEGER PRIMARY KEY, task INTEGER NOT NULL, judge INTEGER NOT NULL,
+            slot INTEGER NOT NULL, answer INTEGER NOT NULL, shown REAL NOT NULL, submitted REAL NOT NULL,
+            UNIQUE (task, judge, slot));
+        INSERT INTO judges VALUES (1, 'ann', 'h', 1.0);
+        INSERT INTO tasks VALUES (1, 'r', 0, 'verifier', 0, 'q', '[]', 2, 1, 1.0, NULL);
+        INSERT INTO answers VALUES (1, 1, 1, 0, 1, 1.0, 3.0);
+        """
+    )
+    old.commit()
+    old.close()
+    store = Store(path)
+    (given,) = store.answers(1)
+    assert (given.judge_name, given.answer, given.confidence, given.explanation) == ("ann", 1, None, None)
+    assert store.add_gold([("Is 7 a prime?", (), 1, None)]) == 1
+    (ann,) = store.statistics()
+    assert (ann["answers"], ann["median_seconds"], ann["skips"], ann["completion_code"]) == (1, 2.0, 0, None)

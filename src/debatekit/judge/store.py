@@ -10,7 +10,10 @@ Durability: SQLite in WAL mode with ``synchronous=FULL``, every write one ``BEGI
 transaction, so an answer acknowledged to a judge has been committed and survives kill -9 (and
 power loss). Idempotence: a task is created or found by its key, so a debate resumed after a crash
 finds its task and the answers already given; an answer is unique on (task, judge, slot), so a
-double submit counts once. Tokens are stored as SHA-256 hashes only. One connection per thread
+double submit counts once. A slot is held for a judge once their page is rendered
+(:meth:`Store.hold`), never by a GET (:meth:`Store.peek`), and a real task closes at R answers;
+gold questions (known answers, under :data:`GOLD_RUN`) are answered once by each judge and never
+close. Tokens are stored as SHA-256 hashes only. One connection per thread
 (and per process), opened on first use.
 """
 
@@ -532,12 +535,16 @@ class Store:
 
     def _room(self, db: sqlite3.Connection, judge: Judge, task: sqlite3.Row, slot: int, now: float) -> bool:
         """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
-        ``per_judge``, not skipped, and (a real task) its answers plus other judges' held slots short of R."""
+        ``per_judge`` and their quota, not skipped, and (a real task) its answers plus other judges'
+        held slots short of R."""
         mine = db.execute(
             "SELECT COUNT(*) FROM answers WHERE task = ? AND judge = ?", (task["id"], judge.id)
         ).fetchone()[0]
         skipped = db.execute("SELECT 1 FROM skips WHERE task = ? AND judge = ?", (task["id"], judge.id)).fetchone()
         if task["closed"] is not None or skipped or slot != mine or mine >= task["per_judge"]:
+            return False
+        given = db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
+        if judge.quota is not None and given >= judge.quota:
             return False
         if task["gold"] is not None:
             return True
