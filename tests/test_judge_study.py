@@ -104,7 +104,8 @@ def test_a_get_holds_nothing_and_the_time_runs_from_the_first_render(store) -> N
     first = time.time() - 30
     assert store.hold(ann, task.id, 0, now=first)  # ann's page rendered 30 s ago
     assert store.hold(ann, task.id, 0, now=first + 20)  # rendered again: still shown at the first render
-    assert client.post(f"/j/{bob_token}/shown", data=bob).status_code == 409  # bob's page moves on
+    assert client.post(f"/j/{bob_token}/shown", data=bob).status_code == 409  # bob's page moves on, saying why
+    assert "took the question you were opening" in client.get(f"/j/{bob_token}?note=held").text
     assert answer(client, ann_token, answer="yes", confidence="0.7").status_code == 303
     (given,) = store.answers(task.id)
     assert given.shown == pytest.approx(first) and given.submitted - given.shown >= 30

@@ -82,9 +82,11 @@ REFUSED_STATUS = {"answer": 422, "unknown": 403, "not yours": 403}
 MOVED_ON = {
     "closed": "That question already had all the answers it needed, so yours was not counted.",
     "taken": "Other judges gave that question the answers it needed first, so yours was not counted.",
+    "held": "Other judges took the question you were opening; here is the next one.",
     "changed": "You had answered that question already; your first answer stands.",
 }
-"""Submissions that change nothing but need no error page: the judge is shown the next question with this note."""
+"""Submissions that change nothing but need no error page, and a render beacon that came too late (``held``):
+the judge is shown the next question with this note."""
 
 FAILED_TOKENS = 20
 """Wrong judge or experimenter links one client address may send within :data:`FAILED_WINDOW`."""
@@ -422,8 +424,8 @@ def create_app(
             if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
                 return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
-        gold = store.task(task)
-        after = f"&gold={task}" if gold is not None and gold.feedback else ""
+        answered = store.task(task)
+        after = f"&gold={task}" if answered is not None and answered.feedback else ""  # a gold question's feedback
         return RedirectResponse(f"/j/{token}?answered=true{after}", status_code=303)
 
     @app.get("/admin/{token}", response_class=HTMLResponse)
