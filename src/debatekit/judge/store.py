@@ -738,9 +738,6 @@ class Store:
         """Inter-rater agreement on the real questions (gold ones left out): Krippendorff's alpha for
         nominal yes/no data over the tasks with at least two answers (None while fewer than two
         such tasks, or when every answer is the same: alpha is undefined)."""
-        import krippendorff
-        import numpy as np
-
         counts = [
             (row["no"], row["yes"])
             for row in self._db().execute(
@@ -751,6 +748,9 @@ class Store:
         ]
         alpha = None
         if len(counts) >= 2 and len({value for pair in counts for value, n in enumerate(pair) if n}) == 2:
+            import krippendorff  # the judge extra's
+            import numpy as np
+
             alpha = float(krippendorff.alpha(value_counts=np.array(counts), level_of_measurement="nominal"))
         return {"krippendorff_alpha": alpha, "tasks": len(counts), "answers": sum(map(sum, counts))}
 
