@@ -4,7 +4,7 @@ On 127.0.0.1 only, bounded in count (``--tasks`` x ``--answers`` judgements) and
 ``debatekit judge serve`` runs as its own process on a fresh database; a producer thread creates the
 tasks through the store, keyed as the People oracle keys them (one per debate, R answers each from
 distinct judges); ``--judges`` simulated judges, each an asyncio task with its own httpx client, load their
-page, answer the question shown and load the next. Prints judgements per second, the p50 and p99
+page, post its render beacon, answer the question shown and load the next. Prints judgements per second, the p50 and p99
 latency of an answer (POST to acknowledgement) and of a whole step (page, then answer), and checks
 that none was lost: the answers in the database are exactly the ones acknowledged (exit 1 otherwise).
 """
@@ -29,7 +29,7 @@ from debatekit.judge.store import Store, TaskKey
 
 TLS = ssl.create_default_context()
 """Shared by the judges' clients (plain HTTP never uses it; building one per client costs ~20 ms)."""
-FIELD = re.compile(r'name="(task|slot|csrf)" value="([^"]*)"')
+FIELD = re.compile(r'name="(task|slot|rendered|csrf)" value="([^"]*)"')
 
 
 def free_port() -> int:
@@ -69,6 +69,10 @@ async def judging(
             if produced.is_set():
                 return
             await asyncio.sleep(0.05)
+            continue
+        shown = await client.post(f"/j/{token}/shown", data=fields)  # the page's render beacon, as a browser's
+        if shown.status_code == 409:  # other judges took it meanwhile: the page moves on
+            log["refused"].append("taken")
             continue
         posted = time.monotonic()
         done = await client.post(f"/j/{token}/answer", data={**fields, "answer": "yes"})

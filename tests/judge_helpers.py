@@ -24,11 +24,11 @@ def free_port() -> int:
 
 
 def form_fields(page: str) -> dict[str, str]:
-    """The hidden fields (task, slot, csrf) of the answer form on a judge's page; {} when none."""
+    """The hidden fields (task, slot, rendered, csrf) of the answer form on a judge's page; {} when none."""
     return {
         name: html.unescape(value)
         for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', page)
-        if name in ("task", "slot", "csrf")
+        if name in ("task", "slot", "rendered", "csrf")
     }
 
 
@@ -64,14 +64,26 @@ def served(db: Path) -> Iterator[str]:
         thread.join(10)
 
 
-def serve_process(db: Path, port: int, log: Path) -> subprocess.Popen:
-    """``debatekit judge serve --db db --port port`` as a process of its own, up and answering."""
+def serve_process(db: Path, port: int, log: Path, *extra: str) -> subprocess.Popen:
+    """``debatekit judge serve --db db --port port [extra]`` as a process of its own, up and answering."""
     command = ["-c", "from debatekit.cli.main import entry; entry()", "judge", "serve", "--db", str(db)]
     with open(log, "ab") as out:
-        process = subprocess.Popen([sys.executable, *command, "--port", str(port)], stdout=out, stderr=out)
+        process = subprocess.Popen([sys.executable, *command, "--port", str(port), *extra], stdout=out, stderr=out)
     try:
         wait_until_up(f"http://127.0.0.1:{port}")
     except Exception:
         process.kill()
         raise AssertionError(log.read_text()) from None
     return process
+
+
+def krippendorff_nominal(units: list[list[int]]) -> float:
+    """Krippendorff's alpha for nominal data from its definition, 1 - D_o / D_e over the pairable
+    values (the units with two values or more): what the store's agreement is checked against."""
+    units = [u for u in units if len(u) >= 2]
+    n = sum(map(len, units))
+    values = sorted({v for u in units for v in u})
+    observed = sum(sum(u.count(a) * u.count(b) for a in values for b in values if a != b) / (len(u) - 1) for u in units)
+    totals = [sum(u.count(v) for u in units) for v in values]
+    expected = sum(totals[i] * totals[j] for i in range(len(values)) for j in range(len(values)) if i != j) / (n - 1)
+    return 1 - observed / expected

@@ -67,7 +67,8 @@ def test_a_person_in_a_browser_answers_the_one_question_a_debate_waits_for(tmp_p
             experimenter.screenshot(path=str(tmp_path / "admin-page.png"), full_page=True)
             truthful = instance.oracle.probability(Question(text, lines))  # the person reads and judges
             assert truthful == 1.0
-            page.get_by_role("button", name="Yes").click()
+            page.locator("#confidence").fill("0.9")  # the person is fairly sure the answer is yes
+            page.get_by_role("button", name="Submit").click()
             page.wait_for_selector("#answered")
             debate.join(30)
             assert results, "the debate did not finish after the answer"
@@ -78,7 +79,7 @@ def test_a_person_in_a_browser_answers_the_one_question_a_debate_waits_for(tmp_p
             browser.close()
     (task,) = store.export()["tasks"]
     assert (task["question"], tuple(task["context"])) == (text, lines)
-    assert [(j["judge_name"], j["answer"]) for j in store.export()["judgements"]] == [("Ada", 1)]
+    assert [(j["judge_name"], j["answer"], j["confidence"]) for j in store.export()["judgements"]] == [("Ada", 1, 0.9)]
     assert results[0].accept_rate == 1.0 == run(spec, instance, alice, bob, 1, 1).accept_rate
     for shot in ("judge-page.png", "admin-page.png"):
         assert (tmp_path / shot).stat().st_size > 1000

@@ -34,7 +34,16 @@ def test_judge_alone_prints_its_help(capsys) -> None:
 
 def mistakes(tmp_path) -> dict[str, tuple[list[str], str]]:
     (tmp_path / "junk.sqlite").write_text("not a database")
+    (tmp_path / "empty.md").write_text("\n")
+    (tmp_path / "gold.jsonl").write_text('{"question": "q", "answer": "yes"}\n')
+    j = str(tmp_path / "j.sqlite")
     return {
+        "missing instructions": (["serve", "--db", j, "--instructions", str(tmp_path / "no.md")], "no.md"),
+        "empty consent": (["serve", "--db", j, "--consent", str(tmp_path / "empty.md")], "empty"),
+        "gold answer not a bool": (["gold", str(tmp_path / "gold.jsonl"), "--db", j], "gold.jsonl:1: answer"),
+        "quota 0": (["invite", "a", "--db", j, "--quota", "0"], "--quota"),
+        "export no db": (["export", "--db", str(tmp_path / "none.sqlite")], "no such"),
+        "export bad format": (["export", "--db", j, "--format", "xml"], "--format"),
         "no such folder": (["invite", "a", "--db", str(tmp_path / "missing" / "j.sqlite")], "does not exist"),
         "db is a folder": (["invite", "a", "--db", str(tmp_path)], "is a folder"),
         "not a database": (["admin", "--db", str(tmp_path / "junk.sqlite")], "not a database"),
@@ -45,7 +54,9 @@ def mistakes(tmp_path) -> dict[str, tuple[list[str], str]]:
     }
 
 
-CASES = ["no such folder", "db is a folder", "not a database", "empty name", "bad url", "bad port", "unknown option"]
+CASES = ["no such folder", "db is a folder", "not a database", "empty name", "bad url", "bad port", "unknown option",
+         "missing instructions", "empty consent", "gold answer not a bool", "quota 0", "export no db",
+         "export bad format"]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -13,7 +13,7 @@ pytest.importorskip("multipart")
 
 from fastapi.testclient import TestClient
 
-from debatekit.judge.server import create_app
+from debatekit.judge.server import MAX_BODY, create_app
 from debatekit.judge.store import Store, TaskKey
 from judge_helpers import form_fields
 
@@ -37,6 +37,12 @@ class Setup:
         assert response.status_code == 200
         return response.text
 
+    def render(self, token: str) -> dict:
+        """The judge's page as a browser renders it: its script's beacon holds the slot; the form's fields."""
+        fields = form_fields(self.page(token))
+        assert self.client.post(f"/j/{token}/shown", data=fields).status_code == 204
+        return fields
+
     def post(self, token: str, data: dict, **kwargs):
         return self.client.post(f"/j/{token}/answer", data=data, follow_redirects=False, **kwargs)
 
@@ -47,6 +53,12 @@ class Setup:
 @pytest.fixture
 def s(tmp_path) -> Setup:
     return Setup(tmp_path)
+
+
+def rows(page: str, table: str) -> list[list[str]]:
+    """The cells of each body row of the table ``table`` on ``page``, as text."""
+    body = re.search(rf'<table id="{table}"[^>]*>(.*?)</table>', page, re.S).group(1)
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)[1:]]
 
 
 def visible_text(page: str) -> list[str]:
@@ -63,8 +75,12 @@ def test_the_judge_sees_only_the_question_and_its_context(s) -> None:
         "The debater says these earlier steps of the argument came out as below: claims made in the debate, not "
         "checked facts (the step numbers are the argument's own).",
         *CONTEXT,
-        "Yes",
-        "No",
+        "How likely is it that the answer is yes?",
+        "surely no",
+        "surely yes",
+        "Why? (optional)",
+        "Submit",
+        "Unsure / skip",
         "The debate is waiting for 2 more answers to this question, from 2 in all, each from a different judge.",
     ]
     assert SECRET_STEP not in page and "bob" not in page
@@ -82,7 +98,7 @@ def test_an_answer_is_recorded_and_the_page_moves_on(s) -> None:
     assert SECRET_STEP in after  # ann's next task: the other debate's question (one answer each here)
     bob_page = s.page(s.bob_token)
     assert QUESTION in bob_page and "waiting for 1 more answer to this question" in bob_page
-    assert "Yes</button>" in bob_page and "ann" not in bob_page  # nothing of ann's answer
+    assert "Submit</button>" in bob_page and "ann" not in bob_page  # nothing of ann's answer
 
 
 def test_a_double_submit_counts_once(s) -> None:
@@ -161,7 +177,7 @@ def test_a_form_from_its_own_origin_is_accepted(s) -> None:
 
 
 def test_an_answer_to_a_closed_question_is_refused(s) -> None:
-    ann, bob = form_fields(s.page(s.ann_token)), form_fields(s.page(s.bob_token))
+    ann, bob = s.render(s.ann_token), s.render(s.bob_token)
     carol_token = s.store.invite("carol")[1]
     carol = s.page(carol_token)
     assert QUESTION not in carol and SECRET_STEP in carol  # both slots are held: the next task instead
@@ -175,12 +191,12 @@ def test_an_answer_to_a_closed_question_is_refused(s) -> None:
 @pytest.mark.parametrize("chunked", [False, True])
 def test_an_oversized_body_is_refused_before_it_is_read(s, chunked) -> None:
     fields = form_fields(s.page(s.ann_token))
-    body = "&".join(f"{k}={v}" for k, v in fields.items()) + "&answer=yes&pad=" + "x" * 5000
+    body = "&".join(f"{k}={v}" for k, v in fields.items()) + "&answer=yes&pad=" + "x" * MAX_BODY
     before = s.state()
     headers = {"content-type": "application/x-www-form-urlencoded"}
     content = iter([body[:3000].encode(), body[3000:].encode()]) if chunked else body.encode()
     response = s.client.post(f"/j/{s.ann_token}/answer", content=content, headers=headers)
-    assert response.status_code == 413 and "larger than 4096 bytes" in response.text
+    assert response.status_code == 413 and f"larger than {MAX_BODY} bytes" in response.text
     assert s.state() == before
 
 
@@ -206,11 +222,11 @@ def test_the_experimenter_sees_debates_budgets_and_judges(s) -> None:
     s.post(s.ann_token, {**fields, "answer": "yes"})
     page = s.client.get(f"/admin/{s.admin}")
     assert page.status_code == 200
-    waiting = re.search(r'<table id="waiting">(.*?)</table>', page.text, re.S).group(1)
-    assert "<td>0</td><td>1</td><td>1 / 2</td>" in waiting  # debate 0: one open question, 1 of 2 answers
-    assert "<td>1</td><td>1</td><td>0 / 1</td>" in waiting
-    judges = re.search(r'<table id="judges">(.*?)</table>', page.text, re.S).group(1)
-    assert "<td>ann</td><td>1</td><td>1</td>" in judges and "<td>bob</td><td>0</td><td>0</td>" in judges
+    waiting = rows(page.text, "waiting")
+    assert waiting[0][1:4] == ["0", "1", "1 / 2"]  # debate 0: one open question, 1 of 2 answers
+    assert waiting[1][1:4] == ["1", "1", "0 / 1"]
+    judges = rows(page.text, "judges")
+    assert [row[:3] for row in judges] == [["ann", "1", "0"], ["bob", "0", "0"]]  # judge, answers, skips
     export = s.client.get(f"/admin/{s.admin}/export.json")
     assert export.status_code == 200 and export.headers["content-type"] == "application/json"
     data = export.json()

@@ -1,4 +1,5 @@
-"""``debatekit judge``: serve the judges' pages, invite judges, and print the experimenter's link.
+"""``debatekit judge``: serve the judges' pages, invite judges, add gold questions, print the
+experimenter's link, and export a study's answers and statistics.
 
 People answer the verifier's oracle queries one local step at a time (the judge extra). The
 server's modules (FastAPI, Uvicorn) are imported when a command runs, never when the app is built.
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 import socket
 import sqlite3
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from debatekit.cli.options import JsonOption
+from debatekit.files import FileMistake
 from debatekit.mistakes import UserError
 
 if TYPE_CHECKING:
@@ -58,21 +61,43 @@ def _base(url: str) -> str:
     return url.rstrip("/")
 
 
-@app.command("serve", epilog="\b\nExamples:\n  debatekit judge serve --db judges.sqlite --port 8000")
+@app.command(
+    "serve",
+    epilog="\b\nExamples:\n  debatekit judge serve --db judges.sqlite --port 8000\n"
+    "  debatekit judge serve --db judges.sqlite --instructions instructions.md --consent consent.md",
+)
 def serve(
     db: DbOption,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
+    instructions: Annotated[
+        Path | None,
+        typer.Option("--instructions", metavar="FILE.md", help="Instructions (Markdown), linked from every page."),
+    ] = None,
+    consent: Annotated[
+        Path | None,
+        typer.Option(
+            "--consent", metavar="FILE.md", help="Consent (Markdown) a judge accepts before the first question."
+        ),
+    ] = None,
 ) -> None:
     """Serve the judges' pages and the experimenter's page (FastAPI on Uvicorn)."""
     try:
         import uvicorn
 
         from debatekit.judge.server import create_app
+        from debatekit.judge.study import read_markdown
     except ImportError as err:
         raise UserError(
             f"the judge server needs the judge extra ({err.name} is missing): pip install 'debatekit[judge]'"
         ) from None
+    try:
+        pages = {
+            name: None if file is None else read_markdown(file)
+            for name, file in (("instructions", instructions), ("consent", consent))
+        }
+    except FileMistake as err:
+        raise UserError(str(err)) from None
     open_store(db).close()
     try:
         with socket.create_server((host, port)):
@@ -80,7 +105,7 @@ def serve(
     except OSError as err:
         raise UserError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     typer.echo(f"judges' server on http://{host}:{port} (database {db}); stop with Ctrl-C", err=True)
-    uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(db, **pages), host=host, port=port, log_level="warning")
 
 
 @app.command(
@@ -90,13 +115,73 @@ def invite(
     name: Annotated[str, typer.Argument(help="The judge's name, as the experimenter's page shows it.")],
     db: DbOption,
     url: UrlOption = "http://127.0.0.1:8000",
+    quota: Annotated[
+        int | None, typer.Option("--quota", min=1, help="At most this many answers; then their completion code.")
+    ] = None,
 ) -> None:
-    """Add a judge and print their personal link (its token is stored hashed, shown only now)."""
+    """Add a judge and print their personal link (its token is stored hashed, shown only now). With
+    --quota, the judge is shown a completion code (for crowd platforms) once they gave that many answers."""
     base = _base(url)
     if not name.strip():
         raise UserError("a judge needs a name")
-    _, token = open_store(db).invite(name)
+    _, token = open_store(db).invite(name, quota)
     typer.echo(f"{base}/j/{token}")
+
+
+@app.command("gold", epilog="\b\nExamples:\n  debatekit judge gold gold.jsonl --db judges.sqlite")
+def gold(
+    file: Annotated[Path, typer.Argument(metavar="FILE.jsonl", help="Gold questions, one JSON object a line.")],
+    db: DbOption,
+) -> None:
+    """Add gold questions (known answers) shown among the real ones: each line {"question": ...,
+    "context": [...], "answer": true|false, "feedback": ...} (context and feedback optional). Their
+    answers never reach a debate; each judge's accuracy on them is in the statistics."""
+    from debatekit.judge.study import read_gold
+
+    try:
+        questions = read_gold(file)
+    except FileMistake as err:
+        raise UserError(str(err)) from None
+    added = open_store(db).add_gold(questions)
+    typer.echo(f"added {added} gold question{'s' * (added != 1)} ({len(questions) - added} already there)")
+
+
+class Format(StrEnum):
+    csv = "csv"
+    json = "json"
+
+
+@app.command(
+    "export",
+    epilog="\b\nExamples:\n  debatekit judge export --db judges.sqlite --format csv --out answers.csv",
+)
+def export(
+    db: DbOption,
+    format: Annotated[
+        Format, typer.Option("--format", help="csv: one row per answer and skip; json: everything.")
+    ] = Format.json,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="FILE", help="Write here (default: standard output).")
+    ] = None,
+) -> None:
+    """Every answer (confidence, explanation, seconds from first render) and skip, the tasks, per-judge
+    statistics (answers, skips, median time, gold accuracy, completion codes) and Krippendorff's alpha."""
+    import json
+
+    from debatekit.judge.study import export_csv
+
+    if not db.is_file():
+        raise UserError(f"--db {db}: no such judges' database")
+    data = open_store(db).export()
+    text = export_csv(data) if format is Format.csv else json.dumps(data, indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text)
+    except OSError as err:
+        raise UserError(f"--out {out}: cannot write it: {err.strerror or err}") from None
+    typer.echo(f"wrote {out}", err=True)
 
 
 @app.command("admin", epilog="\b\nExamples:\n  debatekit judge admin --db judges.sqlite")

@@ -1,11 +1,18 @@
-"""The judges' web app: each person sees one verifier query at a time and answers yes or no.
+"""The judges' web app: each person sees one verifier query at a time and answers it.
 
 Doubly-efficient debate promises that the judge checks one local step, never the whole argument;
 so a judge's page (``/j/{token}``, their personal link) shows only the next task's question and
 its context lines I(t): never the rest of the transcript, which side claimed what, or other
-judges' answers; it says how many answers the debate still needs. The experimenter's page
-(``/admin/{token}``) shows the debates waiting, judgements per debate against the planned budget
-and the judges' throughput, with a JSON export of every judgement.
+judges' answers; it says how many answers the debate still needs. The judge answers with a
+confidence, their probability that the claim is true (a slider, as on the NYU debate platform),
+and an optional explanation; the verifier's oracle reads the bit ``confidence > 0.5`` (50% is
+refused: that is "Unsure / skip", which hands the question back to the other judges). A page's
+GET holds nothing: its script's render beacon holds the slot, and the time of that first render
+is when the question was shown (a form sent without it counts from the signed time the page was
+made). With ``instructions`` and ``consent`` (the experimenter's Markdown), a judge accepts the
+consent page before their first question, and the instructions are linked from every page. The
+experimenter's page (``/admin/{token}``) shows the debates waiting, judgements per debate against
+the planned budget, per-judge statistics and the agreement between judges, with JSON and CSV exports.
 
 Malformed requests get a clear 4xx and change nothing: bodies are capped (413), forms carry a
 token bound by HMAC to the judge, the task and the slot, and a cross-site Origin, Referer or
@@ -36,17 +43,34 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from debatekit.judge.store import Judge, Refused, Store
+from debatekit.judge.store import MAX_EXPLANATION, Judge, Refused, Store
+from debatekit.judge.study import export_csv
 
-MAX_BODY = 4096
-"""Largest request body accepted, in bytes: an answer form is well under 200."""
+MAX_BODY = 8 * MAX_EXPLANATION + 1024
+"""Largest request body accepted, in bytes: an answer form with the longest explanation, URL-encoded."""
 
 ANSWERS = {"yes": 1, "no": 0, "1": 1, "0": 0}
+"""A bare yes or no (for scripts); the page's form sends ``submit`` with its confidence, or ``skip``."""
+
+RENDER_JS = """document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("answer-form");
+  if (!form) return;
+  fetch(form.dataset.shown, {method: "POST", body: new URLSearchParams(new FormData(form))})
+    .then((reply) => { if (reply.status === 409) location.replace(form.dataset.next); });
+  const slider = document.getElementById("confidence"), value = document.getElementById("confidence-value");
+  const show = () => { value.textContent = Math.round(slider.value * 100) + "%"; };
+  slider.addEventListener("input", show);
+  show();
+});
+"""
+"""The judge's page script: the render beacon (which holds the question's slot, or moves on when others
+took it) and the slider's percentage."""
 
 HEADERS = [
     (
         b"content-security-policy",
-        b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        b"default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self';"
+        b" frame-ancestors 'none'; base-uri 'none'",
     ),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
@@ -57,9 +81,12 @@ HEADERS = [
 REFUSED_STATUS = {"answer": 422, "unknown": 403, "not yours": 403}
 MOVED_ON = {
     "closed": "That question already had all the answers it needed, so yours was not counted.",
+    "taken": "Other judges gave that question the answers it needed first, so yours was not counted.",
+    "held": "Other judges took the question you were opening; here is the next one.",
     "changed": "You had answered that question already; your first answer stands.",
 }
-"""Submissions that change nothing but need no error page: the judge is shown the next question with this note."""
+"""Submissions that change nothing but need no error page, and a render beacon that came too late (``held``):
+the judge is shown the next question with this note."""
 
 FAILED_TOKENS = 20
 """Wrong judge or experimenter links one client address may send within :data:`FAILED_WINDOW`."""
@@ -183,9 +210,33 @@ def error_pages(app: FastAPI, page: Callable[..., HTMLResponse]) -> None:
         return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
 
 
-def form_token(secret: bytes, judge: int, task: int, slot: int) -> str:
-    """The token a judge's answer form carries: HMAC-SHA256 of (judge, task, slot)."""
-    return hmac.new(secret, f"{judge}:{task}:{slot}".encode(), hashlib.sha256).hexdigest()
+def form_token(secret: bytes, judge: int, task: int | str, slot: int = 0, rendered: str = "") -> str:
+    """The token a judge's form carries: HMAC-SHA256 of (judge, task, slot, when the page was made);
+    the consent form's ``task`` is ``consent``."""
+    return hmac.new(secret, f"{judge}:{task}:{slot}:{rendered}".encode(), hashlib.sha256).hexdigest()
+
+
+def judged(answer: str, confidence: str | None) -> tuple[int, float | None]:
+    """The bit the verifier's oracle reads and the confidence kept with it: from the slider (``submit``:
+    yes when the judge's probability that the claim is true is above 50%; 50% itself is refused),
+    or a bare yes or no, with a confidence that must agree when one is given."""
+    p = None
+    if confidence:
+        try:
+            p = float(confidence)
+        except ValueError:
+            p = -1.0
+        if not 0 <= p <= 1:
+            raise Problem(422, "a confidence is a probability, from 0 to 1")
+    if answer == "submit":
+        if p is None or p == 0.5:
+            raise Problem(422, "50% says neither yes nor no: move the slider, or choose Unsure / skip")
+        return int(p > 0.5), p
+    if answer not in ANSWERS:
+        raise Problem(422, "an answer is yes or no (1 or 0), a confidence, or skip")
+    if p is not None and int(p > 0.5) != ANSWERS[answer]:
+        raise Problem(422, f"answer {answer} and confidence {p:g} disagree")
+    return ANSWERS[answer], p
 
 
 def same_origin(request: Request) -> bool:
@@ -230,9 +281,16 @@ def ago(then: float | None, now: float | None = None) -> str:
     return f"{seconds} s ago"
 
 
-def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failures: Failures | None = None) -> FastAPI:
+def create_app(
+    db_path: str | os.PathLike[str],
+    max_body: int = MAX_BODY,
+    failures: Failures | None = None,
+    instructions: str | None = None,
+    consent: str | None = None,
+) -> FastAPI:
     """The judges' app on the store at ``db_path`` (created if missing); ``failures`` counts wrong
-    tokens by client address (default :data:`FAILED_TOKENS` per :data:`FAILED_WINDOW`)."""
+    tokens by client address (default :data:`FAILED_TOKENS` per :data:`FAILED_WINDOW`);
+    ``instructions`` and ``consent``: the experimenter's pages as safe HTML (``study.read_markdown``)."""
     store = Store(db_path)
     failed = Failures() if failures is None else failures
     secret = store.form_secret()
@@ -264,15 +322,80 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failur
 
     error_pages(app, page)
 
-    @app.get("/j/{token}", response_class=HTMLResponse)
-    def judge_page(request: Request, token: str, answered: bool = False, note: str | None = None) -> HTMLResponse:
-        """The judge's next question and its context lines, nothing else of the debate (with a note on
-        the last answer when it was not counted: :data:`MOVED_ON`)."""
+    def signed(judge: Judge, task: int, slot: int, rendered: str, csrf: str) -> float:
+        """When the form's page was made, once its token is checked (403 otherwise)."""
+        if not hmac.compare_digest(csrf, form_token(secret, judge.id, task, slot, rendered)):
+            raise Problem(403, "this form was not issued to you for this question; reload your page")
+        return float(rendered)
+
+    def posted(request: Request, token: str, consenting: bool = False) -> Judge:
+        """The judge sending a form from this site's own pages, who accepted the consent page (unless
+        ``consenting``: the form that accepts it)."""
         judge = judge_of(request, token)
-        offer = store.offer(judge)
-        csrf = None if offer is None else form_token(secret, judge.id, offer.task.id, offer.slot)
-        moved_on = MOVED_ON.get(note or "")
-        return page("judge.html", judge=judge, offer=offer, csrf=csrf, token=token, answered=answered, note=moved_on)
+        if not same_origin(request):
+            raise Problem(403, "answers are accepted only from this site's own pages")
+        if consent is not None and judge.consented is None and not consenting:
+            raise Problem(403, "accept the consent page first: open your link again")
+        return judge
+
+    @app.get("/j/{token}", response_class=HTMLResponse)
+    def judge_page(
+        request: Request, token: str, answered: bool = False, skipped: bool = False, note: str | None = None,
+        gold: int | None = None,
+    ) -> HTMLResponse:  # fmt: skip
+        """The judge's next question and its context lines, nothing else of the debate (with a note on
+        the last answer when it was not counted: :data:`MOVED_ON`; a gold question's feedback after
+        the judge answered it); the consent page first, when there is one; holds nothing."""
+        judge = judge_of(request, token)
+        common = {"judge": judge, "token": token, "instructions": instructions is not None}
+        if consent is not None and judge.consented is None:
+            return page("consent.html", consent=consent, csrf=form_token(secret, judge.id, "consent"), **common)
+        offer = store.peek(judge)
+        rendered = f"{time.time():.3f}"
+        csrf = None if offer is None else form_token(secret, judge.id, offer.task.id, offer.slot, rendered)
+        shown = None if gold is None else store.task(gold)
+        feedback = None
+        if shown is not None and shown.gold is not None and any(a.judge == judge.id for a in store.answers(gold)):
+            feedback = shown.feedback
+        return page(
+            "judge.html", offer=offer, csrf=csrf, rendered=rendered, answered=answered, skipped=skipped,
+            note=MOVED_ON.get(note or ""), feedback=feedback, finished=offer is None and store.finished(judge),
+            max_explanation=MAX_EXPLANATION, **common,
+        )  # fmt: skip
+
+    @app.get("/j/{token}/instructions", response_class=HTMLResponse)
+    def instructions_page(request: Request, token: str) -> HTMLResponse:
+        """The experimenter's instructions."""
+        judge = judge_of(request, token)
+        return page("instructions.html", judge=judge, token=token, instructions=instructions)
+
+    @app.post("/j/{token}/consent")
+    def agree(request: Request, token: str, csrf: Annotated[str, Form(max_length=64)]) -> Response:
+        """The judge accepts the consent page; on to their first question."""
+        judge = posted(request, token, consenting=True)
+        if not hmac.compare_digest(csrf, form_token(secret, judge.id, "consent")):
+            raise Problem(403, "this form was not issued to you; reload your page")
+        store.consent(judge)
+        return RedirectResponse(f"/j/{token}", status_code=303)
+
+    @app.get("/render.js")
+    def render_js() -> Response:
+        return Response(RENDER_JS, media_type="text/javascript")
+
+    @app.post("/j/{token}/shown")
+    def shown(
+        request: Request,
+        token: str,
+        task: Annotated[int, Form()],
+        slot: Annotated[int, Form()],
+        rendered: Annotated[str, Form(max_length=32)],
+        csrf: Annotated[str, Form(max_length=64)],
+    ) -> Response:
+        """The render beacon: the page was rendered, so its slot is held for the judge from now (204),
+        or others took it meanwhile (409: the page moves on)."""
+        judge = posted(request, token)
+        signed(judge, task, slot, rendered, csrf)
+        return Response(status_code=204 if store.hold(judge, task, slot) else 409)
 
     @app.post("/j/{token}/answer")
     def submit(
@@ -280,36 +403,47 @@ def create_app(db_path: str | os.PathLike[str], max_body: int = MAX_BODY, failur
         token: str,
         task: Annotated[int, Form()],
         slot: Annotated[int, Form()],
+        rendered: Annotated[str, Form(max_length=32)],
         csrf: Annotated[str, Form(max_length=64)],
         answer: Annotated[str, Form(max_length=8)],
+        confidence: Annotated[str | None, Form(max_length=32)] = None,
+        explanation: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
     ) -> Response:
-        """Record one answer (yes or no) to a task shown to this judge; a double submit counts once.
-        A task that does not exist is refused as one not shown to the judge (the same 403)."""
-        judge = judge_of(request, token)
-        if not same_origin(request):
-            raise Problem(403, "answers are accepted only from this site's own pages")
-        if answer not in ANSWERS:
-            raise Problem(422, "an answer is yes or no (1 or 0)")
-        if not hmac.compare_digest(csrf, form_token(secret, judge.id, task, slot)):
-            raise Problem(403, "this form was not issued to you for this question; reload your page")
+        """Record one answer (:func:`judged`) to a task shown to this judge, or its skip; a double
+        submit counts once. A task that does not exist is refused as one not shown to the judge (the same 403)."""
+        judge = posted(request, token)
+        if answer != "skip":
+            bit, p = judged(answer, confidence)
+        when = signed(judge, task, slot, rendered, csrf)
         try:
-            store.submit(judge, task, slot, ANSWERS[answer])
+            if answer == "skip":
+                store.skip(judge, task)
+                return RedirectResponse(f"/j/{token}?skipped=true", status_code=303)
+            store.submit(judge, task, slot, bit, p, explanation.strip() or None, rendered=when)
         except Refused as refused:
             if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
                 return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
-        return RedirectResponse(f"/j/{token}?answered=true", status_code=303)
+        answered = store.task(task)
+        after = f"&gold={task}" if answered is not None and answered.feedback else ""  # a gold question's feedback
+        return RedirectResponse(f"/j/{token}?answered=true{after}", status_code=303)
 
     @app.get("/admin/{token}", response_class=HTMLResponse)
     def admin_page(request: Request, token: str) -> HTMLResponse:
-        """Debates waiting, judgements per debate against the planned budget, judges' throughput."""
+        """Debates waiting, judgements per debate against the planned budget, per-judge statistics, agreement."""
         admin(request, token)
         return page("admin.html", status=store.status(), token=token)
 
     @app.get("/admin/{token}/export.json")
     def export(request: Request, token: str) -> JSONResponse:
-        """Every task and every judgement (judges by id and name, never tokens)."""
+        """Every task, judgement and skip, per-judge statistics and agreement (judges by id and name, never tokens)."""
         admin(request, token)
         return JSONResponse(store.export())
+
+    @app.get("/admin/{token}/export.csv")
+    def export_table(request: Request, token: str) -> Response:
+        """Every answer and skip as CSV (:func:`~debatekit.judge.study.export_csv`)."""
+        admin(request, token)
+        return Response(export_csv(store.export()), media_type="text/csv; charset=utf-8")
 
     return app

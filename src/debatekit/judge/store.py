@@ -10,7 +10,10 @@ Durability: SQLite in WAL mode with ``synchronous=FULL``, every write one ``BEGI
 transaction, so an answer acknowledged to a judge has been committed and survives kill -9 (and
 power loss). Idempotence: a task is created or found by its key, so a debate resumed after a crash
 finds its task and the answers already given; an answer is unique on (task, judge, slot), so a
-double submit counts once. Tokens are stored as SHA-256 hashes only. One connection per thread
+double submit counts once. A slot is held for a judge once their page is rendered
+(:meth:`Store.hold`), never by a GET (:meth:`Store.peek`), and a real task closes at R answers;
+gold questions (known answers, under :data:`GOLD_RUN`) are answered once by each judge and never
+close. Tokens are stored as SHA-256 hashes only. One connection per thread
 (and per process), opened on first use.
 """
 
@@ -25,11 +28,12 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 SCHEMA = """
@@ -38,7 +42,10 @@ CREATE TABLE IF NOT EXISTS judges (
     name TEXT NOT NULL,
     token_hash TEXT NOT NULL UNIQUE,
     created REAL NOT NULL,
-    revoked REAL
+    revoked REAL,
+    quota INTEGER,
+    code TEXT,
+    consented REAL
 );
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY,
@@ -52,6 +59,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     per_judge INTEGER NOT NULL CHECK (per_judge >= 1),
     created REAL NOT NULL,
     closed REAL,
+    gold INTEGER CHECK (gold IN (0, 1)),
+    feedback TEXT,
     UNIQUE (run, debate, role, number)
 );
 CREATE INDEX IF NOT EXISTS open_tasks ON tasks (closed, id);
@@ -72,9 +81,17 @@ CREATE TABLE IF NOT EXISTS answers (
     answer INTEGER NOT NULL CHECK (answer IN (0, 1)),
     shown REAL NOT NULL,
     submitted REAL NOT NULL,
+    confidence REAL CHECK (confidence BETWEEN 0 AND 1),
+    explanation TEXT,
     UNIQUE (task, judge, slot)
 );
 CREATE INDEX IF NOT EXISTS answers_of_judge ON answers (judge, submitted);
+CREATE TABLE IF NOT EXISTS skips (
+    task INTEGER NOT NULL REFERENCES tasks (id),
+    judge INTEGER NOT NULL REFERENCES judges (id),
+    at REAL NOT NULL,
+    PRIMARY KEY (task, judge)
+);
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -83,6 +100,22 @@ CREATE TABLE IF NOT EXISTS settings (
 
 CLAIM_SECONDS = 600.0
 """How long a task shown to a judge keeps its slot for them before another judge may take it."""
+
+ADDED_COLUMNS = {
+    "judges": ("revoked REAL", "quota INTEGER", "code TEXT", "consented REAL"),
+    "tasks": ("gold INTEGER", "feedback TEXT"),
+    "answers": ("confidence REAL", "explanation TEXT"),
+}
+"""Columns a database made by an earlier version lacks, added when it is opened."""
+
+GOLD_RUN = "gold"
+"""The run key of gold questions: never a run's fingerprint, so no debate's oracle ever reads them."""
+
+GOLD_EVERY = 3
+"""A judge is shown a gold question after every this many real ones (and whenever no real one waits)."""
+
+MAX_EXPLANATION = 2000
+"""Longest explanation kept with an answer, in characters."""
 
 
 _WRITE_LOCKS: dict[Path, threading.Lock] = {}
@@ -124,19 +157,31 @@ class Task:
     per_judge: int
     created: float
     closed: float | None
+    gold: int | None = None
+    """A gold question's known answer (0 or 1); None for a debate's."""
+    feedback: str | None = None
+    """What a judge is shown after answering a gold question."""
 
 
 @dataclass(frozen=True)
 class Judge:
+    """A judge: at most ``quota`` answers, after which they are shown their completion ``code``
+    (for crowd platforms); ``consented`` when they accepted the study's consent page."""
+
     id: int
     name: str
     created: float
+    quota: int | None = None
+    code: str | None = None
+    consented: float | None = None
 
 
 @dataclass(frozen=True)
 class Answer:
     """One judgement: judge, slot (the judge's k-th answer to the task), 0/1, when the task was
-    shown and when the answer was committed."""
+    first rendered for the judge and when the answer was committed; the judge's ``confidence``
+    (their probability that the claim is true; None when they answered yes or no alone) and
+    ``explanation``."""
 
     task: int
     judge: int
@@ -145,6 +190,8 @@ class Answer:
     answer: int
     shown: float
     submitted: float
+    confidence: float | None = None
+    explanation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,11 +229,15 @@ class Store:
         with contextlib.suppress(FileExistsError):  # a new database is the experimenter's alone (0600)
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         with self._write() as db:
+            for table, columns in ADDED_COLUMNS.items():  # a database made by an earlier version
+                if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+                    have = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+                    for column in columns:
+                        if column.split()[0] not in have:
+                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
-            if "revoked" not in {row["name"] for row in db.execute("PRAGMA table_info(judges)")}:
-                db.execute("ALTER TABLE judges ADD COLUMN revoked REAL")  # a database made before revoke
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -230,16 +281,21 @@ class Store:
 
     # -- judges and the experimenter -------------------------------------------------------------
 
-    def invite(self, name: str) -> tuple[Judge, str]:
-        """A new judge and their personal token (returned once; only its hash is kept)."""
+    def invite(self, name: str, quota: int | None = None) -> tuple[Judge, str]:
+        """A new judge and their personal token (returned once; only its hash is kept), with at most
+        ``quota`` answers and a completion code shown when they reach it."""
         if not name.strip():
             raise ValueError("a judge needs a name")
+        if quota is not None and quota < 1:
+            raise ValueError(f"a quota is at least one answer, got {quota}")
         name, token, now = name.strip(), secrets.token_urlsafe(24), time.time()
+        code = None if quota is None else secrets.token_hex(4).upper()
         with self._write() as db:
             cursor = db.execute(
-                "INSERT INTO judges (name, token_hash, created) VALUES (?, ?, ?)", (name, token_hash(token), now)
+                "INSERT INTO judges (name, token_hash, created, quota, code) VALUES (?, ?, ?, ?, ?)",
+                (name, token_hash(token), now, quota, code),
             )
-        return Judge(int(cursor.lastrowid or 0), name, now), token
+        return Judge(int(cursor.lastrowid or 0), name, now, quota, code), token
 
     def judge(self, token: str) -> Judge | None:
         """The judge holding ``token``, or None (also once revoked)."""
@@ -248,7 +304,19 @@ class Store:
             .execute("SELECT * FROM judges WHERE token_hash = ? AND revoked IS NULL", (token_hash(token),))
             .fetchone()
         )
-        return None if row is None else Judge(row["id"], row["name"], row["created"])
+        return None if row is None else _judge(row)
+
+    def consent(self, judge: Judge) -> None:
+        """Note that ``judge`` accepted the study's consent page (the first time only)."""
+        with self._write() as db:
+            db.execute("UPDATE judges SET consented = ? WHERE id = ? AND consented IS NULL", (time.time(), judge.id))
+
+    def finished(self, judge: Judge) -> bool:
+        """Whether ``judge`` has given their quota of answers."""
+        if judge.quota is None:
+            return False
+        given = self._db().execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
+        return given >= judge.quota
 
     def revoke(self, name: str) -> int:
         """Revoke every judge named ``name``: their links stop working and the questions held for
@@ -289,6 +357,8 @@ class Store:
         budget under a key already asked is refused."""
         if needed < 1 or per_judge < 1:
             raise ValueError(f"a task needs at least one answer and one per judge (got {needed}, {per_judge})")
+        if key.run == GOLD_RUN:
+            raise ValueError(f"the run key {GOLD_RUN!r} is the gold questions'")
         with self._write() as db:
             db.execute(
                 "INSERT INTO tasks (run, debate, role, number, question, context, needed, per_judge, created)"
@@ -365,7 +435,7 @@ class Store:
             " (SELECT COALESCE(SUM(MAX(tasks.per_judge - (SELECT COUNT(*) FROM answers AS a"
             "     WHERE a.task = tasks.id AND a.judge = judges.id), 0)), 0)"
             "   FROM judges WHERE judges.revoked IS NULL) AS possible"
-            " FROM tasks WHERE closed IS NULL ORDER BY id",
+            " FROM tasks WHERE closed IS NULL AND gold IS NULL ORDER BY id",
             {"now": now},
         )
         keys = ("id", "run", "debate", "role", "number", "needed", "given", "held", "possible", "per_judge", "created")
@@ -395,54 +465,171 @@ class Store:
         )
         return [_answer(row) for row in rows]
 
+    def add_gold(self, questions: Iterable[tuple[str, tuple[str, ...], int, str | None]]) -> int:
+        """Add gold questions (text, context lines, known answer 0 or 1, feedback or None), shown
+        among the real ones (:meth:`offer`); a question already gold is kept once. How many were new."""
+        added = 0
+        with self._write() as db:
+            known = {
+                (row[0], row[1]) for row in db.execute("SELECT question, context FROM tasks WHERE run = ?", (GOLD_RUN,))
+            }
+            number = len(known)
+            for question, context, answer, feedback in questions:
+                if answer not in (0, 1):
+                    raise ValueError(f"a gold answer is 0 or 1, got {answer!r}")
+                lines = json.dumps(list(context))
+                if (question, lines) in known:
+                    continue
+                db.execute(
+                    "INSERT INTO tasks (run, debate, role, number, question, context, needed, per_judge, created, gold,"
+                    " feedback) VALUES (?, ?, 'gold', 0, ?, ?, 1, 1, ?, ?, ?)",
+                    (GOLD_RUN, number, question, lines, time.time(), answer, feedback),
+                )
+                known.add((question, lines))
+                number, added = number + 1, added + 1
+        return added
+
+    def _next(self, db: sqlite3.Connection, judge: Judge, now: float) -> tuple[int, int, bool] | None:
+        """(task, slot, held) of ``judge``'s next question: the one held for them, else (below their
+        quota) the oldest real task with room for them that they did not skip, or a gold one when due
+        (after every :data:`GOLD_EVERY` real ones, or when no real one waits)."""
+        row = db.execute(
+            "SELECT claims.task, claims.slot FROM claims JOIN tasks ON tasks.id = claims.task"
+            " WHERE claims.judge = ? AND tasks.closed IS NULL ORDER BY claims.task LIMIT 1",
+            (judge.id,),
+        ).fetchone()
+        if row is not None:
+            return row["task"], row["slot"], True
+        given = db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
+        if judge.quota is not None and given >= judge.quota:
+            return None
+        unskipped = "NOT EXISTS (SELECT 1 FROM skips WHERE skips.task = tasks.id AND skips.judge = :judge)"
+        real = db.execute(
+            "SELECT tasks.id,"
+            " (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge) AS mine"
+            f" FROM tasks WHERE closed IS NULL AND gold IS NULL AND {unskipped}"
+            " AND (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
+            "     < per_judge"
+            " AND (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id)"
+            "   + (SELECT COUNT(*) FROM claims WHERE claims.task = tasks.id AND claims.expires > :now)"
+            "     < needed"
+            " ORDER BY tasks.id LIMIT 1",
+            {"judge": judge.id, "now": now},
+        ).fetchone()
+        gold = db.execute(
+            f"SELECT id FROM tasks WHERE closed IS NULL AND gold IS NOT NULL AND {unskipped}"
+            " AND NOT EXISTS (SELECT 1 FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
+            " ORDER BY id LIMIT 1",
+            {"judge": judge.id},
+        ).fetchone()
+        if gold is not None:
+            real_done, gold_done = db.execute(
+                "SELECT COALESCE(SUM(tasks.gold IS NULL), 0), COALESCE(SUM(tasks.gold IS NOT NULL), 0) FROM"
+                " (SELECT task FROM answers WHERE judge = :judge UNION ALL SELECT task FROM skips WHERE judge = :judge)"
+                " AS done JOIN tasks ON tasks.id = done.task",
+                {"judge": judge.id},
+            ).fetchone()
+            if real is None or gold_done * GOLD_EVERY <= real_done:
+                return gold["id"], 0, False
+        return None if real is None else (real["id"], real["mine"], False)
+
+    def _room(self, db: sqlite3.Connection, judge: Judge, task: sqlite3.Row, slot: int, now: float) -> bool:
+        """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
+        ``per_judge`` and their quota, not skipped, and (a real task) its answers plus other judges'
+        held slots short of R."""
+        mine = db.execute(
+            "SELECT COUNT(*) FROM answers WHERE task = ? AND judge = ?", (task["id"], judge.id)
+        ).fetchone()[0]
+        skipped = db.execute("SELECT 1 FROM skips WHERE task = ? AND judge = ?", (task["id"], judge.id)).fetchone()
+        if task["closed"] is not None or skipped or slot != mine or mine >= task["per_judge"]:
+            return False
+        given = db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
+        if judge.quota is not None and given >= judge.quota:
+            return False
+        if task["gold"] is not None:
+            return True
+        taken = db.execute(
+            "SELECT (SELECT COUNT(*) FROM answers WHERE task = :task)"
+            " + (SELECT COUNT(*) FROM claims WHERE task = :task AND judge != :judge AND expires > :now)",
+            {"task": task["id"], "judge": judge.id, "now": now},
+        ).fetchone()[0]
+        return taken < task["needed"]
+
+    def _offer(self, db: sqlite3.Connection, task_id: int, slot: int) -> Offer:
+        task = _task(db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone())
+        given = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
+        return Offer(task, slot, 1 if task.gold is not None else task.needed - given)  # gold looks like any question
+
+    def peek(self, judge: Judge, now: float | None = None) -> Offer | None:
+        """The task :meth:`offer` would show ``judge`` next, holding nothing (a page's GET: a link
+        preview or a bot reserves no slot; :meth:`hold` does, once the page is rendered)."""
+        db = self._db()
+        found = self._next(db, judge, time.time() if now is None else now)
+        return None if found is None else self._offer(db, found[0], found[1])
+
     def offer(self, judge: Judge, now: float | None = None) -> Offer | None:
-        """The next task for ``judge``: the one already shown to them and not yet answered, else
-        the oldest open task they may still answer (fewer than ``per_judge`` answers from them)
-        whose answers plus slots held by other judges fall short of R; its slot is held for them
-        for :data:`CLAIM_SECONDS`. None when nothing waits for this judge."""
+        """The next task for ``judge`` (:meth:`peek`), its slot held for them for :data:`CLAIM_SECONDS`
+        from now. None when nothing waits for this judge."""
         now = time.time() if now is None else now
         with self._write() as db:
-            row = db.execute(
-                "SELECT claims.task, claims.slot FROM claims JOIN tasks ON tasks.id = claims.task"
-                " WHERE claims.judge = ? AND tasks.closed IS NULL ORDER BY claims.task LIMIT 1",
-                (judge.id,),
-            ).fetchone()
-            if row is not None:
+            found = self._next(db, judge, now)
+            if found is None:
+                return None
+            task_id, slot, held = found
+            if held:
                 db.execute(
                     "UPDATE claims SET expires = ? WHERE task = ? AND judge = ? AND slot = ?",
-                    (now + CLAIM_SECONDS, row["task"], judge.id, row["slot"]),
+                    (now + CLAIM_SECONDS, task_id, judge.id, slot),
                 )
-                task_id, slot = row["task"], row["slot"]
             else:
-                row = db.execute(
-                    "SELECT tasks.id,"
-                    " (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge) AS mine"
-                    " FROM tasks WHERE closed IS NULL"
-                    " AND (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
-                    "     < per_judge"
-                    " AND (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id)"
-                    "   + (SELECT COUNT(*) FROM claims WHERE claims.task = tasks.id AND claims.expires > :now)"
-                    "     < needed"
-                    " ORDER BY tasks.id LIMIT 1",
-                    {"judge": judge.id, "now": now},
-                ).fetchone()
-                if row is None:
-                    return None
-                task_id, slot = row["id"], row["mine"]
                 db.execute(
                     "INSERT INTO claims (task, judge, slot, shown, expires) VALUES (?, ?, ?, ?, ?)",
                     (task_id, judge.id, slot, now, now + CLAIM_SECONDS),
                 )
-            task = _task(db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone())
-            given = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
-        return Offer(task, slot, task.needed - given)
+            return self._offer(db, task_id, slot)
 
-    def submit(self, judge: Judge, task_id: int, slot: int, answer: int) -> Outcome:
-        """Record ``judge``'s ``answer`` (0 or 1) in ``slot`` of a task shown to them. The same
-        answer submitted twice counts once (:attr:`Outcome.ALREADY`); anything else that is not a
-        fresh answer to the judge's own open slot raises :class:`Refused` and changes nothing."""
+    def hold(self, judge: Judge, task_id: int, slot: int, now: float | None = None) -> bool:
+        """Hold ``slot`` of a task for ``judge`` for :data:`CLAIM_SECONDS` from now, its page having been
+        rendered (the first render is when it was shown: a render again keeps that time). False when
+        the slot is no longer theirs to take (other judges filled or hold the task, or it closed)."""
+        now = time.time() if now is None else now
+        with self._write() as db:
+            held = db.execute(
+                "UPDATE claims SET expires = ? WHERE task = ? AND judge = ? AND slot = ?",
+                (now + CLAIM_SECONDS, task_id, judge.id, slot),
+            ).rowcount
+            if held:
+                return True
+            task = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            if task is None or not self._room(db, judge, task, slot, now):
+                return False
+            db.execute(
+                "INSERT INTO claims (task, judge, slot, shown, expires) VALUES (?, ?, ?, ?, ?)",
+                (task_id, judge.id, slot, now, now + CLAIM_SECONDS),
+            )
+        return True
+
+    def submit(
+        self,
+        judge: Judge,
+        task_id: int,
+        slot: int,
+        answer: int,
+        confidence: float | None = None,
+        explanation: str | None = None,
+        rendered: float | None = None,
+    ) -> Outcome:
+        """Record ``judge``'s ``answer`` (0 or 1, with their ``confidence`` and ``explanation``) in
+        ``slot`` of a task held for them, or, given when its page was ``rendered`` (a form the
+        server signed), of one with room for them. The same answer submitted twice counts once
+        (:attr:`Outcome.ALREADY`); anything else that is not a fresh answer to the judge's own open
+        slot raises :class:`Refused` and changes nothing."""
         if answer not in (0, 1):
             raise Refused("answer", "an answer is yes (1) or no (0)")
+        if confidence is not None and not 0 <= confidence <= 1:
+            raise Refused("answer", "a confidence is a probability, from 0 to 1")
+        if explanation is not None and len(explanation) > MAX_EXPLANATION:
+            raise Refused("answer", f"an explanation is at most {MAX_EXPLANATION} characters")
         with self._write() as db:
             task = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if task is None:
@@ -456,28 +643,43 @@ class Store:
                 return Outcome.ALREADY
             if task["closed"] is not None:
                 raise Refused("closed", "this question already has all the answers it needs")
+            now = time.time()
             claim = db.execute(
                 "SELECT shown FROM claims WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot)
             ).fetchone()
-            if claim is None:
+            if claim is None and rendered is None:
                 raise Refused("not yours", f"task {task_id} was not shown to you")
-            now = time.time()
+            if claim is None and not self._room(db, judge, task, slot, now):
+                raise Refused("taken", "other judges gave or are giving the answers this question needs")
             db.execute(
-                "INSERT INTO answers (task, judge, slot, answer, shown, submitted) VALUES (?, ?, ?, ?, ?, ?)",
-                (task_id, judge.id, slot, answer, claim["shown"], now),
-            )
+                "INSERT INTO answers (task, judge, slot, answer, shown, submitted, confidence, explanation)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (task_id, judge.id, slot, answer, rendered if claim is None else claim["shown"], now, confidence,
+                 explanation or None),
+            )  # fmt: skip
             db.execute("DELETE FROM claims WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot))
             count = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
-            if count >= task["needed"]:
+            if task["gold"] is None and count >= task["needed"]:
                 db.execute("UPDATE tasks SET closed = ? WHERE id = ?", (now, task_id))
                 db.execute("DELETE FROM claims WHERE task = ?", (task_id,))
         return Outcome.RECORDED
+
+    def skip(self, judge: Judge, task_id: int) -> None:
+        """``judge`` is unsure of a task shown to them: it goes back to the other judges (their held
+        slot released) and is never shown to this judge again; the skip is recorded once."""
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
+                raise Refused("unknown", f"there is no task {task_id}")
+            db.execute(
+                "INSERT OR IGNORE INTO skips (task, judge, at) VALUES (?, ?, ?)", (task_id, judge.id, time.time())
+            )
+            db.execute("DELETE FROM claims WHERE task = ? AND judge = ?", (task_id, judge.id))
 
     # -- the experimenter's view -------------------------------------------------------------------
 
     def status(self, now: float | None = None) -> dict[str, Any]:
         """Debates waiting (with open tasks), judgements given per debate against the planned
-        budget (the sum of R over its tasks), and each judge's throughput."""
+        budget (the sum of R over its tasks), per-judge statistics and the agreement between judges."""
         now = time.time() if now is None else now
         db = self._db()
         debates = [
@@ -487,28 +689,70 @@ class Store:
                 " (SELECT COUNT(*) FROM answers JOIN tasks AS t ON t.id = answers.task"
                 "  WHERE t.run = tasks.run AND t.debate = tasks.debate) AS given,"
                 " MIN(CASE WHEN closed IS NULL THEN created END) AS waiting_since"
-                " FROM tasks GROUP BY run, debate ORDER BY MIN(created)"
+                " FROM tasks WHERE gold IS NULL GROUP BY run, debate ORDER BY MIN(created)"
             )
         ]
-        judges = [
-            dict(row)
-            for row in db.execute(
-                "SELECT judges.id, judges.name, judges.revoked, COUNT(answers.id) AS answers,"
-                " MIN(answers.submitted) AS first, MAX(answers.submitted) AS last,"
-                " SUM(answers.submitted > :hour) AS last_hour,"
-                " AVG(answers.submitted - answers.shown) AS mean_seconds"
-                " FROM judges LEFT JOIN answers ON answers.judge = judges.id GROUP BY judges.id ORDER BY judges.id",
-                {"hour": now - 3600},
-            )
-        ]
-        for judge in judges:
-            judge["last_hour"] = judge["last_hour"] or 0
+        judges = self.statistics(now)
         return {
             "waiting": [d for d in debates if d["open"]],
             "debates": debates,
             "judges": judges,
             "judgements": db.execute("SELECT COUNT(*) FROM answers").fetchone()[0],
+            "agreement": self.agreement(),
         }
+
+    def statistics(self, now: float | None = None) -> list[dict[str, Any]]:
+        """Per judge: answers (gold ones too), skips, answers in the last hour, the median seconds from
+        a question's first render to its answer, gold questions answered and the share right
+        (``gold_accuracy``, None before any), quota, completion code and whether it was reached."""
+        now = time.time() if now is None else now
+        db = self._db()
+        judges = []
+        for row in db.execute("SELECT * FROM judges ORDER BY id").fetchall():
+            answers = db.execute(
+                "SELECT answers.submitted - answers.shown AS seconds, answers.submitted, answers.answer, tasks.gold"
+                " FROM answers JOIN tasks ON tasks.id = answers.task WHERE answers.judge = ?",
+                (row["id"],),
+            ).fetchall()
+            gold = [a["answer"] == a["gold"] for a in answers if a["gold"] is not None]
+            judges.append(
+                {
+                    "id": row["id"],
+                    "name": row["name"],
+                    "revoked": row["revoked"],
+                    "answers": len(answers),
+                    "skips": db.execute("SELECT COUNT(*) FROM skips WHERE judge = ?", (row["id"],)).fetchone()[0],
+                    "last_hour": sum(a["submitted"] > now - 3600 for a in answers),
+                    "last": max((a["submitted"] for a in answers), default=None),
+                    "median_seconds": median(a["seconds"] for a in answers) if answers else None,
+                    "gold_answered": len(gold),
+                    "gold_accuracy": sum(gold) / len(gold) if gold else None,
+                    "quota": row["quota"],
+                    "completion_code": row["code"],
+                    "finished": row["quota"] is not None and len(answers) >= row["quota"],
+                }
+            )
+        return judges
+
+    def agreement(self) -> dict[str, Any]:
+        """Inter-rater agreement on the real questions (gold ones left out): Krippendorff's alpha for
+        nominal yes/no data over the tasks with at least two answers (None while fewer than two
+        such tasks, or when every answer is the same: alpha is undefined)."""
+        counts = [
+            (row["no"], row["yes"])
+            for row in self._db().execute(
+                "SELECT SUM(answer = 0) AS no, SUM(answer = 1) AS yes"
+                " FROM answers JOIN tasks ON tasks.id = answers.task WHERE tasks.gold IS NULL"
+                " GROUP BY answers.task HAVING COUNT(*) >= 2"
+            )
+        ]
+        alpha = None
+        if len(counts) >= 2 and len({value for pair in counts for value, n in enumerate(pair) if n}) == 2:
+            import krippendorff  # the judge extra's
+            import numpy as np
+
+            alpha = float(krippendorff.alpha(value_counts=np.array(counts), level_of_measurement="nominal"))
+        return {"krippendorff_alpha": alpha, "tasks": len(counts), "answers": sum(map(sum, counts))}
 
     def export(self) -> dict[str, Any]:
         """Every task and every judgement, as JSON data (judges by id and name, never tokens)."""
@@ -532,10 +776,15 @@ class Store:
                     "per_judge": t.per_judge,
                     "created": t.created,
                     "closed": t.closed,
+                    "gold": t.gold,
+                    "feedback": t.feedback,
                 }
                 for t in tasks
             ],
             "judgements": [answer_json(_answer(row)) for row in rows],
+            "skips": [dict(row) for row in db.execute("SELECT task, judge, at FROM skips ORDER BY at")],
+            "judges": self.statistics(),
+            "agreement": self.agreement(),
         }
 
 
@@ -549,6 +798,8 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "answer": answer.answer,
         "shown": answer.shown,
         "submitted": answer.submitted,
+        "confidence": answer.confidence,
+        "explanation": answer.explanation,
     }
 
 
@@ -562,10 +813,24 @@ def _task(row: sqlite3.Row) -> Task:
         row["per_judge"],
         row["created"],
         row["closed"],
+        row["gold"],
+        row["feedback"],
     )
+
+
+def _judge(row: sqlite3.Row) -> Judge:
+    return Judge(row["id"], row["name"], row["created"], row["quota"], row["code"], row["consented"])
 
 
 def _answer(row: sqlite3.Row) -> Answer:
     return Answer(
-        row["task"], row["judge"], row["judge_name"], row["slot"], row["answer"], row["shown"], row["submitted"]
+        row["task"],
+        row["judge"],
+        row["judge_name"],
+        row["slot"],
+        row["answer"],
+        row["shown"],
+        row["submitted"],
+        row["confidence"],
+        row["explanation"],
     )
