@@ -11,7 +11,7 @@ import numpy as np
 
 from debatekit.analysis.lipschitz import threshold_k
 from debatekit.machine.transcript import MachineBuilder
-from debatekit.oracle import FunctionOracle, TableOracle
+from debatekit.oracle import FunctionOracle, Question, TableOracle
 from debatekit.problems.registry import Feature, Instance, InstanceError, problem
 
 VOTES = 5
@@ -19,7 +19,14 @@ VOTES = 5
 SUPPORTED = ("is the claim supported by the evidence?",)
 JUDGE_YES = 0.98
 """P[yes] of each judgement in xor-of-judgements."""
-CLAIM = ("does the passage support the claim?",)
+CLAIM = "the Elm Street bridge was closed to traffic for repairs in 2023"
+PASSAGES = {
+    True: "Riverton council minutes, March 2023: the council voted to close the Elm Street bridge to all vehicles "
+    "from April to September 2023 while its deck was replaced. Traffic was diverted over the Oak Avenue bridge.",
+    False: "Riverton council minutes, March 2023: the council voted to keep the Elm Street bridge open to traffic "
+    "throughout 2023 and to postpone the replacement of its deck to 2025.",
+}
+"""one-claim's passage, by the truth: one that supports :data:`CLAIM`, one that does not."""
 CLAIM_YES = 0.9
 """P[yes] of one-claim's judgement when the claim is supported (1 - this when it is not)."""
 
@@ -199,11 +206,13 @@ def ma_witness(size: int, truth: bool, rng: np.random.Generator) -> Instance:
 def one_claim(size: int, truth: bool, rng: np.random.Generator) -> Instance:
     """M asks one judge whether a passage supports a claim and outputs the answer: P[yes] =
     CLAIM_YES if it does, 1 - CLAIM_YES if not. T = 1 and K = 1 (the answer is the output), the
-    smallest a machine with a judgement can have, so the fewest verifier queries per guarantee."""
+    smallest a machine with a judgement can have, so the fewest verifier queries per guarantee.
+    The judge reads the passage (:data:`PASSAGES`: the truth decides which) and the claim."""
+    question = Question(f"{PASSAGES[truth]}\nDoes this passage support the claim that {CLAIM}?")
     b = MachineBuilder(inputs=0)
-    b.ask(lambda: CLAIM)
+    b.ask(lambda: question)
     p = CLAIM_YES if truth else 1 - CLAIM_YES
     return Instance(
-        "one-claim", size, truth, np.zeros(0, dtype=np.uint8), oracle=TableOracle({CLAIM: p}), machine=b.build(),
+        "one-claim", size, truth, np.zeros(0, dtype=np.uint8), oracle=TableOracle({question: p}), machine=b.build(),
         lipschitz=threshold_k([], output_steps=1),
     )  # fmt: skip
