@@ -82,3 +82,10 @@ def test_api_sweep(tmp_path: Path) -> None:
     for _, truth, alice, bob, rate in rows:  # each adversary on the truth it argues against
         assert (alice if truth == "yes" else bob) == "honest", (truth, alice, bob)
         assert float(rate) == 1.0, (truth, alice, bob)  # Theorems 5.1 and 5.3: c = 1, s = 0
+
+
+def test_train_from_debates(tmp_path: Path) -> None:
+    out = example("train_from_debates.py", tmp_path)
+    [(rows, debates, alice, won)] = numbers(r"(\d+) rows from (\d+) debates; Alice's rows: (\d+), won (\d+)", out)
+    assert (int(rows), int(debates), int(alice)) == (400, 200, 200) and 100 <= int(won) < 200
+    assert "the policy fitted on rewards plays honest Alice: yes" in out

@@ -81,9 +81,9 @@ def run(
     overwrite: bool = False,
 ) -> RunResult:
     """``debatekit run``: ``trials`` debates of ``alice`` against ``bob`` (a progress bar on a
-    terminal). The result's ``to_json()`` is what ``run --json`` prints: its ``extra`` holds the
-    parameters in effect (``params``) and, when a model played, its usage by role
-    (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
+    terminal). The result's ``to_json()`` is what ``run --json`` prints; it holds the parameters
+    in effect (``params``) and, when a model played, its usage by role (``model_usage``). No run
+    log is written; forfeits are in ``forfeit_reasons``, not printed.
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
     replaces it (``--resume``, ``--overwrite``). People asked before by the same run are asked
     fresh questions unless ``resume`` or ``reuse_answers`` (``--reuse-answers``).

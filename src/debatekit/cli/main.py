@@ -27,6 +27,7 @@ from debatekit.cli import (
     stability_cmd,
     stackelberg_cmd,
     sweep_cmd,
+    training_cmd,
     view_cmd,
 )
 from debatekit.mistakes import UserError
@@ -70,6 +71,8 @@ COMMANDS = (
                                        )),
     ("report", report_cmd.report, example("debatekit report debatekit-logs/",
                                           "debatekit report debatekit-sweeps/sweep --out report/")),
+    ("training", training_cmd.training, example("debatekit training r.jsonl --out debates.jsonl",
+                                                "debatekit training runs/*.jsonl --out debates.parquet")),
     ("view", view_cmd.view, example("debatekit view r.jsonl", "debatekit view debatekit-logs/ --port 8100 --no-open",
                                     "debatekit view debatekit-sweeps/sweep")),
 )  # fmt: skip
