@@ -13,6 +13,7 @@ from debatekit.cli.logs_cmd import LogDirOption, LogRecordsOption, NoLogOption
 from debatekit.cli.options import (
     STRATEGY_HELP,
     ConstantsOption,
+    GenerationOption,
     JsonOption,
     ParamOption,
     ProblemOption,
@@ -93,6 +94,7 @@ def run(
         float,
         typer.Option("--player-memory", metavar="GIB", help="Address space of a user's strategy's worker process."),
     ] = DEFAULT_PLAYER_MEMORY,
+    generation: GenerationOption = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
     ] = False,
@@ -107,6 +109,7 @@ def run(
     from debatekit.cli.common import emit_json, stdout
     from debatekit.cli.logs_cmd import start_log
     from debatekit.progress import progress
+    from debatekit.runs.names import generation_file
     from debatekit.runs.prepare import play, prepare, writable
 
     asked = RunSpec(
@@ -130,6 +133,7 @@ def run(
         concurrency=concurrency,
         trust_players=trust_players,
         player_memory=player_memory,
+        generation=() if generation is None else generation_file(generation),
     )
     ready = prepare(asked)
     spec = ready.spec

@@ -67,7 +67,9 @@ class RunSpec:
     for one move; debates in flight. A user's strategy moves in worker processes of its own
     (:mod:`debatekit.engine.isolation`) with at most ``player_memory`` GiB of address space,
     unless ``trust_players`` plays it inline (to debug it; the boundary is then off).
-    ``size`` None is the problem's default."""
+    ``generation`` is how models' judgements are generated, as ``--generation FILE.toml``'s keys
+    (:class:`debatekit.llm.generation.Generation`; none: its defaults). ``size`` None is the
+    problem's default."""
 
     protocol: str
     problem: str | Instance
@@ -89,6 +91,7 @@ class RunSpec:
     concurrency: int = 1
     trust_players: bool = False
     player_memory: float = DEFAULT_PLAYER_MEMORY
+    generation: tuple[tuple[str, Any], ...] = ()
     _id: str = field(default="", init=False, repr=False, compare=False)
 
     def assignments(self) -> list[str]:
@@ -120,6 +123,7 @@ class RunSpec:
             "concurrency": self.concurrency,
             "trust_players": self.trust_players,
             "player_memory": self.player_memory,
+            "generation": dict(self.generation),
         }
 
     def identity(self) -> dict[str, Any]:
@@ -135,8 +139,9 @@ class RunSpec:
         comes back as text, which no lookup resolves: the object itself must be given again."""
         oracles = data.get("oracles") or {}
         params = data.get("params") or {}
-        if not isinstance(oracles, Mapping) or not isinstance(params, Mapping):
-            raise UserError("a run's oracles and params are tables")
+        generation = data.get("generation") or {}
+        if not all(isinstance(table, Mapping) for table in (oracles, params, generation)):
+            raise UserError("a run's oracles, params and generation are tables")
         try:
             return cls(
                 protocol=_of(data["protocol"], str, "protocol"),
@@ -161,6 +166,7 @@ class RunSpec:
                 player_memory=float(
                     _of(data.get("player_memory", DEFAULT_PLAYER_MEMORY), int | float, "player_memory")
                 ),
+                generation=tuple((str(key), value) for key, value in generation.items()),
             )
         except KeyError as err:
             raise UserError(f"a run needs its {err.args[0]}") from None
