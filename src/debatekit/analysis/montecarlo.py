@@ -211,6 +211,9 @@ class RunResult:
     """Where each seat's player ran (:class:`~debatekit.engine.isolation.Seating`), by role."""
     model_usage: dict[str, Any] | None = None
     """The models consulted, their calls and tokens (LLM players or judges), when any was."""
+    judge_calibration: dict[str, Any] | None = None
+    """Each model of the judge scored against the instance's ground truth on the questions it
+    answered (n, Brier, the always-0.5 Brier, whether it is worse than chance), when one judged."""
     trials_asked: int | None = None
     """Set when the run was interrupted: the debates asked for (``trials`` of them finished)."""
 
@@ -221,6 +224,8 @@ class RunResult:
         data["guarantee"] = asdict(self.guarantee)
         if self.model_usage is None:
             del data["model_usage"]
+        if self.judge_calibration is None:
+            del data["judge_calibration"]
         if self.trials_asked is None:
             del data["trials_asked"]
         else:

@@ -235,6 +235,12 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     )
     note = payoffs.conclusions.note if payoffs else None
     inline = [f"{role}: {where}" for role, where in result.boundary.items() if Seating(where).off]
+    worse = "; ".join(
+        f"{name} judged worse than chance: Brier {s['brier']:.3f} on the {s['n']} questions it answered "
+        f"(always 0.5: {s['baseline_brier']:.3f})"
+        for name, s in (result.judge_calibration or {}).items()
+        if s["worse_than_chance"]
+    )
     out.caption = (g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
-                   + "".join(f"\n{seat}" for seat in inline))  # fmt: skip
+                   + "".join(f"\n{seat}" for seat in inline) + (f"\n{worse}" if worse else ""))  # fmt: skip
     return out

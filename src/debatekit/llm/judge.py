@@ -123,6 +123,9 @@ class ModelJudge(Oracle):
     ):
         self.model, self.role, self.name = model, role, name or model.name
         self.generation = generation or Generation()
+        self.answered: list[tuple[Query, float]] = []
+        """Each query judged and its P[yes], in the order answered (shared by a seat's copies): what a
+        run scores against the ground truth."""
         prompt = "reason.txt" if self.generation.mode is Mode.REASON else "judge.txt"
         self._template = Template(prompt_text(prompt, prompts))
         self._template.substitute(question="", context="")  # a prompt with other placeholders fails here
@@ -196,6 +199,7 @@ class ModelJudge(Oracle):
             aside(entry | {"error": f"{type(err).__name__}: {err}"})
             raise
         aside(entry | {"p_yes": estimate.p_yes, "estimator": estimate.to_json()})
+        self.answered.append((query, estimate.p_yes))
         return estimate.p_yes
 
     def sample(self, query: Query, rng: np.random.Generator) -> Awaitable[int]:  # type: ignore[override]

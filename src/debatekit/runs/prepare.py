@@ -260,7 +260,35 @@ def play(
     except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
         raise UserError(f"{ready.spec.name} on {run.problem} at --size {ready.instance.size}: {err}") from None
     usage = usage_json(since=models_before) if ready.models else None  # LLM players or a model of the judge
-    return replace(result, params=ready.params, boundary=boundary, model_usage=usage)
+    scored = judges_scored(ready) if ready.models else None
+    return replace(result, params=ready.params, boundary=boundary, model_usage=usage, judge_calibration=scored)
+
+
+def judges_scored(ready: Prepared) -> dict[str, Any] | None:
+    """Each model of the judge (an oracle, not a player's model) scored against the instance's
+    ground truth on the distinct questions it answered whose truth is known (None when none)."""
+    from debatekit.analysis.calibration import baseline, calibration
+    from debatekit.llm.judge import ModelJudge
+
+    truth = ready.instance.oracle
+    scored: dict[str, Any] = {}
+    for judge in {id(o): o for o in (ready.oracles.provers, ready.oracles.verifier)}.values():
+        if not isinstance(judge, ModelJudge):
+            continue
+        pairs: dict[Any, tuple[float, float]] = {}
+        for query, p in judge.answered:
+            try:
+                known = truth.probability(query)
+            except (ValueError, TypeError):  # not a question the ground truth knows
+                known = None
+            if known is not None:
+                pairs[query] = (p, float(known))
+        if pairs:
+            model = calibration([p for p, _ in pairs.values()], [y for _, y in pairs.values()])
+            chance = baseline([y for _, y in pairs.values()])
+            scored[f"llm:{judge.name}"] = {"n": model.n, "brier": model.brier, "baseline_brier": chance.brier,
+                                           "worse_than_chance": model.worse_than(chance)}  # fmt: skip
+    return scored or None
 
 
 def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strategy:
