@@ -52,6 +52,10 @@ ConstantsOption = Annotated[
 ]
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
 TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
+RunTruthOption = Annotated[
+    Truth | None,
+    typer.Option("--truth", help="The instance's true answer (default: yes; a plan file's own answer)."),
+]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
 GenerationOption = Annotated[

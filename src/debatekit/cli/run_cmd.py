@@ -18,13 +18,13 @@ from debatekit.cli.options import (
     ParamOption,
     ProblemOption,
     ProtocolArgument,
+    RunTruthOption,
     SeedOption,
     SizeOption,
-    TruthOption,
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
-from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, Truth
+from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -36,7 +36,7 @@ def run(
     protocol_name: ProtocolArgument,
     problem: ProblemOption,
     size: SizeOption = None,
-    truth: TruthOption = Truth.yes,
+    truth: RunTruthOption = None,
     param: ParamOption = None,
     alice: Annotated[str, typer.Option("--alice", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
     bob: Annotated[str, typer.Option("--bob", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",

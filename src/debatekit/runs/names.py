@@ -235,11 +235,13 @@ def params_json(spec: ProtocolSpec, problem_values: Any) -> dict[str, Any]:
     return ({} if problem_values is None else as_dict(problem_values)) | as_dict(spec.params)
 
 
-def instance(found: Problem, size: int | None, truth: Truth, seed: int, params: Any = None) -> Instance:
+def instance(found: Problem, size: int | None, truth: Truth | None, seed: int, params: Any = None) -> Instance:
+    """``found``'s instance; ``truth`` None is the problem's default (a plan's own answer)."""
     from debatekit.analysis.montecarlo import make_instance
 
+    answer = found.truths[0] if truth is None else truth is Truth.yes
     try:
-        return make_instance(found, found.default_size if size is None else size, truth is Truth.yes, seed, params)
+        return make_instance(found, found.default_size if size is None else size, answer, seed, params)
     except InstanceError as err:
         raise UserError(str(err)) from err
 

@@ -59,7 +59,8 @@ for a Python player with numpy, far below what would trouble the machine."""
 @dataclass(frozen=True)
 class RunSpec:
     """``trials`` debates of ``alice`` against ``bob`` in ``protocol`` on ``problem``'s instance of
-    ``size`` whose answer is ``truth``, from ``seed``. ``params`` are the ``-P NAME=VALUE``
+    ``size`` whose answer is ``truth`` (None: the problem's default, yes where it can be either and a
+    plan's own answer), from ``seed``. ``params`` are the ``-P NAME=VALUE``
     assignments as (name, value) pairs; ``constants`` stochastic debate's choice; the oracles by
     side (``prover_oracle``/``verifier_oracle`` default to ``oracle``; people answer from
     ``judge_db``, at most ``answers_per_judge`` answers per judge and question, fresh questions for
@@ -74,7 +75,7 @@ class RunSpec:
     protocol: str
     problem: str | Instance
     size: int | None = None
-    truth: Truth = Truth.yes
+    truth: Truth | None = None
     alice: Player = "honest"
     bob: Player = "honest"
     constants: Constants | None = None
@@ -104,7 +105,7 @@ class RunSpec:
             "protocol": self.protocol,
             "problem": described(self.problem, "instance"),
             "size": self.size,
-            "truth": self.truth.value,
+            "truth": None if self.truth is None else self.truth.value,
             "alice": described(self.alice, "strategy"),
             "bob": described(self.bob, "strategy"),
             "constants": None if self.constants is None else self.constants.value,
@@ -147,7 +148,7 @@ class RunSpec:
                 protocol=_of(data["protocol"], str, "protocol"),
                 problem=_of(data["problem"], str, "problem"),
                 size=_of(data.get("size"), int | None, "size"),
-                truth=truth_named(data.get("truth", "yes")),
+                truth=None if data.get("truth") is None else truth_named(data["truth"]),
                 alice=_of(data.get("alice", "honest"), str, "alice"),
                 bob=_of(data.get("bob", "honest"), str, "bob"),
                 constants=constants_named(data.get("constants")),
