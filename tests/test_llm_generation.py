@@ -208,3 +208,20 @@ def test_a_generation_without_a_model_is_a_usage_error(tmp_path: Path, capsys: p
     code = main(["run", "cross-exam", "--problem", "caffeine", "--trials", "1", "--generation", str(config)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "name one (llm:PROVIDER/MODEL)" in err
+
+
+def test_the_api_takes_the_generation_as_a_table_and_refuses_a_bad_one(
+    http: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import debatekit
+
+    http.play(lambda body: Reply(chat("No.")))
+    monkeypatch.setenv("DEBATEKIT_GEN_BASE_URL", http.url)
+    monkeypatch.setenv("DEBATEKIT_GEN_API_KEY", "sk-test")
+    monkeypatch.setenv("DEBATEKIT_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+    asked = {"protocol": "cross-exam", "problem": "caffeine", "bob": "point-random", "verifier_oracle": "llm:gen/m"}
+    result = debatekit.run(**asked, trials=3, generation={"mode": "reason", "max_tokens": 16, "system": "S."})
+    assert result.verifier_queries_max >= 1 and http.calls >= 1
+    assert all((b["max_tokens"], b["messages"][0]["content"]) == (16, "S.") for b in http.bodies)
+    with pytest.raises(debatekit.UsageError, match="--generation: generation: unknown key 'n'"):
+        debatekit.run(**asked, trials=1, generation={"n": 3})

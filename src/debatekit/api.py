@@ -79,11 +79,14 @@ def run(
     player_memory: float = DEFAULT_PLAYER_MEMORY,
     resume: bool = False,
     overwrite: bool = False,
+    generation: Mapping[str, object] | None = None,
 ) -> RunResult:
     """``debatekit run``: ``trials`` debates of ``alice`` against ``bob`` (a progress bar on a
     terminal). The result's ``to_json()`` is what ``run --json`` prints: its ``extra`` holds the
     parameters in effect (``params``) and, when a model played, its usage by role
     (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
+    ``truth`` None is the problem's own (yes, or a plan's stated answer); ``generation`` is how
+    models answer, as ``--generation FILE.toml``'s keys (``{"mode": "reason", "samples": 5, ...}``).
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
     replaces it (``--resume``, ``--overwrite``). People asked before by the same run are asked
     fresh questions unless ``resume`` or ``reuse_answers`` (``--reuse-answers``).
@@ -124,6 +127,7 @@ def run(
             concurrency=concurrency,
             trust_players=trust,
             player_memory=player_memory,
+            generation=tuple((generation or {}).items()),
         )
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)
