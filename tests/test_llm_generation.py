@@ -182,6 +182,10 @@ def test_the_command_line_sends_the_generation_to_an_openai_compatible_server_an
     estimators = [e["estimator"] for line in lines for e in line.get("aside", []) if e["llm"] == "verifier"]
     assert len(estimators) == sum(line["queries"]["verifier"] for line in lines) > 0
     assert all(e == {"estimator": "samples", "n": 3, "yes": 3, "unanswered": 0} for e in estimators)
+    asked = next(line["debate"] for line in lines if line["queries"]["verifier"])
+    capsys.readouterr()
+    assert main(["show", str(record), "--debate", str(asked)]) == 0
+    assert "1.000 (3 yes of 3)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -225,3 +229,12 @@ def test_the_api_takes_the_generation_as_a_table_and_refuses_a_bad_one(
     assert all((b["max_tokens"], b["messages"][0]["content"]) == (16, "S.") for b in http.bodies)
     with pytest.raises(debatekit.UsageError, match="--generation: generation: unknown key 'n'"):
         debatekit.run(**asked, trials=1, generation={"n": 3})
+
+
+def test_show_states_each_estimator_and_ignores_a_malformed_one() -> None:
+    from debatekit.cli.show_cmd import estimated
+
+    assert estimated({"p_yes": 0.75, "estimator": {"estimator": "logprobs", "dropped": 0.2}}) == "0.750 (dropped 0.20)"
+    assert estimated({"p_yes": 0.5, "estimator": {"estimator": "samples", "n": 4, "yes": 2}}) == "0.500 (2 yes of 4)"
+    assert estimated({"p_yes": 0.5, "estimator": "samples"}) == "0.500"
+    assert estimated({"p_yes": "high"}) == "" and estimated({}) == ""
