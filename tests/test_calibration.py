@@ -125,13 +125,15 @@ def http() -> Iterator[Server]:
     yield from serving()
 
 
-def judging(p_of: dict[str, float]) -> Any:
-    """Replies whose first token puts P[yes] = ``p_of[question]`` on Yes, the rest on No."""
+def judging(p_of: dict[str, float], other: float = 0.0) -> Any:
+    """Replies whose first token puts mass ``other`` on a token neither yes nor no, and of the
+    rest P[yes] = ``p_of[question]`` on Yes and the remainder on No."""
 
     def reply(body: dict[str, Any]) -> Reply:
         prompt = body["messages"][-1]["content"]
         (p,) = [p for text, p in p_of.items() if f"Question: {text}\n" in prompt]
-        top = tuple((t, math.log(q)) for t, q in (("Yes", p), ("No", 1 - p)) if q > 0)
+        masses = (("Yes", (1 - other) * p), ("No", (1 - other) * (1 - p)), ("Maybe", other))
+        top = tuple((t, math.log(q)) for t, q in masses if q > 0)
         return Reply(chat(top[0][0], top))
 
     return reply
@@ -151,7 +153,7 @@ def test_calibrate_scores_a_dataset_exactly_beside_the_baseline_and_draws_the_di
     claims = {"Is A?": (0.9, "yes"), "Is B?": (0.2, "no"), "Is C?": (0.6, "no"), "Is D?": (0.4, "yes")}
     dataset = tmp_path / "d.csv"
     dataset.write_text("question,truth\n" + "".join(f"{q},{t}\n" for q, (_, t) in claims.items()))
-    env.play(judging({q: p for q, (p, _) in claims.items()}))
+    env.play(judging({q: p for q, (p, _) in claims.items()}, other=0.25))
     plot = tmp_path / "r.png"
     code = main(["calibrate", "--judge", "llm:cal/m", "--dataset", str(dataset), "--json", "--plot", str(plot)])
     out = capsys.readouterr()
@@ -162,10 +164,12 @@ def test_calibrate_scores_a_dataset_exactly_beside_the_baseline_and_draws_the_di
     assert data["log_loss"] == pytest.approx(-(math.log(0.9) + math.log(0.8) + 2 * math.log(0.4)) / 4)
     assert data["baseline"]["brier"] == 0.25 and data["baseline"]["log_loss"] == pytest.approx(math.log(2))
     assert data["worse_than_chance"] is False and data["generation"]["mode"] == "logprobs"
+    assert data["dropped_mean"] == pytest.approx(0.25) and {i["estimator"] for i in data["items"]} == {"logprobs"}
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["calibrate", "--judge", "llm:cal/m", "--dataset", str(dataset)]) == 0  # all from the cache now
     table = capsys.readouterr().out
-    assert "0.193" in table and "0.250" in table and "worse than chance" not in table and env.calls == 4
+    assert f"{data['brier']:.3f}" in table and "0.250" in table and "worse than chance" not in table
+    assert "neither yes nor no, renormalised away: 0.250 on average" in " ".join(table.split()) and env.calls == 4
 
 
 def test_calibrate_by_default_asks_every_built_in_plan_question_and_says_when_worse_than_chance(

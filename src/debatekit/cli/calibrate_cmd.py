@@ -58,6 +58,8 @@ def calibrate(
         out.add_column(column, justify="left" if column == "score" else "right")
     for name, key in (("Brier score", "brier"), ("expected calibration error", "ece"), ("log-loss", "log_loss")):
         out.add_row(name, f"{getattr(result.model, key):.3f}", f"{getattr(result.chance, key):.3f}")
-    worse = "worse than chance (a higher Brier score than always 0.5)" if result.worse_than_chance else ""
-    out.caption = worse or None
+    notes = ["worse than chance (a higher Brier score than always 0.5)"] if result.worse_than_chance else []
+    if result.dropped is not None:
+        notes.append(f"first-token mass on neither yes nor no, renormalised away: {result.dropped:.3f} on average")
+    out.caption = "\n".join(notes) or None
     stdout.print(out)

@@ -169,8 +169,12 @@ class ModelJudge(Oracle):
             raise failed(f"llm:{self.name}", f"{type(err).__name__}: {err}") from err
 
     async def judged(self, query: Query, role: Role) -> float:
-        """The model's P[yes] for ``query``, asked for ``role`` and noted in the debate's aside
-        with its estimator; the :class:`~debatekit.llm.backend.ModelError` the call ended in otherwise."""
+        """The model's P[yes] for ``query``, asked for ``role`` (:meth:`estimated`)."""
+        return (await self.estimated(query, role)).p_yes
+
+    async def estimated(self, query: Query, role: Role) -> Estimate:
+        """The model's P[yes] for ``query`` with its estimator, asked for ``role`` and noted in the
+        debate's aside; the :class:`~debatekit.llm.backend.ModelError` the call ended in otherwise."""
         requests = [self.request(query, i) for i in range(self.generation.samples)]
         cache = self.model.cache
         endpoint = self.model.backend.endpoint
@@ -200,7 +204,7 @@ class ModelJudge(Oracle):
             raise
         aside(entry | {"p_yes": estimate.p_yes, "estimator": estimate.to_json()})
         self.answered.append((query, estimate.p_yes))
-        return estimate.p_yes
+        return estimate
 
     def sample(self, query: Query, rng: np.random.Generator) -> Awaitable[int]:  # type: ignore[override]
         return self._count(query, 1, rng)

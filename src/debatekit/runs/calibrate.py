@@ -7,11 +7,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debatekit.analysis.calibration import Calibration, baseline, calibration
 from debatekit.mistakes import UserError
 from debatekit.problems.dataset import Item
+
+if TYPE_CHECKING:
+    from debatekit.llm.generation import Estimate
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,7 @@ class Calibrated:
     judge: str
     dataset: str
     generation: dict[str, Any]
-    answered: tuple[tuple[Item, float], ...]
+    answered: tuple[tuple[Item, Estimate], ...]
     unanswered: tuple[tuple[str, str], ...]
     model: Calibration
     chance: Calibration
@@ -30,6 +33,12 @@ class Calibrated:
     @property
     def worse_than_chance(self) -> bool:
         return self.model.worse_than(self.chance)
+
+    @property
+    def dropped(self) -> float | None:
+        """The mean first-token mass on neither yes nor no, where log-probabilities were renormalised."""
+        masses = [e.dropped for _, e in self.answered if e.dropped is not None]
+        return sum(masses) / len(masses) if masses else None
 
     def to_json(self) -> dict[str, Any]:
         """``calibrate --json``: the scores flat, the baseline's under ``baseline``, each item's P[yes]."""
@@ -41,8 +50,11 @@ class Calibrated:
             **scores,
             "baseline": {key: value for key, value in self.chance.to_json().items() if key != "bins"} | {"p_yes": 0.5},
             "worse_than_chance": self.worse_than_chance,
+            "dropped_mean": self.dropped,
             "unanswered": [{"id": ident, "error": why} for ident, why in self.unanswered],
-            "items": [{"id": item.id, "p_yes": p, "truth": item.p_yes} for item, p in self.answered],
+            "items": [
+                {"id": item.id, "p_yes": e.p_yes, "truth": item.p_yes} | e.to_json() for item, e in self.answered
+            ],
         }
 
 
@@ -63,6 +75,7 @@ def calibrated(judge: str, dataset: str | None, generation: tuple[tuple[str, Any
     chosen = generation_of(generation)
     try:
         from debatekit.llm.backend import ConfigError
+        from debatekit.llm.generation import Estimate
         from debatekit.llm.players import model_judge
     except ImportError as err:
         raise UserError(f"--judge {judge} needs the llm extra: pip install '.[llm]' ({err.name})") from err
@@ -71,25 +84,25 @@ def calibrated(judge: str, dataset: str | None, generation: tuple[tuple[str, Any
     except ConfigError as err:
         raise UserError(f"--judge: {err}") from err
     answers = asyncio.run(_asked(oracle, items))
-    answered = tuple((item, p) for item, p in zip(items, answers, strict=True) if isinstance(p, float))
-    unanswered = tuple((item.id, p) for item, p in zip(items, answers, strict=True) if isinstance(p, str))
+    answered = tuple((item, e) for item, e in zip(items, answers, strict=True) if isinstance(e, Estimate))
+    unanswered = tuple((item.id, e) for item, e in zip(items, answers, strict=True) if isinstance(e, str))
     if not answered:
         raise UserError(f"--judge {judge} answered none of the {len(items)} claims, e.g. {unanswered[0][1]}")
     truth = [item.p_yes for item, _ in answered]
     return Calibrated(
         judge, dataset or "built-in plans", oracle.generation.to_json(), answered, unanswered,
-        calibration([p for _, p in answered], truth), baseline(truth),
+        calibration([e.p_yes for _, e in answered], truth), baseline(truth),
     )  # fmt: skip
 
 
-async def _asked(oracle: Any, items: tuple[Item, ...]) -> list[float | str]:
-    """Each item's P[yes], or why the model could not give it."""
+async def _asked(oracle: Any, items: tuple[Item, ...]) -> list[Estimate | str]:
+    """Each item's P[yes] with its estimator, or why the model could not give it."""
     from debatekit.ledger import Role
     from debatekit.llm.backend import ModelError
 
-    async def one(item: Item) -> float | str:
+    async def one(item: Item) -> Estimate | str:
         try:
-            return await oracle.judged(item.query(), Role.VERIFIER)
+            return await oracle.estimated(item.query(), Role.VERIFIER)
         except ModelError as err:
             return f"{type(err).__name__}: {err}"
 
