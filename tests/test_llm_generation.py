@@ -191,7 +191,7 @@ def test_the_command_line_sends_the_generation_to_an_openai_compatible_server_an
 @pytest.mark.parametrize(
     ("content", "why"),
     [
-        ('mode = "think"\n', "--generation: generation: mode is logprobs or reason"),
+        ('mode = "think"\n', "--generation: mode is logprobs or reason"),
         ("mode = \n", "--generation: "),
     ],
 )
@@ -227,7 +227,7 @@ def test_the_api_takes_the_generation_as_a_table_and_refuses_a_bad_one(
     result = debatekit.run(**asked, trials=3, generation={"mode": "reason", "max_tokens": 16, "system": "S."})
     assert result.verifier_queries_max >= 1 and http.calls >= 1
     assert all((b["max_tokens"], b["messages"][0]["content"]) == (16, "S.") for b in http.bodies)
-    with pytest.raises(debatekit.UsageError, match="--generation: generation: unknown key 'n'"):
+    with pytest.raises(debatekit.UsageError, match="--generation: unknown key 'n'"):
         debatekit.run(**asked, trials=1, generation={"n": 3})
 
 

@@ -57,20 +57,20 @@ class Generation:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.temperature <= 2.0:
-            raise ConfigError(f"generation: temperature is in [0, 2], got {self.temperature!r}")
+            raise ConfigError(f"temperature is in [0, 2], got {self.temperature!r}")
         if not 1 <= self.samples <= MAX_SAMPLES:
-            raise ConfigError(f"generation: samples is 1 to {MAX_SAMPLES}, got {self.samples!r}")
+            raise ConfigError(f"samples is 1 to {MAX_SAMPLES}, got {self.samples!r}")
         if not 1 <= self.max_tokens <= MAX_TOKENS:
-            raise ConfigError(f"generation: max_tokens is 1 to {MAX_TOKENS}, got {self.max_tokens!r}")
+            raise ConfigError(f"max_tokens is 1 to {MAX_TOKENS}, got {self.max_tokens!r}")
         if len(self.system) > MAX_SYSTEM:
-            raise ConfigError(f"generation: the system prompt is at most {MAX_SYSTEM} characters")
+            raise ConfigError(f"the system prompt is at most {MAX_SYSTEM} characters")
         if self.mode is Mode.LOGPROBS and (self.samples, self.max_tokens) != (1, 1):
             raise ConfigError(
-                "generation: mode logprobs reads one token's log-probabilities (samples = 1, max_tokens = 1); "
+                "mode logprobs reads one token's log-probabilities (samples = 1, max_tokens = 1); "
                 'use mode = "reason" for sampled answers'
             )
         if self.samples > 1 and self.temperature == 0:
-            raise ConfigError("generation: samples > 1 at temperature 0 are copies of one answer; set a temperature")
+            raise ConfigError("samples > 1 at temperature 0 are copies of one answer; set a temperature")
 
     @classmethod
     def of(cls, settings: Mapping[str, Any]) -> Generation:
@@ -78,21 +78,21 @@ class Generation:
         ``max_tokens`` defaults to 256. Any mistake is a :class:`ConfigError`."""
         unknown = sorted(set(settings) - set(KEYS))
         if unknown:
-            raise ConfigError(f"generation: unknown key {unknown[0]!r}; the keys are {', '.join(KEYS)}")
+            raise ConfigError(f"unknown key {unknown[0]!r}; the keys are {', '.join(KEYS)}")
         try:
             mode = Mode(settings.get("mode", Mode.LOGPROBS))
         except ValueError:
-            raise ConfigError(f"generation: mode is logprobs or reason, not {settings['mode']!r}") from None
+            raise ConfigError(f"mode is logprobs or reason, not {settings['mode']!r}") from None
         temperature = settings.get("temperature", 0.0)
         if type(temperature) not in (int, float):
-            raise ConfigError(f"generation: temperature is a number, not {temperature!r}")
+            raise ConfigError(f"temperature is a number, not {temperature!r}")
         whole = {key: settings.get(key, default) for key, default in (("samples", 1), ("max_tokens", None))}
         for key, value in whole.items():
             if value is not None and type(value) is not int:
-                raise ConfigError(f"generation: {key} is a whole number, not {value!r}")
+                raise ConfigError(f"{key} is a whole number, not {value!r}")
         system = settings.get("system", "")
         if not isinstance(system, str):
-            raise ConfigError(f"generation: system is text, not {system!r}")
+            raise ConfigError(f"system is text, not {system!r}")
         tokens = whole["max_tokens"] or (256 if mode is Mode.REASON else 1)
         return cls(mode, float(temperature), whole["samples"], tokens, system)
 
