@@ -102,6 +102,20 @@ def test_a_bad_dataset_is_one_mistake_naming_the_file_and_row(tmp_path: Path, na
     assert why in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_spreadsheets_csv_with_a_bom_crlf_and_quoted_commas_reads(tmp_path: Path) -> None:
+    file = tmp_path / "d.csv"
+    file.write_bytes(
+        '\ufeffid,question,context,truth\r\nc,"Is it red, or blue?","A ""quoted"" passage",No\r\n'.encode()
+    )
+    (item,) = load(file)
+    assert (item.id, item.question, item.context, item.p_yes) == (
+        "c",
+        "Is it red, or blue?",
+        ('A "quoted" passage',),
+        0.0,
+    )
+
+
 def test_a_jsonl_dataset_reads_truths_probabilities_context_and_ids(tmp_path: Path) -> None:
     file = tmp_path / "d.jsonl"
     rows = [{"id": "a", "question": "Is it?", "truth": 1}, {"question": "Is it so?", "p_yes": 0.25, "context": "P."}]
@@ -189,11 +203,19 @@ def test_calibrate_by_default_asks_every_built_in_plan_question_and_says_when_wo
         (["--judge", "llm:cal/m", "--dataset", "missing.csv"], "missing.csv"),
         (["--judge", "llm:cal/m", "--plot", "r.svg"], "--plot writes a PNG"),
         (["--judge", "llm:nowhere/m"], "unknown model provider"),
+        (["--judge", "llm:cal/m", "--dataset", "bad.csv"], "bad.csv:3: row 2: truth is yes or no"),
     ],
 )
 def test_calibrate_mistakes_are_one_line_and_exit_2(
-    env: Server, capsys: pytest.CaptureFixture[str], argv: list[str], why: str
+    env: Server,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    why: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.csv").write_text("question,truth\nIs it?,yes\nIs it not?,perhaps\n")
     code = main(["calibrate", *argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and why in err

@@ -85,7 +85,7 @@ def load(file: Traversable) -> tuple[Item, ...]:
 
 def _csv_rows(file: Traversable) -> Iterable[tuple[int, dict[str, Any]]]:
     """Each CSV row after the header as (line, its cells by column), ragged rows refused."""
-    reader = csv.reader(io.StringIO(read_text(file), newline=""))
+    reader = csv.reader(io.StringIO(read_text(file).removeprefix("\ufeff"), newline=""))  # a spreadsheet's BOM
     try:
         header = next(reader, None)
         if header is None:
