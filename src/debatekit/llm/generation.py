@@ -1,13 +1,15 @@
-"""How a model of the judge is asked and how its P[yes] is estimated (issue 22, point 3): the
+"""How a model is asked a judgement (a model of the judge's, or an LLM player's) and how its P[yes]
+is estimated (issue 22, point 3): the
 :class:`Generation` record a run's ``--generation FILE.toml`` sets, the parser that finds the
 final yes or no in free text (:func:`final_answer`), and the :class:`Estimate` each judgement
 states in the record.
 
 Two modes, each with its estimator stated:
 
-- ``logprobs`` (the default): one greedy token; P[yes] is the yes variants' probability mass among
-  the first token's top log-probabilities over the yes and no variants' together, and the mass
-  this renormalisation drops (tokens that are neither) is reported beside it (``dropped``).
+- ``logprobs`` (the default): one token (greedy at the default temperature 0); P[yes] is the yes
+  variants' probability mass among the first token's top log-probabilities over the yes and no
+  variants' together, and the mass this renormalisation drops (tokens that are neither) is
+  reported beside it (``dropped``).
 - ``reason``: reason, then answer: ``samples`` completions of at most ``max_tokens`` tokens at
   ``temperature`` (seeds 0..n-1) of the prompt ``reason.txt``, each ending, as it asks, in a final
   answer that :func:`final_answer` reads; P[yes] is the fraction of the samples that answered
