@@ -238,3 +238,22 @@ def test_show_states_each_estimator_and_ignores_a_malformed_one() -> None:
     assert estimated({"p_yes": 0.5, "estimator": {"estimator": "samples", "n": 4, "yes": 2}}) == "0.500 (2 yes of 4)"
     assert estimated({"p_yes": 0.5, "estimator": "samples"}) == "0.500"
     assert estimated({"p_yes": "high"}) == "" and estimated({}) == ""
+
+
+def test_llm_players_generate_as_the_generation_says(
+    http: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    http.play(lambda body: Reply(chat("Considering it.\nAnswer: no")))
+    monkeypatch.setenv("DEBATEKIT_GEN_BASE_URL", http.url)
+    monkeypatch.setenv("DEBATEKIT_GEN_API_KEY", "sk-test")
+    monkeypatch.setenv("DEBATEKIT_LLM_CACHE", str(tmp_path / "llm.sqlite"))
+    config = tmp_path / "g.toml"
+    config.write_text('mode = "reason"\nmax_tokens = 24\nsystem = "Play fair."\n')
+    argv = ["run", "cross-exam", "--problem", "caffeine", "--alice", "llm:gen/m", "--trials", "1", "--json",
+            "--no-log", "--generation", str(config)]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["model_usage"]["llm:gen/m"]["alice"]["calls"] == http.calls > 0
+    assert all(
+        (b["max_tokens"], b["messages"][0]["content"], b.get("logprobs")) == (24, "Play fair.", None)
+        for b in http.bodies
+    )
