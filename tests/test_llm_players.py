@@ -134,8 +134,10 @@ def completion(text: str, *top: tuple[str, float], tokens: int = 1) -> Completio
 def test_an_answer_is_read_from_logprobs_or_else_from_its_text() -> None:
     asked = Request("m", (("user", "Is it?"),), max_tokens=1, top_logprobs=20)
     mostly_yes = completion("Yes", ("Yes", math.log(0.6)), (" no", math.log(0.2)), ("The", -1.0))
-    assert read(mostly_yes, asked) == pytest.approx(0.75)  # normalised over yes and no
-    assert read(completion("Yes."), asked) == 1.0 and read(completion(" no"), asked) == 0.0  # no logprobs given
+    estimate = read(mostly_yes, asked)
+    assert estimate.p_yes == pytest.approx(0.75) and estimate.dropped == pytest.approx(0.2)  # renormalised over yes, no
+    assert read(completion("Yes."), asked).p_yes == 1.0 and read(completion(" no"), asked).p_yes == 0.0  # no logprobs
+    assert read(completion("Yes."), asked).estimator == "answer"
     with pytest.raises(Unparseable, match="neither yes nor no"):
         read(completion("Perhaps"), asked)
     with pytest.raises(OutOfRange, match="out of range"):

@@ -59,7 +59,7 @@ def run(
     *,
     problem: str | Path | Instance,
     size: int | None = None,
-    truth: bool | str = True,
+    truth: bool | str | None = None,
     params: Mapping[str, object] | None = None,
     alice: Player = "honest",
     bob: Player = "honest",
@@ -79,11 +79,14 @@ def run(
     player_memory: float = DEFAULT_PLAYER_MEMORY,
     resume: bool = False,
     overwrite: bool = False,
+    generation: Mapping[str, object] | None = None,
 ) -> RunResult:
     """``debatekit run``: ``trials`` debates of ``alice`` against ``bob`` (a progress bar on a
     terminal). The result's ``to_json()`` is what ``run --json`` prints; it holds the parameters
     in effect (``params``) and, when a model played, its usage by role (``model_usage``). No run
     log is written; forfeits are in ``forfeit_reasons``, not printed.
+    ``truth`` None is the problem's own (yes, or a plan's stated answer); ``generation`` is how
+    models answer, as ``--generation FILE.toml``'s keys (``{"mode": "reason", "samples": 5, ...}``).
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
     replaces it (``--resume``, ``--overwrite``). People asked before by the same run are asked
     fresh questions unless ``resume`` or ``reuse_answers`` (``--reuse-answers``).
@@ -107,7 +110,7 @@ def run(
             protocol=protocol,
             problem=problem if isinstance(problem, Instance) else str(problem),
             size=size,
-            truth=truth_named(truth),
+            truth=None if truth is None else truth_named(truth),
             alice=alice,
             bob=bob,
             constants=constants_named(constants),
@@ -124,6 +127,7 @@ def run(
             concurrency=concurrency,
             trust_players=trust,
             player_memory=player_memory,
+            generation=tuple((generation or {}).items()),
         )
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)

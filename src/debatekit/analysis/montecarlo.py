@@ -213,6 +213,9 @@ class RunResult:
     """Where each seat's player ran (:class:`~debatekit.engine.isolation.Seating`), by role."""
     model_usage: dict[str, Any] | None = None
     """The models consulted, their calls and tokens (LLM players or judges), when any was."""
+    judge_calibration: dict[str, Any] | None = None
+    """Each model of the judge scored against the instance's ground truth on the questions it
+    answered (n, Brier, the always-0.5 Brier, whether it is worse than chance), when one judged."""
     trials_asked: int | None = None
     """Set when the run was interrupted: the debates asked for (``trials`` of them finished)."""
 
@@ -223,6 +226,8 @@ class RunResult:
         data["guarantee"] = asdict(self.guarantee)
         if self.model_usage is None:
             del data["model_usage"]
+        if self.judge_calibration is None:
+            del data["judge_calibration"]
         if self.trials_asked is None:
             del data["trials_asked"]
         else:
@@ -254,16 +259,21 @@ def run_header(
     params: dict,
     verifier: Oracle,
     boundary: dict[str, str] | None = None,
+    generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The header of a run's record and journal: what fixes the run (its records' common fields), the
-    version, the plan file read, whether the verifier asked the instance's own oracle, and where
+    version, the plan file read, whether the verifier asked the instance's own oracle, where
     each seat's player ran (``boundary``, :class:`~debatekit.engine.isolation.Seating`; given by
-    :func:`debatekit.runs.prepare.play`)."""
+    :func:`debatekit.runs.prepare.play`) and, when set, how models generate (``--generation``)."""
     own = verifier is instance.oracle or getattr(verifier, "hidden", None) is instance.oracle
     header = record_header(spec, instance, alice, bob, seed, params, 0)
     del header["debate"]
     seats = {} if boundary is None else {"boundary": boundary}
-    return header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"} | seats
+    generated = {} if generation is None else {"generation": generation}
+    return (
+        header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"} | seats
+        | generated
+    )  # fmt: skip
 
 
 def run_key(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict) -> str:
@@ -367,6 +377,7 @@ def run(
     params: dict[str, Any] | None = None,
     resume: bool = False,
     boundary: dict[str, str] | None = None,
+    generation: dict[str, Any] | None = None,
 ) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
     that plays many debates at once (``spec.batch``) does so; the others stream, ``concurrency``
@@ -377,14 +388,15 @@ def run(
     and the run goes on from the first debate missing: the same file and result as a run never
     stopped, since debate i depends only on (seed, i); a node protocol's debate cut off mid-way
     continues from the events its journal holds (:class:`~debatekit.engine.record.Journal`).
-    ``boundary`` (where each seat's player runs) goes into the record's header."""
+    ``boundary`` (where each seat's player runs) and ``generation`` (how models generate, when set)
+    go into the record's header."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     summary, kept, last, prefixes = Summary(), 0, "", {}
     verifying = instance.oracle if oracles is None else oracles.verifier
-    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying, boundary)
+    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying, boundary, generation)
     if resume:
         summary, kept, last = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record, header)
         try:

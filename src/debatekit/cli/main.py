@@ -12,6 +12,7 @@ import traceback
 import typer
 
 from debatekit.cli import (
+    calibrate_cmd,
     catalog_cmd,
     demo_cmd,
     dqc_cmd,
@@ -56,6 +57,9 @@ COMMANDS = (
                                        "debatekit solve kw --problem majority --size 3 --all-inputs")),
     ("problems", catalog_cmd.problems, example("debatekit problems", "debatekit problems --params")),
     ("players", catalog_cmd.players, example("debatekit players stochastic")),
+    ("calibrate", calibrate_cmd.calibrate, example("debatekit calibrate --judge llm:local/smollm2",
+                                                   "debatekit calibrate --judge llm:local/smollm2 --dataset claims "
+                                                   "--plot reliability.png")),
     ("plan", plan_cmd.plan, example("debatekit plan --K 2 --T 100", "debatekit plan --K 2 --T 100 --frontier")),
     ("lipschitz", lipschitz_cmd.lipschitz, example("debatekit lipschitz --problem xor-of-judgements --size 8")),
     ("dqc", dqc_cmd.dqc, example("debatekit dqc --n 3", "debatekit dqc --n 4 --function majority")),

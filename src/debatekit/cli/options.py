@@ -5,6 +5,7 @@ protocols' names (:func:`debatekit.protocols.registry.names`, which imports no p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -51,8 +52,21 @@ ConstantsOption = Annotated[
 ]
 SizeOption = Annotated[int | None, typer.Option("--size", help="Instance size (default: the problem's).")]
 TruthOption = Annotated[Truth, typer.Option("--truth", help="The instance's true answer.")]
+RunTruthOption = Annotated[
+    Truth | None,
+    typer.Option("--truth", help="The instance's true answer (default: yes; a plan file's own answer)."),
+]
 SeedOption = Annotated[int, typer.Option("--seed", min=0, help="Seed for the instance and every debate (>= 0).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")]
+GenerationOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--generation",
+        metavar="FILE.toml",
+        help='How models answer: mode = "logprobs" (first token) or "reason" (reason, then answer), '
+        "temperature, samples, max_tokens, system (a system prompt).",
+    ),
+]
 ParamOption = Annotated[
     list[str] | None,
     typer.Option(

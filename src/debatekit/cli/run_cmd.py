@@ -13,17 +13,18 @@ from debatekit.cli.logs_cmd import LogDirOption, LogRecordsOption, NoLogOption
 from debatekit.cli.options import (
     STRATEGY_HELP,
     ConstantsOption,
+    GenerationOption,
     JsonOption,
     ParamOption,
     ProblemOption,
     ProtocolArgument,
+    RunTruthOption,
     SeedOption,
     SizeOption,
-    TruthOption,
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
-from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, Truth
+from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -35,7 +36,7 @@ def run(
     protocol_name: ProtocolArgument,
     problem: ProblemOption,
     size: SizeOption = None,
-    truth: TruthOption = Truth.yes,
+    truth: RunTruthOption = None,
     param: ParamOption = None,
     alice: Annotated[str, typer.Option("--alice", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
     bob: Annotated[str, typer.Option("--bob", metavar="STRATEGY", help=STRATEGY_HELP)] = "honest",
@@ -93,6 +94,7 @@ def run(
         float,
         typer.Option("--player-memory", metavar="GIB", help="Address space of a user's strategy's worker process."),
     ] = DEFAULT_PLAYER_MEMORY,
+    generation: GenerationOption = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
     ] = False,
@@ -107,6 +109,7 @@ def run(
     from debatekit.cli.common import emit_json, stdout
     from debatekit.cli.logs_cmd import start_log
     from debatekit.progress import progress
+    from debatekit.runs.names import generation_file
     from debatekit.runs.prepare import play, prepare, writable
 
     asked = RunSpec(
@@ -130,6 +133,7 @@ def run(
         concurrency=concurrency,
         trust_players=trust_players,
         player_memory=player_memory,
+        generation=() if generation is None else generation_file(generation),
     )
     ready = prepare(asked)
     spec = ready.spec
@@ -231,6 +235,12 @@ def table(result: RunResult, params: dict[str, float]) -> Table:
     )
     note = payoffs.conclusions.note if payoffs else None
     inline = [f"{role}: {where}" for role, where in result.boundary.items() if Seating(where).off]
+    worse = "; ".join(
+        f"{name} judged worse than chance: Brier {s['brier']:.3f} on the {s['n']} questions it answered "
+        f"(always 0.5: {s['baseline_brier']:.3f})"
+        for name, s in (result.judge_calibration or {}).items()
+        if s["worse_than_chance"]
+    )
     out.caption = (g.statement + (f"\n{note}" if note else "") + (f"\nparameters: {settings}" if settings else "")
-                   + "".join(f"\n{seat}" for seat in inline))  # fmt: skip
+                   + "".join(f"\n{seat}" for seat in inline) + (f"\n{worse}" if worse else ""))  # fmt: skip
     return out

@@ -219,7 +219,7 @@ def asides(entries: list[dict[str, Any]]) -> Table:
         said = escape(repr(entry["completion"])) if "completion" in entry else ""
         if "error" in entry:
             said += f" [red]{escape(entry['error'])}[/red]"
-        p = f"{entry['p_yes']:.3f}" if isinstance(entry.get("p_yes"), int | float) else ""
+        p = estimated(entry)
         used = f"{entry.get('prompt_tokens', 0)}+{entry.get('completion_tokens', 0)}"
         who = f"{entry.get('llm')} ({entry.get('model')})"
         shown = escape(brief(differing(entry["prompt"], prompts)))
@@ -227,6 +227,20 @@ def asides(entries: list[dict[str, Any]]) -> Table:
     if len(entries) > ASIDE_ROWS:
         table.caption = f"... and {len(entries) - ASIDE_ROWS} more entries (all in the record)"
     return table
+
+
+def estimated(entry: dict[str, Any]) -> str:
+    """A model call's P[yes] with how it was estimated (:class:`debatekit.llm.generation.Estimate`):
+    the mass renormalising over yes and no dropped, or the samples' count of yes; "" without one."""
+    p, how = entry.get("p_yes"), entry.get("estimator")
+    if not isinstance(p, int | float):
+        return ""
+    said = f"{p:.3f}"
+    if isinstance(how, dict) and isinstance(how.get("dropped"), int | float):
+        said += f" (dropped {how['dropped']:.2f})"
+    elif isinstance(how, dict) and isinstance(how.get("yes"), int) and isinstance(how.get("n"), int):
+        said += f" ({how['yes']} yes of {how['n']})"
+    return said
 
 
 def differing(prompt: str, prompts: list[str]) -> str:

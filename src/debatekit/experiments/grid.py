@@ -21,8 +21,9 @@ tables, each a grid of its own over the top level's axes with its own axes repla
     [grid.params]            # as -P NAME=VALUE: one value or a list
     q = [2, 4]
 
-Axes: ``protocol``, ``problem``, ``size`` (default: the problem's), ``truth`` (yes / no),
-``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
+Axes: ``protocol``, ``problem``, ``size`` (default: the problem's), ``truth`` (yes / no; default:
+the problem's, a plan's own answer; a truth the problem cannot have is refused before any cell
+runs), ``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
 (default 0), ``params``; ``trials`` (default 200) is one number. A cell's id (:attr:`RunSpec.id`)
 is a short hash of its canonical parameters, so it does not depend on the order of the file or of the axes. The
 file is read within :mod:`debatekit.files`' bounds, and a grid of more than :data:`MAX_CELLS`
@@ -42,7 +43,7 @@ from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import RunSpec, Truth
 
 AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
-DEFAULTS: dict[str, list[Any]] = {"truth": ["yes"], "alice": ["honest"], "bob": ["honest"], "seed": [0]}
+DEFAULTS: dict[str, list[Any]] = {"alice": ["honest"], "bob": ["honest"], "seed": [0]}
 MAX_CELLS = 100_000
 """The most cells one grid may hold. Each cell is a run with a folder of its own (records,
 ``summary.json``, ``summary.parquet``) and a row of ``results.parquet``, so 10^5 cells are some
@@ -179,15 +180,19 @@ def _axes(table: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, list[s
 def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[RunSpec]:
     names = sorted(params)
     assignments = [tuple(zip(names, values, strict=True)) for values in itertools.product(*(params[n] for n in names))]
-    checked: dict[tuple, int] = {}  # the names and parameters, checked once: the problem's default size
+    checked: dict[tuple, tuple[int, tuple[bool, ...]]] = {}  # checked once: the default size, the truths
     cells = []
     for protocol, problem, size, truth, alice, bob, constants, seed in itertools.product(*axes.values()):
         for assigned in assignments:
             key = (protocol, problem, alice, bob, constants, assigned)
             if key not in checked:
                 checked[key] = _checked(*key)
-            cells.append(RunSpec(protocol, problem, checked[key] if size is None else size, Truth(truth), alice, bob,
-                                 None if constants is None else Constants(constants), assigned, seed,
+            default_size, truths = checked[key]
+            answer = truths[0] if truth is None else truth == "yes"
+            if answer not in truths:
+                raise GridError(f"truth: {problem} has no {truth!r} instance (its answer is {_said(truths[0])})")
+            cells.append(RunSpec(protocol, problem, default_size if size is None else size, Truth(_said(answer)),
+                                 alice, bob, None if constants is None else Constants(constants), assigned, seed,
                                  trials))  # fmt: skip
     return cells
 
@@ -211,9 +216,10 @@ def _axis(key: str, value: Any) -> list[Any]:
 
 def _checked(
     protocol: str, problem: str, alice: str, bob: str, constants: str | None, params: tuple[tuple[str, str], ...]
-) -> int:
-    """The problem's default size, once a cell's names and parameters are known to exist (the
-    size, truth and seed axes do not change what is checked)."""
+) -> tuple[int, tuple[bool, ...]]:
+    """The problem's default size and the answers its instances can have (the default first), once
+    a cell's names and parameters are known to exist (the size, truth and seed axes do not change
+    what is checked)."""
     from debatekit.ledger import Role
     from debatekit.runs.names import configure, problem_for, strategy, with_constants
     from debatekit.runs.names import protocol as protocol_named
@@ -230,4 +236,8 @@ def _checked(
         strategy(spec, Role.BOB, bob)
     except UserError as err:
         raise GridError(str(err)) from err
-    return found.default_size
+    return found.default_size, found.truths
+
+
+def _said(answer: bool) -> str:
+    return "yes" if answer else "no"

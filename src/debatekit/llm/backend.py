@@ -112,10 +112,10 @@ def completion_of(data: Any) -> Completion:
 _YES, _NO = "yes", "no"
 
 
-def p_yes(completion: Completion) -> float | None:
-    """P[yes] from the first generated token's top log-probabilities, normalised over the yes and
-    no variants among them (any case, surrounding whitespace: "Yes", " yes", "YES", "No"), or None
-    when neither appears (or no log-probabilities were given)."""
+def yes_no_mass(completion: Completion) -> tuple[float, float] | None:
+    """The probability masses of the yes and of the no variants (any case, surrounding whitespace:
+    "Yes", " yes", "YES", "No") among the first generated token's top log-probabilities, or None
+    when no log-probabilities were given."""
     if not completion.logprobs:
         return None
     mass = {_YES: 0.0, _NO: 0.0}
@@ -123,5 +123,14 @@ def p_yes(completion: Completion) -> float | None:
         word = token.strip().lower()
         if word in mass:
             mass[word] += math.exp(logprob)
-    total = mass[_YES] + mass[_NO]
-    return mass[_YES] / total if total > 0 else None
+    return mass[_YES], mass[_NO]
+
+
+def p_yes(completion: Completion) -> float | None:
+    """P[yes] from the first generated token's top log-probabilities, normalised over the yes and
+    no variants among them (:func:`yes_no_mass`), or None when neither appears (or no
+    log-probabilities were given)."""
+    mass = yes_no_mass(completion)
+    if mass is None or sum(mass) <= 0:
+        return None
+    return mass[0] / sum(mass)

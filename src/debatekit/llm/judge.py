@@ -1,5 +1,6 @@
 """An LLM's model of the judge: an :class:`~debatekit.oracle.Oracle` whose P[O(z)=1] is a model's
-P[yes] read from the log-probabilities of its first answer token (issue 11, item 4).
+P[yes], read as its :class:`~debatekit.llm.generation.Generation` says: from the log-probabilities
+of its first answer token (issue 11, item 4), or from n reasoned answers (issue 22, point 3).
 
 The model is asked the question of ``z`` in words (a :class:`~debatekit.oracle.Question`'s text
 under the lines of its relevant coordinates; any other query as its JSON) through the prompt
@@ -9,14 +10,17 @@ call, and a repeated query none (the model's cache). Departure from a person: th
 a query with the same P[yes] every time it is asked, so its r answers are independent draws from
 one probability, not r separate judgements.
 
-Its answers are awaitable (``waits``). What a completion must be (:func:`read`): at most
+Its answers are awaitable (``waits``). What a one-token completion must be (:func:`read`): at most
 :data:`MAX_ANSWER` characters and no more tokens than asked for (else :class:`TooLong`); the
 log-probabilities of its first token finite and at most 0 (else :class:`OutOfRange`); yes or no
 among them (else :class:`~debatekit.llm.backend.Unparseable`); a backend that gives no
-log-probabilities must answer the text yes or no, read as certain. A completion is checked before
-it is cached, so an unusable one is asked again, never kept. Each call is noted in the debate's
-``aside`` (:meth:`ModelJudge.judged`): the role, model, prompt, completion, P[yes], tokens,
-whether it was in the cache, or the error it ended in.
+log-probabilities must answer the text yes or no, read as certain. A reasoned completion
+(:func:`reasoned`) has no more tokens than asked for; its final answer may be missing (a sample
+that gave none). A completion is checked before it is cached, so an unusable one is asked again,
+never kept. Each judgement is noted in the debate's ``aside`` (:meth:`ModelJudge.judged`): the
+role, model, prompt, completion (the first sample's), P[yes] with its estimator
+(:class:`~debatekit.llm.generation.Estimate`), tokens, whether it was in the cache, or the error
+it ended in.
 
 A call that fails after its retries, or whose answer is unusable, is no party's argument: the
 judge raises :class:`~debatekit.oracle.Pending` when the verifier asked (the debate stays pending,
@@ -38,8 +42,9 @@ from typing import Any
 import numpy as np
 
 from debatekit.ledger import Role
-from debatekit.llm.backend import Completion, ModelError, Request, Unparseable, p_yes
+from debatekit.llm.backend import Completion, Message, ModelError, Request, Unparseable, yes_no_mass
 from debatekit.llm.config import prompt_text
+from debatekit.llm.generation import Estimate, Generation, Mode, final_answer
 from debatekit.llm.model import Model, cache_key
 from debatekit.oracle import Asking, Oracle, Pending, Query, Question, Unanswered, aside, asking, question_json
 
@@ -59,8 +64,9 @@ class TooLong(Unparseable):
     """A completion longer than a one-word answer."""
 
 
-def read(completion: Completion, request: Request) -> float:
-    """P[yes] in ``completion``, the answer to ``request``, or why it cannot be used (module docstring)."""
+def read(completion: Completion, request: Request) -> Estimate:
+    """P[yes] in the one-token ``completion``, the answer to ``request``, with its estimator, or
+    why it cannot be used (module docstring)."""
     text = completion.text
     if len(text) > MAX_ANSWER or completion.completion_tokens > request.max_tokens:
         raise TooLong(
@@ -71,25 +77,57 @@ def read(completion: Completion, request: Request) -> float:
         bad = [lp for _, lp in completion.logprobs[0] if not (math.isfinite(lp) and lp <= LOGPROB_SLACK)]
         if bad:
             raise OutOfRange(f"a log-probability of {bad[0]!r} is out of range (a log-probability is at most 0)")
-        p = p_yes(completion)
+        yes, no = yes_no_mass(completion) or (0.0, 0.0)
+        if yes + no > 0:
+            return Estimate(yes / (yes + no), "logprobs", dropped=max(0.0, 1.0 - yes - no))
     else:
         p = {"yes": 1.0, "no": 0.0}.get(text.strip().strip(".!").lower())
-    if p is None:
-        raise Unparseable(f"neither yes nor no in the answer {text!r}")
-    return p
+        if p is not None:
+            return Estimate(p, "answer")
+    raise Unparseable(f"neither yes nor no in the answer {text!r}")
+
+
+def reasoned(completion: Completion, request: Request) -> bool | None:
+    """The final answer of a reasoned ``completion`` (:func:`~debatekit.llm.generation.final_answer`),
+    None where it gives none; :class:`TooLong` past the tokens ``request`` allows."""
+    if completion.completion_tokens > request.max_tokens:
+        raise TooLong(f"{completion.completion_tokens} tokens, where at most {request.max_tokens} were asked for")
+    return final_answer(completion.text)
+
+
+def sampled(answers: list[bool | None]) -> Estimate:
+    """P[yes] as the fraction of the answered samples that said yes; :class:`Unparseable` when none answered."""
+    given = [a for a in answers if a is not None]
+    if not given:
+        raise Unparseable(f"no final yes or no in any of {len(answers)} reasoned answer(s)")
+    yes = sum(given)
+    return Estimate(yes / len(given), "samples", n=len(answers), yes=yes, unanswered=len(answers) - len(given))
 
 
 class ModelJudge(Oracle):
-    """Answers judgement queries from ``model``'s P[yes]. ``prompts`` is a directory whose
-    ``judge.txt`` replaces the packaged prompt (placeholders ``$question`` and ``$context``);
-    ``name`` is the model's spec (``PROVIDER/MODEL``) as records and messages show it. Usage is
-    counted for the role :func:`~debatekit.oracle.asking` names, else for ``role``."""
+    """Answers judgement queries from ``model``'s P[yes], generated as ``generation`` says.
+    ``prompts`` is a directory whose ``judge.txt`` (placeholders ``$question`` and ``$context``)
+    and ``reason.txt`` (the same, for ``reason`` mode) replace the packaged prompts; ``name`` is the
+    model's spec (``PROVIDER/MODEL``) as records and messages show it. Usage is counted for the
+    role :func:`~debatekit.oracle.asking` names, else for ``role``."""
 
     waits = True
 
-    def __init__(self, model: Model, prompts: Path | None = None, role: Role = Role.VERIFIER, name: str = ""):
+    def __init__(
+        self,
+        model: Model,
+        prompts: Path | None = None,
+        role: Role = Role.VERIFIER,
+        name: str = "",
+        generation: Generation | None = None,
+    ):
         self.model, self.role, self.name = model, role, name or model.name
-        self._template = Template(prompt_text("judge.txt", prompts))
+        self.generation = generation or Generation()
+        self.answered: list[tuple[Query, float]] = []
+        """Each query judged and its P[yes], in the order answered (shared by a seat's copies): what a
+        run scores against the ground truth."""
+        prompt = "reason.txt" if self.generation.mode is Mode.REASON else "judge.txt"
+        self._template = Template(prompt_text(prompt, prompts))
         self._template.substitute(question="", context="")  # a prompt with other placeholders fails here
 
     def __deepcopy__(self, memo: dict) -> ModelJudge:
@@ -105,15 +143,19 @@ class ModelJudge(Oracle):
         replay does not hold its answers to that oracle's."""
         return [{"model": f"llm:{self.name}"}]
 
-    def request(self, query: Query) -> Request:
-        """The model call that asks ``query``: one token, greedy, with its top log-probabilities."""
+    def request(self, query: Query, sample: int = 0) -> Request:
+        """The model call that asks ``query`` (its ``sample``-th, seeded by it): in ``logprobs``
+        mode one token with its top log-probabilities, in ``reason`` mode a reasoned answer."""
         if isinstance(query, Question):
             text, lines = query.text, query.context
         else:
             text, lines = json.dumps(question_json(query)), ()
         context = "".join(f"\nGiven: {line}" for line in lines)
         prompt = self._template.substitute(question=text, context=context)
-        return Request(self.model.name, (("user", prompt),), max_tokens=1, top_logprobs=TOP_LOGPROBS)
+        g = self.generation
+        system: tuple[Message, ...] = (("system", g.system),) if g.system else ()
+        logprobs = TOP_LOGPROBS if g.mode is Mode.LOGPROBS else None
+        return Request(self.model.name, (*system, ("user", prompt)), g.temperature, g.max_tokens, sample, logprobs)
 
     async def p_yes(self, query: Query) -> float:
         """The model's P[yes] for ``query``, as an oracle answers: :class:`~debatekit.oracle.Pending`
@@ -127,24 +169,42 @@ class ModelJudge(Oracle):
             raise failed(f"llm:{self.name}", f"{type(err).__name__}: {err}") from err
 
     async def judged(self, query: Query, role: Role) -> float:
-        """The model's P[yes] for ``query``, asked for ``role`` and noted in the debate's aside;
-        the :class:`~debatekit.llm.backend.ModelError` the call ended in otherwise."""
-        request = self.request(query)
+        """The model's P[yes] for ``query``, asked for ``role`` (:meth:`estimated`)."""
+        return (await self.estimated(query, role)).p_yes
+
+    async def estimated(self, query: Query, role: Role) -> Estimate:
+        """The model's P[yes] for ``query`` with its estimator, asked for ``role`` and noted in the
+        debate's aside; the :class:`~debatekit.llm.backend.ModelError` the call ended in otherwise."""
+        requests = [self.request(query, i) for i in range(self.generation.samples)]
         cache = self.model.cache
-        cached = cache is not None and (
-            await asyncio.to_thread(cache.get, cache_key(self.model.backend.endpoint, request)) is not None
+        endpoint = self.model.backend.endpoint
+        cached = cache is not None and all(
+            [await asyncio.to_thread(cache.get, cache_key(endpoint, r)) is not None for r in requests]
         )
-        entry = {"llm": role.value, "model": self.name, "prompt": request.messages[-1][1], "cached": cached}
+        entry = {"llm": role.value, "model": self.name, "prompt": requests[0].messages[-1][1], "cached": cached}
         try:
-            completion = await self.model.complete(request, role, lambda done: read(done, request))
-            entry |= {"completion": completion.text, "prompt_tokens": completion.prompt_tokens,
-                      "completion_tokens": completion.completion_tokens}  # fmt: skip
-            p = read(completion, request)
+            if self.generation.mode is Mode.LOGPROBS:
+                (request,) = requests
+                completions = [await self.model.complete(request, role, lambda done: read(done, request))]
+            else:
+                completions = list(
+                    await asyncio.gather(
+                        *(self.model.complete(r, role, lambda done, r=r: reasoned(done, r)) for r in requests)
+                    )
+                )
+            entry |= {"completion": completions[0].text,
+                      "prompt_tokens": sum(c.prompt_tokens for c in completions),
+                      "completion_tokens": sum(c.completion_tokens for c in completions)}  # fmt: skip
+            if self.generation.mode is Mode.LOGPROBS:
+                estimate = read(completions[0], requests[0])
+            else:
+                estimate = sampled([reasoned(c, r) for c, r in zip(completions, requests, strict=True)])
         except ModelError as err:
             aside(entry | {"error": f"{type(err).__name__}: {err}"})
             raise
-        aside(entry | {"p_yes": p})
-        return p
+        aside(entry | {"p_yes": estimate.p_yes, "estimator": estimate.to_json()})
+        self.answered.append((query, estimate.p_yes))
+        return estimate
 
     def sample(self, query: Query, rng: np.random.Generator) -> Awaitable[int]:  # type: ignore[override]
         return self._count(query, 1, rng)

@@ -291,7 +291,7 @@ def _variant(raw: Any, plan: Plan, index: dict[str, int], fail: _Where) -> Plan:
 
 def plan_problem(file: Traversable) -> Problem:
     """The problem of the plan in ``file``: of size T, with the plan and its variant as its
-    instances (whichever truth each states), with the features both carry."""
+    instances (whichever truth each states; the plan's own is the default), with the features both carry."""
     plans = {plan.truth: plan for plan in load(file)}
     content = read_bytes(file)  # load read it whole: within the cap
     first = next(iter(plans.values()))
@@ -305,7 +305,7 @@ def plan_problem(file: Traversable) -> Problem:
         return dataclasses.replace(plans[truth].instance(), content=content, file=str(file))
 
     description = f"{first.title} (a plan of {size} steps, {judged} judged: {file.name})"
-    return Problem(first.name, description, features, size, size, size, make)
+    return Problem(first.name, description, features, size, size, size, make, truths=tuple(plans))
 
 
 def register_plan(file: Traversable) -> Problem:

@@ -146,6 +146,8 @@ class Problem:
     make: Maker
     params: type = NoParams
     """The declaration of the problem's parameters (:mod:`debatekit.params`)."""
+    truths: tuple[bool, ...] = (True, False)
+    """The answers its instances can have, the first the default (a plan's own answer first)."""
 
     def instance(self, size: int, truth: bool, rng: np.random.Generator, params: Any = None) -> Instance:
         """An instance of ``size`` with answer ``truth``; ``params`` (an instance of

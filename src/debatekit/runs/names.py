@@ -27,6 +27,7 @@ from debatekit.runs.spec import Truth, described
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles
+    from debatekit.llm.generation import Generation
     from debatekit.runs.spec import OracleChoice, Player
 
 
@@ -73,11 +74,12 @@ def oracles(
     judge_db: Path | None = None,
     answers_per_judge: int = 1,
     reuse_answers: bool = False,
+    generation: Generation | None = None,
 ) -> Oracles:
     """Each side's oracle: ``--oracle`` for both, ``--prover-oracle`` / ``--verifier-oracle`` for
     one (the provers may consult a model of the judge while the verifier asks people, fresh
     questions unless ``reuse_answers``); each a name, or (from Python) an :class:`Oracle` of the
-    user's, used as it is."""
+    user's, used as it is; a model of the judge generates as ``generation`` says (None: the defaults)."""
     from debatekit.analysis.montecarlo import Oracles
 
     made: dict[OracleSpec, Oracle] = {}
@@ -86,7 +88,7 @@ def oracles(
         if isinstance(given, Oracle):
             return given
         if given not in made:
-            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers)
+            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers, generation)
         return made[given]
 
     def parsed(given: OracleChoice, option: str) -> tuple[OracleSpec | Oracle, str]:
@@ -115,7 +117,13 @@ def oracles(
 
 
 def _oracle(
-    case: Instance, spec: OracleSpec, option: str, judge_db: Path | None, answers_per_judge: int, fresh: bool
+    case: Instance,
+    spec: OracleSpec,
+    option: str,
+    judge_db: Path | None,
+    answers_per_judge: int,
+    fresh: bool,
+    generation: Generation | None = None,
 ) -> Oracle:
     if spec.kind is OracleKind.BUILTIN:
         return case.oracle
@@ -138,9 +146,34 @@ def _oracle(
     except ImportError as err:
         raise UserError(f"{option} llm:... needs the llm extra: pip install '.[llm]' ({err.name})") from err
     try:
-        return model_judge(spec.model)  # the players' model, on-disk cache and prompts
+        return model_judge(spec.model, generation=generation)  # the players' model, on-disk cache and prompts
     except ConfigError as err:
         raise UserError(f"{option}: {err}") from err
+
+
+def generation_file(path: Path) -> tuple[tuple[str, Any], ...]:
+    """The keys set in ``--generation``'s TOML file, read through :mod:`debatekit.files`."""
+    from debatekit.files import FileMistake, parse_toml, read_text
+
+    try:
+        return tuple(parse_toml(read_text(path), path).items())
+    except FileMistake as err:
+        raise UserError(f"--generation: {err}") from None
+
+
+def generation_of(settings: tuple[tuple[str, Any], ...]) -> Generation | None:
+    """The generation record ``--generation``'s keys set (None when none are set)."""
+    if not settings:
+        return None
+    try:
+        from debatekit.llm.backend import ConfigError
+        from debatekit.llm.generation import Generation
+    except ImportError as err:
+        raise UserError(f"--generation needs the llm extra: pip install '.[llm]' ({err.name})") from err
+    try:
+        return Generation.of(dict(settings))
+    except ConfigError as err:
+        raise UserError(f"--generation: {err}") from err
 
 
 def with_constants(spec: ProtocolSpec, assignments: Iterable[str] | None, constants: Constants | None) -> list[str]:
@@ -202,19 +235,21 @@ def params_json(spec: ProtocolSpec, problem_values: Any) -> dict[str, Any]:
     return ({} if problem_values is None else as_dict(problem_values)) | as_dict(spec.params)
 
 
-def instance(found: Problem, size: int | None, truth: Truth, seed: int, params: Any = None) -> Instance:
+def instance(found: Problem, size: int | None, truth: Truth | None, seed: int, params: Any = None) -> Instance:
+    """``found``'s instance; ``truth`` None is the problem's default (a plan's own answer)."""
     from debatekit.analysis.montecarlo import make_instance
 
+    answer = found.truths[0] if truth is None else truth is Truth.yes
     try:
-        return make_instance(found, found.default_size if size is None else size, truth is Truth.yes, seed, params)
+        return make_instance(found, found.default_size if size is None else size, answer, seed, params)
     except InstanceError as err:
         raise UserError(str(err)) from err
 
 
-def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
+def strategy(spec: ProtocolSpec, role: Role, name: str, generation: Generation | None = None) -> Strategy:
     """A built-in strategy, ``module:attr`` importable from the current directory too, or
-    ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), whose model's
-    usage by role is noted on stderr when the process ends."""
+    ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), generating as
+    ``generation`` says, whose model's usage by role is noted on stderr when the process ends."""
     model = model_spec(name)
     if model is not None:
         import atexit
@@ -223,7 +258,7 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
             from debatekit.llm.config import ConfigError
             from debatekit.llm.players import NoLLMPlayers, llm_strategy, note_usage
 
-            chosen = llm_strategy(spec, role, model)
+            chosen = llm_strategy(spec, role, model, generation=generation)
         except ImportError as err:
             raise UserError(f"--{role.value} {name}: LLM players need the llm extra: pip install '.[llm]'") from err
         except (ConfigError, NoLLMPlayers) as err:
@@ -239,13 +274,13 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
         raise UserError(str(err)) from err
 
 
-def player(spec: ProtocolSpec, role: Role, given: Player) -> Strategy:
+def player(spec: ProtocolSpec, role: Role, given: Player, generation: Generation | None = None) -> Strategy:
     """A strategy as ``--alice``/``--bob`` name it (:func:`strategy`), or, from Python, a
     :class:`Strategy` of that role or a factory taking a Seat (a class, say). An object that no
     name stands for plays under its description (``<strategy object: NAME>``), so that results,
     records and logs never give it a name it does not have."""
     if isinstance(given, str):
-        return strategy(spec, role, given)
+        return strategy(spec, role, given, generation)
     if isinstance(given, Strategy):
         if given.role is not role:
             raise UserError(f"{role.value}: strategy {given.name!r} plays {given.role.value}")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles, RunResult
     from debatekit.engine.isolation import Seating
     from debatekit.ledger import Role
+    from debatekit.llm.generation import Generation
     from debatekit.players.base import Strategy
     from debatekit.problems import Instance
     from debatekit.protocols.spec import ProtocolSpec
@@ -83,6 +84,7 @@ def prepare(run: RunSpec) -> Prepared:
     from debatekit.problems import Instance
     from debatekit.runs.names import (
         configure,
+        generation_of,
         instance,
         model_spec,
         oracles,
@@ -110,16 +112,19 @@ def prepare(run: RunSpec) -> Prepared:
         assert found is not None
         case = instance(found, run.size, run.truth, run.seed, problem_values)
     sides = (Role.ALICE, run.alice), (Role.BOB, run.bob)
-    seated = {role: _seated(spec, role, given, run.trust_players) for role, given in sides}
+    generation = generation_of(run.generation)
+    seated = {role: _seated(spec, role, given, run.trust_players, generation) for role, given in sides}
     for role, (chosen, _) in seated.items():
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
-                     run.reuse_answers)  # fmt: skip
+                     run.reuse_answers, generation)  # fmt: skip
     named = [p for p in (run.alice, run.bob, run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
     models = any(model_spec(text) is not None for text in named)
+    if run.generation and not models:
+        raise UserError("--generation sets how models answer: name one (llm:PROVIDER/MODEL) as a player or an oracle")
     params = params_json(spec, problem_values)
     played = replace(
         run,
@@ -169,7 +174,9 @@ def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) ->
     return Panel(needed, expected, judges, most)
 
 
-def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[Strategy | Isolated, Seating]:
+def _seated(
+    spec: ProtocolSpec, role: Role, given: Any, trust: bool, generation: Generation | None = None
+) -> tuple[Strategy | Isolated, Seating]:
     """``role``'s strategy and where it runs: a built-in inline, a model's client in process, a
     user's strategy in workers (:class:`Isolated`: by its ``module:attr``, never imported here),
     or inline on the user's word (``trust``) or where the protocol's players are not isolated yet."""
@@ -179,7 +186,7 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
 
     if isinstance(given, str):
         if model_spec(given) is not None:
-            return player(spec, role, given), Seating.CLIENT
+            return player(spec, role, given, generation), Seating.CLIENT
         if given in spec.strategies[role] or ":" not in given:  # a built-in, or a mistake named
             return player(spec, role, given), Seating.BUILT_IN
     elif isinstance(given, Strategy) and given.trusted:
@@ -225,6 +232,7 @@ def play(
     from debatekit.files import FileMistake
     from debatekit.ledger import Role
     from debatekit.protocols.stochastic.rules import Unplannable
+    from debatekit.runs.names import generation_of
 
     run = ready.run
     if ready.models:
@@ -232,6 +240,7 @@ def play(
 
         models_before = usage_json()
     boundary = {role.value: where.value for role, where in ready.seating.items()}
+    generation = None if not run.generation else generation_of(run.generation).to_json()  # type: ignore[union-attr]
     if resume and hasattr(ready.oracles.verifier, "fresh"):  # people: the resumed debates' own questions
         ready.oracles.verifier.fresh = False
     try:
@@ -240,7 +249,7 @@ def play(
             result = run_trials(ready.spec, ready.instance, alice, bob, run.trials, run.seed, progress,
                                 oracles=ready.oracles, record=record, timeout=run.move_timeout,
                                 concurrency=run.concurrency, params=ready.params, resume=resume,
-                                boundary=boundary)  # fmt: skip
+                                boundary=boundary, generation=generation)  # fmt: skip
     except (ResumeError, ReplayError, Mismatch) as err:
         raise UserError(f"--resume: {err}") from err
     except FileMistake as err:  # a record or journal that is not JSON Lines
@@ -251,7 +260,35 @@ def play(
     except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
         raise UserError(f"{ready.spec.name} on {run.problem} at --size {ready.instance.size}: {err}") from None
     usage = usage_json(since=models_before) if ready.models else None  # LLM players or a model of the judge
-    return replace(result, params=ready.params, boundary=boundary, model_usage=usage)
+    scored = judges_scored(ready) if ready.models else None
+    return replace(result, params=ready.params, boundary=boundary, model_usage=usage, judge_calibration=scored)
+
+
+def judges_scored(ready: Prepared) -> dict[str, Any] | None:
+    """Each model of the judge (an oracle, not a player's model) scored against the instance's
+    ground truth on the distinct questions it answered whose truth is known (None when none)."""
+    from debatekit.analysis.calibration import baseline, calibration
+    from debatekit.llm.judge import ModelJudge
+
+    truth = ready.instance.oracle
+    scored: dict[str, Any] = {}
+    for judge in {id(o): o for o in (ready.oracles.provers, ready.oracles.verifier)}.values():
+        if not isinstance(judge, ModelJudge):
+            continue
+        pairs: dict[Any, tuple[float, float]] = {}
+        for query, p in judge.answered:
+            try:
+                known = truth.probability(query)
+            except (ValueError, TypeError):  # not a question the ground truth knows
+                known = None
+            if known is not None:
+                pairs[query] = (p, float(known))
+        if pairs:
+            model = calibration([p for p, _ in pairs.values()], [y for _, y in pairs.values()])
+            chance = baseline([y for _, y in pairs.values()])
+            scored[f"llm:{judge.name}"] = {"n": model.n, "brier": model.brier, "baseline_brier": chance.brier,
+                                           "worse_than_chance": model.worse_than(chance)}  # fmt: skip
+    return scored or None
 
 
 def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strategy:

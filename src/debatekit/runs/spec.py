@@ -59,7 +59,8 @@ for a Python player with numpy, far below what would trouble the machine."""
 @dataclass(frozen=True)
 class RunSpec:
     """``trials`` debates of ``alice`` against ``bob`` in ``protocol`` on ``problem``'s instance of
-    ``size`` whose answer is ``truth``, from ``seed``. ``params`` are the ``-P NAME=VALUE``
+    ``size`` whose answer is ``truth`` (None: the problem's default, yes where it can be either and a
+    plan's own answer), from ``seed``. ``params`` are the ``-P NAME=VALUE``
     assignments as (name, value) pairs; ``constants`` stochastic debate's choice; the oracles by
     side (``prover_oracle``/``verifier_oracle`` default to ``oracle``; people answer from
     ``judge_db``, at most ``answers_per_judge`` answers per judge and question, fresh questions for
@@ -67,12 +68,14 @@ class RunSpec:
     for one move; debates in flight. A user's strategy moves in worker processes of its own
     (:mod:`debatekit.engine.isolation`) with at most ``player_memory`` GiB of address space,
     unless ``trust_players`` plays it inline (to debug it; the boundary is then off).
-    ``size`` None is the problem's default."""
+    ``generation`` is how models' judgements are generated, as ``--generation FILE.toml``'s keys
+    (:class:`debatekit.llm.generation.Generation`; none: its defaults). ``size`` None is the
+    problem's default."""
 
     protocol: str
     problem: str | Instance
     size: int | None = None
-    truth: Truth = Truth.yes
+    truth: Truth | None = None
     alice: Player = "honest"
     bob: Player = "honest"
     constants: Constants | None = None
@@ -89,6 +92,7 @@ class RunSpec:
     concurrency: int = 1
     trust_players: bool = False
     player_memory: float = DEFAULT_PLAYER_MEMORY
+    generation: tuple[tuple[str, Any], ...] = ()
     _id: str = field(default="", init=False, repr=False, compare=False)
 
     def assignments(self) -> list[str]:
@@ -101,7 +105,7 @@ class RunSpec:
             "protocol": self.protocol,
             "problem": described(self.problem, "instance"),
             "size": self.size,
-            "truth": self.truth.value,
+            "truth": None if self.truth is None else self.truth.value,
             "alice": described(self.alice, "strategy"),
             "bob": described(self.bob, "strategy"),
             "constants": None if self.constants is None else self.constants.value,
@@ -120,6 +124,7 @@ class RunSpec:
             "concurrency": self.concurrency,
             "trust_players": self.trust_players,
             "player_memory": self.player_memory,
+            "generation": dict(self.generation),
         }
 
     def identity(self) -> dict[str, Any]:
@@ -135,14 +140,15 @@ class RunSpec:
         comes back as text, which no lookup resolves: the object itself must be given again."""
         oracles = data.get("oracles") or {}
         params = data.get("params") or {}
-        if not isinstance(oracles, Mapping) or not isinstance(params, Mapping):
-            raise UserError("a run's oracles and params are tables")
+        generation = data.get("generation") or {}
+        if not all(isinstance(table, Mapping) for table in (oracles, params, generation)):
+            raise UserError("a run's oracles, params and generation are tables")
         try:
             return cls(
                 protocol=_of(data["protocol"], str, "protocol"),
                 problem=_of(data["problem"], str, "problem"),
                 size=_of(data.get("size"), int | None, "size"),
-                truth=truth_named(data.get("truth", "yes")),
+                truth=None if data.get("truth") is None else truth_named(data["truth"]),
                 alice=_of(data.get("alice", "honest"), str, "alice"),
                 bob=_of(data.get("bob", "honest"), str, "bob"),
                 constants=constants_named(data.get("constants")),
@@ -161,6 +167,7 @@ class RunSpec:
                 player_memory=float(
                     _of(data.get("player_memory", DEFAULT_PLAYER_MEMORY), int | float, "player_memory")
                 ),
+                generation=tuple((str(key), value) for key, value in generation.items()),
             )
         except KeyError as err:
             raise UserError(f"a run needs its {err.args[0]}") from None

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from debatekit.analysis.calibration import Calibration
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Run
 from debatekit.experiments.report.series import Rate, Rates, Row, exact_note
 from debatekit.protocols.stochastic.params import Constants, Proof
@@ -385,4 +386,27 @@ def draw_exact(series: list[tuple[Exact, Row]], path: Path) -> None:
                Line2D([], [], marker="o", color="tab:blue", linestyle=""), Line2D([], [], **BOUND_STYLE)]  # fmt: skip
     labels = ["exact, best adversary", "Monte Carlo, strongest built-in adversary (named)", "theorem's guarantee"]
     _legend_below(fig, handles, labels, 2)
+    save(fig, path)
+
+
+def draw_reliability(model: Calibration, chance: Calibration, label: str, path: Path) -> None:
+    """The reliability diagram of a model of the judge: each non-empty bin's mean prediction against
+    the mean truth, sized by its count, on the diagonal of perfect calibration; the scores and the
+    always-0.5 baseline's in the title."""
+    fig, axes = figure(1, 1, 6.0)
+    ax = axes[0][0]
+    ax.plot([0, 1], [0, 1], **BOUND_STYLE, label="perfect calibration")
+    most = max(b.n for b in model.bins)
+    ax.scatter([b.predicted for b in model.bins], [b.observed for b in model.bins],
+               s=[40 + 400 * b.n / most for b in model.bins], color="tab:blue", zorder=7, label=label)  # fmt: skip
+    for b in model.bins:
+        ax.annotate(str(b.n), (b.predicted, b.observed), textcoords="offset points", xytext=(8, -4), fontsize=8)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("the model's P[yes] (bin mean)")
+    ax.set_ylabel("ground-truth P[yes] (bin mean)")
+    ax.set_title(f"Brier {model.brier:.3f} (always 0.5: {chance.brier:.3f}), ECE {model.ece:.3f}, "
+                 f"log-loss {model.log_loss:.3f}, n = {model.n}", fontsize=10)  # fmt: skip
+    ax.legend(loc="upper left")
+    fig.tight_layout()
     save(fig, path)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from debatekit.ledger import Role
 from debatekit.llm.config import ModelSpec, cache_path, model_of, price_of
+from debatekit.llm.generation import Generation
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Cache, Model
 from debatekit.llm.players.base import LLM
@@ -57,11 +58,13 @@ def llm_strategy(
     spec: str,
     prompts: Path | None = None,
     environ: Mapping[str, str] = os.environ,
+    generation: Generation | None = None,
 ) -> Strategy:
     """``protocol``'s LLM player for ``role`` (its ``ProtocolSpec.llm``), consulting the model ``spec``
     names (``PROVIDER/MODEL``, :func:`shared_model`) with the prompts in ``prompts`` (default: the
     directory ``DEBATEKIT_LLM_PROMPTS`` names, else the packaged prompts). :class:`NoLLMPlayers` for
-    a protocol without them; :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had."""
+    a protocol without them; :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had.
+    ``generation`` is how its judgements are generated (None: the defaults)."""
     if protocol.llm is None:
         playing = ", ".join(name for name, other in PROTOCOLS.items() if other.llm is not None)
         raise NoLLMPlayers(
@@ -70,14 +73,14 @@ def llm_strategy(
         )
     module, _, attr = protocol.llm.partition(":")
     seats: Mapping[Role, Callable[[LLM], Strategy]] = getattr(importlib.import_module(module), attr)
-    return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ)))
+    return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ), generation))
 
 
-def model_judge(spec: str, environ: Mapping[str, str] = os.environ) -> ModelJudge:
+def model_judge(spec: str, environ: Mapping[str, str] = os.environ, generation: Generation | None = None) -> ModelJudge:
     """A model of the judge (``--oracle llm:PROVIDER/MODEL`` and its kin) on the model ``spec``
     names (:func:`shared_model`: the players' model and cache) with the prompts every model role
-    reads (:func:`prompts_of`)."""
-    return ModelJudge(shared_model(spec, environ), prompts_of(environ), name=spec)
+    reads (:func:`prompts_of`), generating as ``generation`` says (None: the defaults)."""
+    return ModelJudge(shared_model(spec, environ), prompts_of(environ), name=spec, generation=generation)
 
 
 def prompts_of(environ: Mapping[str, str] = os.environ) -> Path | None:

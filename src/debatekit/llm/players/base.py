@@ -42,6 +42,7 @@ import numpy as np
 
 from debatekit.ledger import Role
 from debatekit.llm.backend import ModelError, Rejected, Transient
+from debatekit.llm.generation import Generation
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Model
 from debatekit.machine.transcript import StepKind, TranscriptMachine
@@ -55,12 +56,14 @@ YES_AT = 0.5
 
 @dataclass(frozen=True)
 class LLM:
-    """The model an LLM player consults, named by its spec (``PROVIDER/MODEL``), and the directory
-    whose ``judge.txt`` replaces the packaged prompt (None: the packaged one)."""
+    """The model an LLM player consults, named by its spec (``PROVIDER/MODEL``), the directory
+    whose ``judge.txt`` replaces the packaged prompt (None: the packaged one), and how its
+    judgements are generated (None: :class:`~debatekit.llm.generation.Generation`'s defaults)."""
 
     name: str
     model: Model
     prompts: Path | None = None
+    generation: Generation | None = None
 
 
 class Judgements:
@@ -69,7 +72,7 @@ class Judgements:
 
     def __init__(self, llm: LLM, role: Role):
         self.llm, self.role = llm, role
-        self._judge = ModelJudge(llm.model, llm.prompts, role, llm.name)
+        self._judge = ModelJudge(llm.model, llm.prompts, role, llm.name, llm.generation)
         self._known: dict[Hashable, Any] = {}
 
     async def p_yes(self, question: Query) -> float:
