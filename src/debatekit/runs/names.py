@@ -18,7 +18,7 @@ from debatekit.ledger import Role
 from debatekit.mistakes import UserError
 from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind, declared
-from debatekit.players.base import Strategy, StrategyError, resolve
+from debatekit.players.base import Side, Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.spec import ProtocolSpec
@@ -41,6 +41,17 @@ def model_spec(text: str) -> str | None:
     """``PROVIDER/MODEL`` when ``text`` names a model (``llm:PROVIDER/MODEL``, a player or an oracle), else None."""
     kind, _, model = text.partition(":")
     return model if kind == OracleKind.MODEL.value else None
+
+
+MODEL_PLAYERS = {"llm": Side.HONEST} | {f"llm-{side.value}": side for side in Side}
+"""The prefixes that name an LLM player and the side each argues: ``llm:`` and ``llm-honest:`` its
+model's answer, ``llm-liar:`` the other."""
+
+
+def model_player(text: str) -> tuple[str, Side] | None:
+    """``(PROVIDER/MODEL, side)`` when ``text`` names an LLM player (:data:`MODEL_PLAYERS`), else None."""
+    kind, _, model = text.partition(":")
+    return (model, MODEL_PLAYERS[kind]) if kind in MODEL_PLAYERS else None
 
 
 @dataclass(frozen=True)
@@ -213,17 +224,19 @@ def instance(found: Problem, size: int | None, truth: Truth, seed: int, params: 
 
 def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
     """A built-in strategy, ``module:attr`` importable from the current directory too, or
-    ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), whose model's
-    usage by role is noted on stderr when the process ends."""
-    model = model_spec(name)
-    if model is not None:
+    ``llm:PROVIDER/MODEL`` (``llm-honest:``, ``llm-liar:``: :func:`model_player`): the protocol's LLM
+    player for ``role`` on that side (the llm extra), whose model's usage by role is noted on
+    stderr when the process ends."""
+    named = model_player(name)
+    if named is not None:
         import atexit
 
+        model, side = named
         try:
             from debatekit.llm.config import ConfigError
             from debatekit.llm.players import NoLLMPlayers, llm_strategy, note_usage
 
-            chosen = llm_strategy(spec, role, model)
+            chosen = llm_strategy(spec, role, model, side=side)
         except ImportError as err:
             raise UserError(f"--{role.value} {name}: LLM players need the llm extra: pip install '.[llm]'") from err
         except (ConfigError, NoLLMPlayers) as err:

@@ -84,6 +84,7 @@ def prepare(run: RunSpec) -> Prepared:
     from debatekit.runs.names import (
         configure,
         instance,
+        model_player,
         model_spec,
         oracles,
         params_json,
@@ -118,8 +119,10 @@ def prepare(run: RunSpec) -> Prepared:
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
                      run.reuse_answers)  # fmt: skip
-    named = [p for p in (run.alice, run.bob, run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
-    models = any(model_spec(text) is not None for text in named)
+    named = [p for p in (run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
+    models = any(model_spec(text) is not None for text in named) or any(
+        isinstance(p, str) and model_player(p) is not None for p in (run.alice, run.bob)
+    )
     params = params_json(spec, problem_values)
     played = replace(
         run,
@@ -175,10 +178,10 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
     or inline on the user's word (``trust``) or where the protocol's players are not isolated yet."""
     from debatekit.engine.isolation import Seating, spec_of
     from debatekit.players.base import Strategy, StrategyError
-    from debatekit.runs.names import from_here, model_spec, player
+    from debatekit.runs.names import from_here, model_player, player
 
     if isinstance(given, str):
-        if model_spec(given) is not None:
+        if model_player(given) is not None:
             return player(spec, role, given), Seating.CLIENT
         if given in spec.strategies[role] or ":" not in given:  # a built-in, or a mistake named
             return player(spec, role, given), Seating.BUILT_IN

@@ -28,7 +28,7 @@ from debatekit.llm.config import ModelSpec, cache_path, model_of, price_of
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Cache, Model
 from debatekit.llm.players.base import LLM
-from debatekit.players.base import Strategy
+from debatekit.players.base import Side, Strategy
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import ProtocolSpec
 
@@ -57,11 +57,13 @@ def llm_strategy(
     spec: str,
     prompts: Path | None = None,
     environ: Mapping[str, str] = os.environ,
+    side: Side = Side.HONEST,
 ) -> Strategy:
-    """``protocol``'s LLM player for ``role`` (its ``ProtocolSpec.llm``), consulting the model ``spec``
-    names (``PROVIDER/MODEL``, :func:`shared_model`) with the prompts in ``prompts`` (default: the
-    directory ``DEBATEKIT_LLM_PROMPTS`` names, else the packaged prompts). :class:`NoLLMPlayers` for
-    a protocol without them; :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had."""
+    """``protocol``'s LLM player for ``role`` on ``side`` (its ``ProtocolSpec.llm``), consulting the
+    model ``spec`` names (``PROVIDER/MODEL``, :func:`shared_model`) with the prompts in ``prompts``
+    (default: the directory ``DEBATEKIT_LLM_PROMPTS`` names, else the packaged prompts).
+    :class:`NoLLMPlayers` for a protocol without them; :class:`~debatekit.llm.config.ConfigError`
+    for a model that cannot be had."""
     if protocol.llm is None:
         playing = ", ".join(name for name, other in PROTOCOLS.items() if other.llm is not None)
         raise NoLLMPlayers(
@@ -69,8 +71,8 @@ def llm_strategy(
             f"in it, which a programmed prover computes exactly (LLM players play {playing})"
         )
     module, _, attr = protocol.llm.partition(":")
-    seats: Mapping[Role, Callable[[LLM], Strategy]] = getattr(importlib.import_module(module), attr)
-    return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ)))
+    seats: Mapping[Role, Callable[[LLM, Side], Strategy]] = getattr(importlib.import_module(module), attr)
+    return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ)), side)
 
 
 def model_judge(spec: str, environ: Mapping[str, str] = os.environ) -> ModelJudge:

@@ -20,6 +20,15 @@ protocols' honest strategies on those beliefs:
   M_D maps to the claim she defends (so her answers are consistent whatever her beliefs);
 - naive B: challenges the sub-claim whose answer is furthest from his belief.
 
+Liars (``llm-liar:PROVIDER/MODEL``) argue the answer opposite to their model's, each saying why in
+the debate's aside (``lied``): A claims 1 - [g(root) >= 1/2]; naive A defends it as above, with the
+answers her model finds most probable among those that give her claim, so the subclaims she
+falsifies are those it finds most plausibly false; prover-estimator A then plays Lemma A.5 on her
+beliefs (the built-in ``wrong-answer`` with her model's beliefs); prover-estimator B estimates
+1 - his belief everywhere (``inverted`` on his beliefs); naive B, where he believes every answer,
+challenges the one his model doubts most (the judge's likeliest disagreement), and where he
+doubts one, the answer he believes most, so that the lie is never examined.
+
 On the natural decomposition the claims are about A's proof (her transcript), so B reads it as
 the truthful estimator does, from her committed proof (Definition 5.2,
 :func:`~debatekit.players.estimator.proof_truth`), and judges its steps with his model.
@@ -41,12 +50,12 @@ from debatekit.ledger import Role
 from debatekit.llm.players.base import LLM, YES_AT, Judgements, strategy
 from debatekit.machine.decomposition import Decomposition, NaturalDecomposition, Query, natural
 from debatekit.machine.transcript import StepKind
-from debatekit.oracle import TableOracle, settled
-from debatekit.players.base import Seat, Strategy
+from debatekit.oracle import TableOracle, aside, settled
+from debatekit.players.base import Seat, Side, Strategy
 from debatekit.players.estimator import proof_truth
 from debatekit.problems.plan import ClaimTree
 from debatekit.problems.registry import Instance
-from debatekit.protocols.proof import ProofTruth
+from debatekit.protocols.proof import CommittedProof, ProofTruth
 from debatekit.protocols.prover_estimator import (
     HonestAlice,
     Situation,
@@ -123,6 +132,18 @@ class _Prover:
         return self.honest().proof(leaves)
 
 
+class _Liar(_Prover):
+    """A on the side her model does not believe: the claim it finds false."""
+
+    def claim(self) -> int:
+        D = self.honest().D
+        believed = D.truth(D.root(), D.depth)
+        lie = int(believed < YES_AT)
+        why = f"her model gives the root claim P[yes] {believed:.3g}; she argues the other answer"
+        aside({"lied": self.seat.role.value, "model": self.judgements.llm.name, "claim": lie, "why": why})
+        return lie
+
+
 class ProverEstimatorAlice(_Prover):
     """Prover-estimator A: Lemma A.5's play on her LLM's beliefs (module docstring)."""
 
@@ -158,6 +179,25 @@ class NaiveAlice(_Prover):
         return ys, max(defended, key=likelihood)
 
 
+class ProverEstimatorLiar(_Liar, ProverEstimatorAlice):
+    """Prover-estimator A arguing the claim her model finds false, then Lemma A.5's play on her beliefs."""
+
+
+class NaiveLiar(_Liar, NaiveAlice):
+    """Naive A arguing the claim her model finds false, each split the answers it finds most probable
+    among those that give her claim (module docstring)."""
+
+    def decompose(self, level: int, query: Query, claimed: int) -> tuple[tuple[Query, ...], tuple[int, ...]]:
+        ys, z = super().decompose(level, query, claimed)
+        D = self.honest().D
+        p = [D.truth(y, level - 1) for y in ys]
+        false = [i for i, (pi, zi) in enumerate(zip(p, z, strict=True)) if zi != (pi >= YES_AT)]
+        aside({"lied": self.seat.role.value, "model": self.judgements.llm.name, "level": level, "falsified": false,
+               "why": f"answers {list(z)} give her claim {claimed}: the most probable such under her model "
+                      f"(P[yes] {[round(pi, 3) for pi in p]})"})  # fmt: skip
+        return ys, z
+
+
 class _Estimator:
     """B's beliefs about A's claims, formed on first use: on a claim tree his LLM's judgements of
     its leaves; on the natural decomposition his LLM's judgements of the steps of A's proof, which
@@ -172,15 +212,16 @@ class _Estimator:
             D = decomposition_of(self.seat.instance)
             proof = self._her_proof(D) if isinstance(D, NaturalDecomposition) else None
             beliefs = settled(believed(D, self.judgements, proof))
-            self._truth = ProofTruth(beliefs, None if proof is None else lambda j: int(proof[j]))
+            read = None if proof is None else CommittedProof(lambda leaves: proof[list(leaves)], trusted=True)
+            self._truth = ProofTruth(beliefs, read)
         return self._truth
 
     def _her_proof(self, D: NaturalDecomposition) -> np.ndarray:
         reader = proof_truth(self.seat)  # her committed proof (the implicit proof's when she gives it)
-        positions = tuple(range(D.proof_length))
+        positions = np.arange(D.proof_length)
         if reader.proof is None:
-            return np.array([D.proof(j) for j in positions], dtype=np.uint8)
-        return np.array(reader.bits(positions), dtype=np.uint8)
+            return np.array([D.proof(int(j)) for j in positions], dtype=np.uint8)
+        return reader.proof_bits(positions)
 
 
 class ProverEstimatorBob(_Estimator):
@@ -204,27 +245,74 @@ class NaiveBob(_Estimator):
         return int(np.argmax(gaps))
 
 
-def prover_estimator_alice(llm: LLM) -> Strategy:
+class ProverEstimatorLiarBob(ProverEstimatorBob):
+    """Prover-estimator B estimating 1 - his belief everywhere."""
+
+    def initial(self) -> float:
+        return 1 - super().initial()
+
+    def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
+        return 1 - super().conditional(s, subqueries, i, prefix)
+
+
+class NaiveLiarBob(NaiveBob):
+    """Naive B on the side his model does not believe (module docstring)."""
+
+    def challenge(
+        self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
+    ) -> int:
+        truth = self.truth()
+        gaps = [abs(truth.truth(y, level - 1) - a) for y, a in zip(subqueries, answers, strict=True)]
+        if max(gaps) > 1 - YES_AT:
+            i, why = int(np.argmin(gaps)), "he doubts an answer, so he challenges the one he believes most"
+        else:
+            i, why = int(np.argmax(gaps)), "he believes every answer, so he challenges the one he doubts most"
+        aside({"lied": self.seat.role.value, "model": self.judgements.llm.name, "level": level, "challenge": i,
+               "why": f"{why} (his doubts {[round(g, 3) for g in gaps]})"})  # fmt: skip
+        return i
+
+
+def prover_estimator_alice(llm: LLM, side: Side = Side.HONEST) -> Strategy:
+    if side is Side.LIAR:
+        return strategy(
+            llm, Role.ALICE, f"{llm.name} claims what it believes false; Lemma A.5's play on its beliefs",
+            lambda s: ProverEstimatorLiar(s, llm), refuses, side,
+        )  # fmt: skip
     return strategy(
         llm, Role.ALICE, f"{llm.name} believes each claim; Lemma A.5's play on its beliefs",
         lambda s: ProverEstimatorAlice(s, llm), refuses,
     )  # fmt: skip
 
 
-def prover_estimator_bob(llm: LLM) -> Strategy:
+def prover_estimator_bob(llm: LLM, side: Side = Side.HONEST) -> Strategy:
+    if side is Side.LIAR:
+        return strategy(
+            llm, Role.BOB, f"{llm.name} estimates each sub-claim as 1 - its P[yes]",
+            lambda s: ProverEstimatorLiarBob(s, llm), refuses, side,
+        )  # fmt: skip
     return strategy(
         llm, Role.BOB, f"{llm.name} estimates each sub-claim from its P[yes]", lambda s: ProverEstimatorBob(s, llm),
         refuses,
     )  # fmt: skip
 
 
-def naive_alice(llm: LLM) -> Strategy:
+def naive_alice(llm: LLM, side: Side = Side.HONEST) -> Strategy:
+    if side is Side.LIAR:
+        return strategy(
+            llm, Role.ALICE, f"{llm.name} claims what it believes false, splitting by its beliefs",
+            lambda s: NaiveLiar(s, llm), refuses, side,
+        )  # fmt: skip
     return strategy(
         llm, Role.ALICE, f"{llm.name} claims and splits by its beliefs", lambda s: NaiveAlice(s, llm), refuses
     )
 
 
-def naive_bob(llm: LLM) -> Strategy:
+def naive_bob(llm: LLM, side: Side = Side.HONEST) -> Strategy:
+    if side is Side.LIAR:
+        return strategy(
+            llm, Role.BOB, f"{llm.name} challenges where the judge likeliest disputes, lets a doubted answer stand",
+            lambda s: NaiveLiarBob(s, llm), refuses, side,
+        )  # fmt: skip
     return strategy(
         llm, Role.BOB, f"{llm.name} challenges the answer it doubts most", lambda s: NaiveBob(s, llm), refuses
     )
