@@ -254,16 +254,21 @@ def run_header(
     params: dict,
     verifier: Oracle,
     boundary: dict[str, str] | None = None,
+    prompts: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The header of a run's record and journal: what fixes the run (its records' common fields), the
-    version, the plan file read, whether the verifier asked the instance's own oracle, and where
-    each seat's player ran (``boundary``, :class:`~debatekit.engine.isolation.Seating`; given by
+    version, the plan file read, whether the verifier asked the instance's own oracle, where
+    each seat's player ran (``boundary``, :class:`~debatekit.engine.isolation.Seating`) and the
+    prompt each model role read, its file and SHA-256 (``prompts``; both given by
     :func:`debatekit.runs.prepare.play`)."""
     own = verifier is instance.oracle or getattr(verifier, "hidden", None) is instance.oracle
     header = record_header(spec, instance, alice, bob, seed, params, 0)
     del header["debate"]
     seats = {} if boundary is None else {"boundary": boundary}
-    return header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"} | seats
+    read = {"prompts": prompts} if prompts else {}
+    return (
+        header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"} | seats | read
+    )
 
 
 def run_key(spec: ProtocolSpec, instance: Instance, alice: Strategy, bob: Strategy, seed: int, params: dict) -> str:
@@ -367,6 +372,7 @@ def run(
     params: dict[str, Any] | None = None,
     resume: bool = False,
     boundary: dict[str, str] | None = None,
+    prompts: dict[str, dict[str, str]] | None = None,
 ) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
     that plays many debates at once (``spec.batch``) does so; the others stream, ``concurrency``
@@ -377,14 +383,15 @@ def run(
     and the run goes on from the first debate missing: the same file and result as a run never
     stopped, since debate i depends only on (seed, i); a node protocol's debate cut off mid-way
     continues from the events its journal holds (:class:`~debatekit.engine.record.Journal`).
-    ``boundary`` (where each seat's player runs) goes into the record's header."""
+    ``boundary`` (where each seat's player runs) and ``prompts`` (what each model role read) go
+    into the record's header."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     summary, kept, last, prefixes = Summary(), 0, "", {}
     verifying = instance.oracle if oracles is None else oracles.verifier
-    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying, boundary)
+    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying, boundary, prompts)
     if resume:
         summary, kept, last = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record, header)
         try:

@@ -3,7 +3,7 @@ P[yes] read from the log-probabilities of its first answer token (issue 11, item
 
 The model is asked the question of ``z`` in words (a :class:`~debatekit.oracle.Question`'s text
 under the lines of its relevant coordinates; any other query as its JSON) through the prompt
-``judge.txt`` (:func:`~debatekit.llm.config.prompt_text`), once per query: ``sample_count(z, r)``
+``judge.txt`` or the user's (:class:`~debatekit.llm.config.Prompt`), once per query: ``sample_count(z, r)``
 is one binomial draw of r answers from that P[yes], so "r samples of the judge" cost one model
 call, and a repeated query none (the model's cache). Departure from a person: the model answers
 a query with the same P[yes] every time it is asked, so its r answers are independent draws from
@@ -31,15 +31,13 @@ import copy
 import json
 import math
 from collections.abc import Awaitable
-from pathlib import Path
-from string import Template
 from typing import Any
 
 import numpy as np
 
 from debatekit.ledger import Role
 from debatekit.llm.backend import Completion, ModelError, Request, Unparseable, p_yes
-from debatekit.llm.config import prompt_text
+from debatekit.llm.config import JUDGE, Prompt
 from debatekit.llm.model import Model, cache_key
 from debatekit.oracle import Asking, Oracle, Pending, Query, Question, Unanswered, aside, asking, question_json
 
@@ -80,17 +78,16 @@ def read(completion: Completion, request: Request) -> float:
 
 
 class ModelJudge(Oracle):
-    """Answers judgement queries from ``model``'s P[yes]. ``prompts`` is a directory whose
-    ``judge.txt`` replaces the packaged prompt (placeholders ``$question`` and ``$context``);
-    ``name`` is the model's spec (``PROVIDER/MODEL``) as records and messages show it. Usage is
-    counted for the role :func:`~debatekit.oracle.asking` names, else for ``role``."""
+    """Answers judgement queries from ``model``'s P[yes] through ``prompt`` (default: the packaged
+    ``judge.txt``; placeholders ``$question`` and ``$context``); ``name`` is the model's spec
+    (``PROVIDER/MODEL``) as records and messages show it. Usage is counted for the role
+    :func:`~debatekit.oracle.asking` names, else for ``role``."""
 
     waits = True
 
-    def __init__(self, model: Model, prompts: Path | None = None, role: Role = Role.VERIFIER, name: str = ""):
+    def __init__(self, model: Model, prompt: Prompt | None = None, role: Role = Role.VERIFIER, name: str = ""):
         self.model, self.role, self.name = model, role, name or model.name
-        self._template = Template(prompt_text("judge.txt", prompts))
-        self._template.substitute(question="", context="")  # a prompt with other placeholders fails here
+        self.prompt = prompt or Prompt.read((JUDGE,))
 
     def __deepcopy__(self, memo: dict) -> ModelJudge:
         """A seat's own judge (each seat gets a deep copy of the instance, its oracle with it) on
@@ -112,7 +109,7 @@ class ModelJudge(Oracle):
         else:
             text, lines = json.dumps(question_json(query)), ()
         context = "".join(f"\nGiven: {line}" for line in lines)
-        prompt = self._template.substitute(question=text, context=context)
+        prompt = self.prompt.filled(text, context)
         return Request(self.model.name, (("user", prompt),), max_tokens=1, top_logprobs=TOP_LOGPROBS)
 
     async def p_yes(self, query: Query) -> float:

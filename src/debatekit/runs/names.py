@@ -84,11 +84,12 @@ def oracles(
     judge_db: Path | None = None,
     answers_per_judge: int = 1,
     reuse_answers: bool = False,
+    prompts: Path | None = None,
 ) -> Oracles:
     """Each side's oracle: ``--oracle`` for both, ``--prover-oracle`` / ``--verifier-oracle`` for
     one (the provers may consult a model of the judge while the verifier asks people, fresh
-    questions unless ``reuse_answers``); each a name, or (from Python) an :class:`Oracle` of the
-    user's, used as it is."""
+    questions unless ``reuse_answers``; a model of the judge reads ``judge.txt`` in ``prompts``);
+    each a name, or (from Python) an :class:`Oracle` of the user's, used as it is."""
     from debatekit.analysis.montecarlo import Oracles
 
     made: dict[OracleSpec, Oracle] = {}
@@ -97,7 +98,7 @@ def oracles(
         if isinstance(given, Oracle):
             return given
         if given not in made:
-            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers)
+            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers, prompts)
         return made[given]
 
     def parsed(given: OracleChoice, option: str) -> tuple[OracleSpec | Oracle, str]:
@@ -126,7 +127,13 @@ def oracles(
 
 
 def _oracle(
-    case: Instance, spec: OracleSpec, option: str, judge_db: Path | None, answers_per_judge: int, fresh: bool
+    case: Instance,
+    spec: OracleSpec,
+    option: str,
+    judge_db: Path | None,
+    answers_per_judge: int,
+    fresh: bool,
+    prompts: Path | None,
 ) -> Oracle:
     if spec.kind is OracleKind.BUILTIN:
         return case.oracle
@@ -149,7 +156,7 @@ def _oracle(
     except ImportError as err:
         raise UserError(f"{option} llm:... needs the llm extra: pip install '.[llm]' ({err.name})") from err
     try:
-        return model_judge(spec.model)  # the players' model, on-disk cache and prompts
+        return model_judge(spec.model, prompts=prompts)  # the players' model and on-disk cache
     except ConfigError as err:
         raise UserError(f"{option}: {err}") from err
 
@@ -222,11 +229,20 @@ def instance(found: Problem, size: int | None, truth: Truth, seed: int, params: 
         raise UserError(str(err)) from err
 
 
-def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
+def prompt_dir(path: Path | None) -> Path | None:
+    """``--prompts DIR``, checked: a directory this process can read (None: not given)."""
+    if path is None:
+        return None
+    if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
+        raise UserError(f"--prompts: {str(path)!r} is not a directory of prompts this process can read")
+    return path
+
+
+def strategy(spec: ProtocolSpec, role: Role, name: str, prompts: Path | None = None) -> Strategy:
     """A built-in strategy, ``module:attr`` importable from the current directory too, or
     ``llm:PROVIDER/MODEL`` (``llm-honest:``, ``llm-liar:``: :func:`model_player`): the protocol's LLM
-    player for ``role`` on that side (the llm extra), whose model's usage by role is noted on
-    stderr when the process ends."""
+    player for ``role`` on that side (the llm extra) with its prompt from ``prompts``, whose
+    model's usage by role is noted on stderr when the process ends."""
     named = model_player(name)
     if named is not None:
         import atexit
@@ -236,7 +252,7 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
             from debatekit.llm.config import ConfigError
             from debatekit.llm.players import NoLLMPlayers, llm_strategy, note_usage
 
-            chosen = llm_strategy(spec, role, model, side=side)
+            chosen = llm_strategy(spec, role, model, prompts, side=side)
         except ImportError as err:
             raise UserError(f"--{role.value} {name}: LLM players need the llm extra: pip install '.[llm]'") from err
         except (ConfigError, NoLLMPlayers) as err:
@@ -252,13 +268,13 @@ def strategy(spec: ProtocolSpec, role: Role, name: str) -> Strategy:
         raise UserError(str(err)) from err
 
 
-def player(spec: ProtocolSpec, role: Role, given: Player) -> Strategy:
+def player(spec: ProtocolSpec, role: Role, given: Player, prompts: Path | None = None) -> Strategy:
     """A strategy as ``--alice``/``--bob`` name it (:func:`strategy`), or, from Python, a
     :class:`Strategy` of that role or a factory taking a Seat (a class, say). An object that no
     name stands for plays under its description (``<strategy object: NAME>``), so that results,
     records and logs never give it a name it does not have."""
     if isinstance(given, str):
-        return strategy(spec, role, given)
+        return strategy(spec, role, given, prompts)
     if isinstance(given, Strategy):
         if given.role is not role:
             raise UserError(f"{role.value}: strategy {given.name!r} plays {given.role.value}")

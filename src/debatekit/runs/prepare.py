@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +68,9 @@ class Prepared:
     seating: dict[Role, Seating]
     people: Panel | None = None
     """What people answering the verifier are asked, when they are (checked against the panel)."""
+    prompts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The prompt each model role read (``alice``, ``bob``, ``prover_oracle``, ``verifier_oracle``):
+    its file and SHA-256, for the record's header."""
 
     @property
     def title(self) -> str:
@@ -89,6 +92,7 @@ def prepare(run: RunSpec) -> Prepared:
         oracles,
         params_json,
         problem_for,
+        prompt_dir,
         protocol,
         with_constants,
     )
@@ -111,14 +115,15 @@ def prepare(run: RunSpec) -> Prepared:
         assert found is not None
         case = instance(found, run.size, run.truth, run.seed, problem_values)
     sides = (Role.ALICE, run.alice), (Role.BOB, run.bob)
-    seated = {role: _seated(spec, role, given, run.trust_players) for role, given in sides}
+    prompts = prompt_dir(run.prompts)
+    seated = {role: _seated(spec, role, given, run.trust_players, prompts) for role, given in sides}
     for role, (chosen, _) in seated.items():
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
-                     run.reuse_answers)  # fmt: skip
+                     run.reuse_answers, prompts)  # fmt: skip
     named = [p for p in (run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
     models = any(model_spec(text) is not None for text in named) or any(
         isinstance(p, str) and model_player(p) is not None for p in (run.alice, run.bob)
@@ -136,7 +141,26 @@ def prepare(run: RunSpec) -> Prepared:
     )
     seating = {role: where for role, (_, where) in seated.items()}
     people = _panel(spec, case, routed.verifier, run.answers_per_judge)
-    return Prepared(played, spec, case, *players, routed, params, models, seating, people)
+    read = _prompts_read(sides, routed, prompts) if models else {}
+    return Prepared(played, spec, case, *players, routed, params, models, seating, people, read)
+
+
+def _prompts_read(sides: tuple[tuple[Role, Any], ...], routed: Oracles, prompts: Path | None) -> dict[str, dict]:
+    """The prompt each model role reads, by role: each LLM player's (by its role and side) and each
+    model of the judge's."""
+    from debatekit.llm.judge import ModelJudge
+    from debatekit.llm.players import prompt_for
+    from debatekit.runs.names import model_player
+
+    read = {}
+    for role, given in sides:
+        named = model_player(given) if isinstance(given, str) else None
+        if named is not None:
+            read[role.value] = prompt_for(role, named[1], prompts).json()
+    for option, oracle in (("prover_oracle", routed.provers), ("verifier_oracle", routed.verifier)):
+        if isinstance(oracle, ModelJudge):
+            read[option] = oracle.prompt.json()
+    return read
 
 
 def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) -> Panel | None:
@@ -172,7 +196,9 @@ def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) ->
     return Panel(needed, expected, judges, most)
 
 
-def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[Strategy | Isolated, Seating]:
+def _seated(
+    spec: ProtocolSpec, role: Role, given: Any, trust: bool, prompts: Path | None
+) -> tuple[Strategy | Isolated, Seating]:
     """``role``'s strategy and where it runs: a built-in inline, a model's client in process, a
     user's strategy in workers (:class:`Isolated`: by its ``module:attr``, never imported here),
     or inline on the user's word (``trust``) or where the protocol's players are not isolated yet."""
@@ -182,7 +208,7 @@ def _seated(spec: ProtocolSpec, role: Role, given: Any, trust: bool) -> tuple[St
 
     if isinstance(given, str):
         if model_player(given) is not None:
-            return player(spec, role, given), Seating.CLIENT
+            return player(spec, role, given, prompts), Seating.CLIENT
         if given in spec.strategies[role] or ":" not in given:  # a built-in, or a mistake named
             return player(spec, role, given), Seating.BUILT_IN
     elif isinstance(given, Strategy) and given.trusted:
@@ -243,7 +269,7 @@ def play(
             result = run_trials(ready.spec, ready.instance, alice, bob, run.trials, run.seed, progress,
                                 oracles=ready.oracles, record=record, timeout=run.move_timeout,
                                 concurrency=run.concurrency, params=ready.params, resume=resume,
-                                boundary=boundary)  # fmt: skip
+                                boundary=boundary, prompts=ready.prompts)  # fmt: skip
     except (ResumeError, ReplayError, Mismatch) as err:
         raise UserError(f"--resume: {err}") from err
     except FileMistake as err:  # a record or journal that is not JSON Lines

@@ -64,9 +64,11 @@ class RunSpec:
     side (``prover_oracle``/``verifier_oracle`` default to ``oracle``; people answer from
     ``judge_db``, at most ``answers_per_judge`` answers per judge and question, fresh questions for
     a rerun unless ``reuse_answers``); a player's time
-    for one move; debates in flight. A user's strategy moves in worker processes of its own
-    (:mod:`debatekit.engine.isolation`) with at most ``player_memory`` GiB of address space,
-    unless ``trust_players`` plays it inline (to debug it; the boundary is then off).
+    for one move; debates in flight; the directory of prompts that model roles read (``prompts``,
+    ``--prompts``; None: ``DEBATEKIT_LLM_PROMPTS`` or the packaged ones). A user's strategy moves
+    in worker processes of its own (:mod:`debatekit.engine.isolation`) with at most
+    ``player_memory`` GiB of address space, unless ``trust_players`` plays it inline (to debug
+    it; the boundary is then off).
     ``size`` None is the problem's default."""
 
     protocol: str
@@ -89,6 +91,7 @@ class RunSpec:
     concurrency: int = 1
     trust_players: bool = False
     player_memory: float = DEFAULT_PLAYER_MEMORY
+    prompts: Path | None = None
     _id: str = field(default="", init=False, repr=False, compare=False)
 
     def assignments(self) -> list[str]:
@@ -120,6 +123,7 @@ class RunSpec:
             "concurrency": self.concurrency,
             "trust_players": self.trust_players,
             "player_memory": self.player_memory,
+            "prompts": None if self.prompts is None else str(self.prompts),
         }
 
     def identity(self) -> dict[str, Any]:
@@ -161,6 +165,7 @@ class RunSpec:
                 player_memory=float(
                     _of(data.get("player_memory", DEFAULT_PLAYER_MEMORY), int | float, "player_memory")
                 ),
+                prompts=None if data.get("prompts") is None else Path(_of(data["prompts"], str, "prompts")),
             )
         except KeyError as err:
             raise UserError(f"a run needs its {err.args[0]}") from None

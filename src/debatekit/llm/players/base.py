@@ -1,11 +1,13 @@
 """What every LLM player shares (issue 11, item 3): the LLM it consults, and one judgement asked
 of it, read and noted in the debate's record.
 
-Every LLM player here is its protocol's honest strategy with its LLM in place of the judge:
-where the honest player would ask the oracle a step's question, the LLM player asks its model
-that question exactly as a model of the judge is asked it (:meth:`ModelJudge.request
-<debatekit.llm.judge.ModelJudge.request>`: the prompt ``judge.txt`` with the question and its
-relevant coordinates I(t) as context lines; one token, greedy, with the top log-probabilities)
+Every honest LLM player here is its protocol's honest strategy with its LLM in place of the
+judge, and every liar (:class:`~debatekit.players.base.Side`) argues against what its LLM
+believes: where the honest player would ask the oracle a step's question, the LLM player asks its
+model that question as a model of the judge is asked it (:meth:`ModelJudge.request
+<debatekit.llm.judge.ModelJudge.request>`: its role and side's prompt, by default the judge's
+``judge.txt``, with the question and its relevant coordinates I(t) as context lines; one token,
+greedy, with the top log-probabilities)
 and reads P[yes] from the first token (:func:`~debatekit.llm.backend.p_yes`). A call carries no
 debate context: it is Definition 5.2's independent copy, "querying the same LLM with any previous
 messages in the debate removed from the context" (doubly-efficient paper, Section 5.1). The
@@ -35,14 +37,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from debatekit.ledger import Role
 from debatekit.llm.backend import ModelError, Rejected, Transient
+from debatekit.llm.config import JUDGE, Prompt
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Model
 from debatekit.machine.transcript import StepKind, TranscriptMachine
@@ -58,12 +60,12 @@ MAX_PAIRED = 16
 
 @dataclass(frozen=True)
 class LLM:
-    """The model an LLM player consults, named by its spec (``PROVIDER/MODEL``), and the directory
-    whose ``judge.txt`` replaces the packaged prompt (None: the packaged one)."""
+    """The model an LLM player consults, named by its spec (``PROVIDER/MODEL``), and the prompt it
+    is asked through (default: the packaged ``judge.txt``, the judge's question)."""
 
     name: str
     model: Model
-    prompts: Path | None = None
+    prompt: Prompt = field(default_factory=lambda: Prompt.read((JUDGE,)))
 
 
 class Judgements:
@@ -72,7 +74,7 @@ class Judgements:
 
     def __init__(self, llm: LLM, role: Role):
         self.llm, self.role = llm, role
-        self._judge = ModelJudge(llm.model, llm.prompts, role, llm.name)
+        self._judge = ModelJudge(llm.model, llm.prompt, role, llm.name)
         self._known: dict[Hashable, Any] = {}
 
     async def p_yes(self, question: Query) -> float:
