@@ -188,7 +188,7 @@ def test_llm_liar_on_the_command_line_plays_and_its_record_replays(tmp_path: Pat
     monkeypatch.setenv("DEBATEKIT_LLM_CACHE", str(tmp_path / "c.sqlite"))
     record = tmp_path / "r.jsonl"
     code = main(["run", "cross-exam", "--problem", "caffeine", "--truth", "no", "--alice", "llm-liar:fake/judge",
-                 "--bob", "accept", "--trials", "1", "--record", str(record), "--json"])  # fmt: skip
+                 "--bob", "accept", "--trials", "1", "--record", str(record), "--json", "--no-log"])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out
     assert '"alice": "llm-liar:fake/judge"' in out and '"accept_rate": 1.0' in out

@@ -213,6 +213,8 @@ class RunResult:
     """Where each seat's player ran (:class:`~debatekit.engine.isolation.Seating`), by role."""
     model_usage: dict[str, Any] | None = None
     """The models consulted, their calls and tokens (LLM players or judges), when any was."""
+    prompts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The prompt each model role read, its file and SHA-256 (as the record header), when any did."""
     trials_asked: int | None = None
     """Set when the run was interrupted: the debates asked for (``trials`` of them finished)."""
 
@@ -223,6 +225,8 @@ class RunResult:
         data["guarantee"] = asdict(self.guarantee)
         if self.model_usage is None:
             del data["model_usage"]
+        if not self.prompts:
+            del data["prompts"]
         if self.trials_asked is None:
             del data["trials_asked"]
         else:

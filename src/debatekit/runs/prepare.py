@@ -280,7 +280,7 @@ def play(
     except Unaffordable as err:  # a trusted part asked past its declared limit (B's training, say)
         raise UserError(f"{ready.spec.name} on {run.problem} at --size {ready.instance.size}: {err}") from None
     usage = usage_json(since=models_before) if ready.models else None  # LLM players or a model of the judge
-    return replace(result, params=ready.params, boundary=boundary, model_usage=usage)
+    return replace(result, params=ready.params, boundary=boundary, model_usage=usage, prompts=ready.prompts)
 
 
 def _played(ready: Prepared, role: Role, pools: contextlib.ExitStack) -> Strategy:
