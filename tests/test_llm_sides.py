@@ -203,3 +203,25 @@ def test_a_strategy_for_each_side_of_each_protocol_with_llm_players() -> None:
             made = {side: seats(name)[role](llm_of(caffeine(True)), side) for side in Side}
             assert made[Side.HONEST].name == "llm:fake/judge" and made[Side.LIAR].name == "llm-liar:fake/judge"
             assert isinstance(made[Side.LIAR], Strategy) and made[Side.LIAR].role is role
+
+
+def test_naive_llm_bob_spends_his_challenge_on_a_certain_catch_not_a_spurious_doubt(tmp_path: Path) -> None:
+    """Naive recursion on caffeine's natural decomposition, whose answer is no: ``wrong-answer``
+    Alice claims yes and hides the lie in the half of her proof with the output step, which the
+    verifier computes (a certain catch). Bob's model doubts a right judged step in the other half
+    (her bit has probability 0.45 under it): rounded to a bit that doubt was as strong as the
+    catch and came first; weighed, he challenges the catch, and she loses."""
+    instance, machine = caffeine(False), caffeine(False).machine
+    truth = truth_of(instance)
+    honest = played(instance, frozenset(), truth)
+    first = [t for t in range(machine.length) if machine.kind(t) is StepKind.ORACLE and t < 16]  # steps [0, 16)
+    assert first and machine.length > 16, "a judged step in the first half, the output in the second"
+    text = machine.rule(first[0], tuple(int(honest[a]) for a in machine.relevant(first[0]))).text  # type: ignore[union-attr]
+    llm = llm_of(instance, lambda q: (0.45 if truth[q] >= 0.5 else 0.55) if q == text else truth[q])
+    spec = PROTOCOLS["naive-recursive"]
+    bob = seats("naive-recursive")[Role.BOB](llm, Side.HONEST)
+    result = run(spec, instance, spec.strategies[Role.ALICE]["wrong-answer"], bob, 2, 0, record=tmp_path / "n.jsonl")
+    assert result.accept_rate == 0.0
+    record = next(iter(read_records(tmp_path / "n.jsonl")))
+    decided = [entry for entry in record["aside"] if entry.get("decided") == "bob"]
+    assert decided[0]["challenge"] == 1 and "certain catch" in decided[0]["why"]

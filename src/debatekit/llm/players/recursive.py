@@ -18,7 +18,12 @@ protocols' honest strategies on those beliefs:
   B^k_i = g_B(y_i) (the sub-claims are independent, so the prefix z_<i changes nothing);
 - naive A: claims as above and splits into the answer vector most probable under g among those
   M_D maps to the claim she defends (so her answers are consistent whatever her beliefs);
-- naive B: challenges the sub-claim whose answer is furthest from his belief.
+- naive B: challenges the sub-claim his model doubts most (issue 22): on a claim tree the answer
+  furthest from his belief g_B; on the natural decomposition, where a sub-claim says a range of
+  her proof's steps is right, first a range holding a step the verifier computes and she got
+  wrong (a certain catch), else the range whose least likely judged bit his model finds least
+  likely, weighed by its P[yes] rather than rounded to a bit, so a faint doubt about a right
+  step does not spend his one path down the tree; why, in the aside (``decided``).
 
 Liars (``llm-liar:PROVIDER/MODEL``) argue the answer opposite to their model's, each saying why in
 the debate's aside (``lied``): A claims 1 - [g(root) >= 1/2]; naive A defends it as above, with the
@@ -171,8 +176,10 @@ class NaiveAlice(_Prover):
         ys = D.split(query, level)
         p = [D.truth(y, level - 1) for y in ys]
 
-        def likelihood(z: tuple[int, ...]) -> float:
-            return math.prod(pi if zi else 1 - pi for pi, zi in zip(p, z, strict=True))
+        def likelihood(z: tuple[int, ...]) -> tuple[float, int]:
+            """Its probability under her beliefs, then (among the impossible) how many answers she believes."""
+            believed = sum(zi == (pi >= YES_AT) for pi, zi in zip(p, z, strict=True))
+            return math.prod(pi if zi else 1 - pi for pi, zi in zip(p, z, strict=True)), believed
 
         vectors = list(itertools.product((0, 1), repeat=len(ys)))
         defended = [z for z in vectors if D.combine(query, level, z) == claimed] or vectors
@@ -206,22 +213,27 @@ class _Estimator:
     def __init__(self, seat: Seat, llm: LLM):
         self.seat, self.judgements = seat, Judgements(llm, seat.role)
         self._truth: ProofTruth | None = None
+        self._read: np.ndarray | None = None
 
     def truth(self) -> ProofTruth:
         if self._truth is None:
             D = decomposition_of(self.seat.instance)
-            proof = self._her_proof(D) if isinstance(D, NaturalDecomposition) else None
+            proof = self._proof(D) if isinstance(D, NaturalDecomposition) else None
             beliefs = settled(believed(D, self.judgements, proof))
             read = None if proof is None else CommittedProof(lambda leaves: proof[list(leaves)], trusted=True)
             self._truth = ProofTruth(beliefs, read)
         return self._truth
 
-    def _her_proof(self, D: NaturalDecomposition) -> np.ndarray:
-        reader = proof_truth(self.seat)  # her committed proof (the implicit proof's when she gives it)
-        positions = np.arange(D.proof_length)
-        if reader.proof is None:
-            return np.array([D.proof(int(j)) for j in positions], dtype=np.uint8)
-        return reader.proof_bits(positions)
+    def _proof(self, D: NaturalDecomposition) -> np.ndarray:
+        """Her committed proof (the implicit proof's when she gives it), read once per debate."""
+        if self._read is None:
+            reader = proof_truth(self.seat)
+            positions = np.arange(D.proof_length)
+            if reader.proof is None:
+                self._read = np.array([D.proof(int(j)) for j in positions], dtype=np.uint8)
+            else:
+                self._read = reader.proof_bits(positions)
+        return self._read
 
 
 class ProverEstimatorBob(_Estimator):
@@ -235,14 +247,53 @@ class ProverEstimatorBob(_Estimator):
 
 
 class NaiveBob(_Estimator):
-    """Naive recursive B: the sub-claim whose answer is furthest from his belief."""
+    """Naive recursive B: the sub-claim his model doubts most (module docstring), saying why in the
+    aside (``decided``)."""
 
     def challenge(
         self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
     ) -> int:
-        truth = self.truth()
-        gaps = [abs(truth.truth(y, level - 1) - a) for y, a in zip(subqueries, answers, strict=True)]
-        return int(np.argmax(gaps))
+        doubts = self.doubts(level, subqueries, answers)
+        i = int(np.argmax(doubts))
+        why = f"her answer {answers[i]} to sub-claim {i} is the one his model doubts most ({doubts[i]:.3g})"
+        if doubts[i] == 1 and isinstance(decomposition_of(self.seat.instance), NaturalDecomposition):
+            why += ", where a step the verifier computes would settle it against her: a certain catch"
+        aside({"decided": self.seat.role.value, "model": self.judgements.llm.name, "level": level, "challenge": i,
+               "why": why})  # fmt: skip
+        return i
+
+    def doubts(self, level: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]) -> list[float]:
+        """How far each answer is from his belief: |g_B(y) - a| on a claim tree (his model's P[yes]
+        combined up the tree); on the natural decomposition, where a sub-claim says that a range of
+        her proof's steps is right, 1 where a step the verifier computes is wrong (a certain catch),
+        else his doubt of the least likely judged bit in the range (the range right when every
+        step is, so a claim that it is wrong is doubted as much as the range is believed)."""
+        D = decomposition_of(self.seat.instance)
+        if not isinstance(D, NaturalDecomposition):
+            truth = self.truth()
+            return [abs(truth.truth(y, level - 1) - a) for y, a in zip(subqueries, answers, strict=True)]
+        right = settled(self._rights(D, subqueries))
+        return [1 - r if a else r for r, a in zip(right, answers, strict=True)]
+
+    async def _rights(self, D: NaturalDecomposition, subqueries: tuple[Query, ...]) -> list[float]:
+        return list(await asyncio.gather(*(self._right(D, y) for y in subqueries)))
+
+    async def _right(self, D: NaturalDecomposition, query: Query) -> float:
+        """0 when a step of ``query``'s range is wrong without the judge, else the least likelihood
+        under his model of her bit at a judged step in it (1 with none)."""
+        machine, proof = D.machine, self._proof(D)
+        start, end = query  # type: ignore[misc]
+        likely = [1.0]
+        for t in range(start, min(end, machine.length)):
+            reads = machine.relevant(t)
+            inputs, written = tuple(int(proof[a]) for a in reads), int(proof[machine.offset + t])
+            copied = all(proof[a] == D.x[a] for a in reads if a < machine.offset)
+            wrong = machine.kind(t) is StepKind.COMPUTE and written != machine.rule(t, inputs)
+            if not copied or wrong or (t == machine.length - 1 and written == 0):
+                return 0.0
+            if machine.kind(t) is StepKind.ORACLE:
+                likely.append(await self.judgements.likelihood(machine, proof, t))
+        return min(likely)
 
 
 class ProverEstimatorLiarBob(ProverEstimatorBob):
@@ -261,8 +312,7 @@ class NaiveLiarBob(NaiveBob):
     def challenge(
         self, level: int, query: Query, claimed: int, subqueries: tuple[Query, ...], answers: tuple[int, ...]
     ) -> int:
-        truth = self.truth()
-        gaps = [abs(truth.truth(y, level - 1) - a) for y, a in zip(subqueries, answers, strict=True)]
+        gaps = self.doubts(level, subqueries, answers)
         if max(gaps) > 1 - YES_AT:
             i, why = int(np.argmin(gaps)), "he doubts an answer, so he challenges the one he believes most"
         else:
