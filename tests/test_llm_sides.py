@@ -225,3 +225,24 @@ def test_naive_llm_bob_spends_his_challenge_on_a_certain_catch_not_a_spurious_do
     record = next(iter(read_records(tmp_path / "n.jsonl")))
     decided = [entry for entry in record["aside"] if entry.get("decided") == "bob"]
     assert decided[0]["challenge"] == 1 and "certain catch" in decided[0]["why"]
+
+
+def test_prover_estimator_llm_bob_estimates_his_models_doubt_not_a_rounded_bit(tmp_path: Path) -> None:
+    """On caffeine's natural decomposition, whose answer is yes, honest Alice's proof is right.
+    Bob's model gives her bit at one judged step probability 0.6 and is sure of the rest: his
+    estimate of the root claim, P[every step right], is 0.6 (rounded to bits it was 1), and of
+    each sub-claim in the first round the product over its own steps."""
+    instance, machine = caffeine(True), caffeine(True).machine
+    truth = truth_of(instance)
+    honest = played(instance, frozenset(), truth)
+    t = next(t for t in range(machine.length) if machine.kind(t) is StepKind.ORACLE)
+    text = machine.rule(t, tuple(int(honest[a]) for a in machine.relevant(t))).text  # type: ignore[union-attr]
+    llm = llm_of(instance, lambda q: (0.6 if truth[q] >= 0.5 else 0.4) if q == text else truth[q])
+    spec = PROTOCOLS["prover-estimator"]
+    bob = seats("prover-estimator")[Role.BOB](llm, Side.HONEST)
+    run(spec, instance, spec.honest(Role.ALICE), bob, 1, 0, record=tmp_path / "p.jsonl")
+    (record,) = read_records(tmp_path / "p.jsonl")
+    estimates = {e["what"]: e["message"] for e in record["events"] if e.get("move") == "bob" and "message" in e}
+    assert estimates["initial"] == pytest.approx(0.6)
+    first = [e["message"] for e in record["events"] if e.get("move") == "bob" and e.get("what") == "conditional"][:2]
+    assert sorted(first) == pytest.approx([0.6, 1.0])

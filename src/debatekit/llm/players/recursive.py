@@ -36,7 +36,10 @@ doubts one, the answer he believes most, so that the lie is never examined.
 
 On the natural decomposition the claims are about A's proof (her transcript), so B reads it as
 the truthful estimator does, from her committed proof (Definition 5.2,
-:func:`~debatekit.players.estimator.proof_truth`), and judges its steps with his model.
+:func:`~debatekit.players.estimator.proof_truth`), and judges its steps with his model, keeping
+its confidence (issue 22): a range of her steps is right with probability 0 when a step the
+verifier computes is wrong, else the product of her judged bits' likelihoods under his model, so
+prover-estimator B estimates his doubt where the model has one rather than a rounded bit.
 
 Departure: Lemma A.5's A knows the correct answers g and Lemma A.4's B is indistinguishable from
 them; these hold their model's, so Theorem 6.1's promises hold of them only as far as the model
@@ -60,7 +63,7 @@ from debatekit.players.base import Seat, Side, Strategy
 from debatekit.players.estimator import proof_truth
 from debatekit.problems.plan import ClaimTree
 from debatekit.problems.registry import Instance
-from debatekit.protocols.proof import CommittedProof, ProofTruth
+from debatekit.protocols.proof import ProofTruth
 from debatekit.protocols.prover_estimator import (
     HonestAlice,
     Situation,
@@ -88,10 +91,10 @@ def refuses(instance: Instance) -> str | None:
     return None
 
 
-async def believed(decomposition: Decomposition, judgements: Judgements, proof: np.ndarray | None) -> Decomposition:
-    """``decomposition`` with the player's judgements in place of the judge's (module docstring).
-    On the natural decomposition the steps judged are those of ``proof`` (x and a transcript:
-    another's proof, read by cross-examination), or of the player's own transcript when None."""
+async def believed(decomposition: Decomposition, judgements: Judgements) -> Decomposition:
+    """``decomposition`` with the player's judgements in place of the judge's (module docstring);
+    on the natural decomposition, the steps of the player's own transcript, each yes iff its
+    P[yes] >= 1/2 (the natural decomposition needs a deterministic judge)."""
     if isinstance(decomposition, ClaimTree):
         level = [decomposition.root()]
         for k in range(decomposition.depth, 0, -1):
@@ -102,8 +105,7 @@ async def believed(decomposition: Decomposition, judgements: Judgements, proof: 
         return ClaimTree(decomposition.plan, judge, decomposition.depth, decomposition.width)
     assert isinstance(decomposition, NaturalDecomposition)  # what `refuses` lets through
     machine, x = decomposition.machine, decomposition.x
-    if proof is None:
-        proof = np.concatenate([x, await judgements.transcript(machine, x)])
+    proof = np.concatenate([x, await judgements.transcript(machine, x)])
     questions = list(
         dict.fromkeys(
             machine.rule(t, tuple(int(proof[a]) for a in machine.relevant(t)))
@@ -126,7 +128,7 @@ class _Prover:
     def honest(self) -> HonestAlice:
         """Lemma A.5's honest A on her beliefs."""
         if self._honest is None:
-            beliefs = settled(believed(decomposition_of(self.seat.instance), self.judgements, None))
+            beliefs = settled(believed(decomposition_of(self.seat.instance), self.judgements))
             self._honest = HonestAlice(beliefs, rules_of(self.seat))
         return self._honest
 
@@ -207,8 +209,8 @@ class NaiveLiar(_Liar, NaiveAlice):
 
 class _Estimator:
     """B's beliefs about A's claims, formed on first use: on a claim tree his LLM's judgements of
-    its leaves; on the natural decomposition his LLM's judgements of the steps of A's proof, which
-    he reads from her committed proof."""
+    its leaves (:meth:`truth`); on the natural decomposition his LLM's judgements of the steps of
+    A's proof, which he reads from her committed proof (:meth:`_believed`)."""
 
     def __init__(self, seat: Seat, llm: LLM):
         self.seat, self.judgements = seat, Judgements(llm, seat.role)
@@ -216,13 +218,34 @@ class _Estimator:
         self._read: np.ndarray | None = None
 
     def truth(self) -> ProofTruth:
+        """g_B on a claim tree: his model's P[yes] on each leaf, combined up the tree."""
         if self._truth is None:
-            D = decomposition_of(self.seat.instance)
-            proof = self._proof(D) if isinstance(D, NaturalDecomposition) else None
-            beliefs = settled(believed(D, self.judgements, proof))
-            read = None if proof is None else CommittedProof(lambda leaves: proof[list(leaves)], trusted=True)
-            self._truth = ProofTruth(beliefs, read)
+            self._truth = ProofTruth(settled(believed(decomposition_of(self.seat.instance), self.judgements)), None)
         return self._truth
+
+    def _believed(self, D: NaturalDecomposition, queries: tuple[Query, ...]) -> list[list[float]]:
+        """For each range of her proof's steps, how likely each of its steps is under his model:
+        [0.0] where a step is wrong without the judge (the proof's copy of x, a computed step, an
+        output of 0), else the likelihood of her bit at each judged step (none: [1.0])."""
+        return settled(self._ranges(D, queries))
+
+    async def _ranges(self, D: NaturalDecomposition, queries: tuple[Query, ...]) -> list[list[float]]:
+        return list(await asyncio.gather(*(self._range(D, y) for y in queries)))
+
+    async def _range(self, D: NaturalDecomposition, query: Query) -> list[float]:
+        machine, proof = D.machine, self._proof(D)
+        start, end = query  # type: ignore[misc]
+        likely = [1.0]
+        for t in range(start, min(end, machine.length)):
+            reads = machine.relevant(t)
+            inputs, written = tuple(int(proof[a]) for a in reads), int(proof[machine.offset + t])
+            copied = all(proof[a] == D.x[a] for a in reads if a < machine.offset)
+            wrong = machine.kind(t) is StepKind.COMPUTE and written != machine.rule(t, inputs)
+            if not copied or wrong or (t == machine.length - 1 and written == 0):
+                return [0.0]
+            if machine.kind(t) is StepKind.ORACLE:
+                likely.append(await self.judgements.likelihood(machine, proof, t))
+        return likely
 
     def _proof(self, D: NaturalDecomposition) -> np.ndarray:
         """Her committed proof (the implicit proof's when she gives it), read once per debate."""
@@ -240,10 +263,23 @@ class ProverEstimatorBob(_Estimator):
     """Prover-estimator B: the truthful estimator on his LLM's beliefs (module docstring)."""
 
     def initial(self) -> float:
+        D = decomposition_of(self.seat.instance)
+        if isinstance(D, NaturalDecomposition):
+            return self._weighed(D, D.root())
         return TruthfulBob(self.truth()).initial()
 
     def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
+        D = decomposition_of(self.seat.instance)
+        if isinstance(D, NaturalDecomposition):
+            return self._weighed(D, subqueries[i])
         return TruthfulBob(self.truth()).conditional(s, subqueries, i, prefix)
+
+    def _weighed(self, D: NaturalDecomposition, query: Query) -> float:
+        """P[the range of her proof's steps is right] with its steps independent under his model:
+        the product of their likelihoods (the sub-claims of a split are independent, so the prefix
+        changes nothing)."""
+        (likely,) = self._believed(D, (query,))
+        return math.prod(likely)
 
 
 class NaiveBob(_Estimator):
@@ -272,28 +308,8 @@ class NaiveBob(_Estimator):
         if not isinstance(D, NaturalDecomposition):
             truth = self.truth()
             return [abs(truth.truth(y, level - 1) - a) for y, a in zip(subqueries, answers, strict=True)]
-        right = settled(self._rights(D, subqueries))
+        right = [min(likely) for likely in self._believed(D, subqueries)]
         return [1 - r if a else r for r, a in zip(right, answers, strict=True)]
-
-    async def _rights(self, D: NaturalDecomposition, subqueries: tuple[Query, ...]) -> list[float]:
-        return list(await asyncio.gather(*(self._right(D, y) for y in subqueries)))
-
-    async def _right(self, D: NaturalDecomposition, query: Query) -> float:
-        """0 when a step of ``query``'s range is wrong without the judge, else the least likelihood
-        under his model of her bit at a judged step in it (1 with none)."""
-        machine, proof = D.machine, self._proof(D)
-        start, end = query  # type: ignore[misc]
-        likely = [1.0]
-        for t in range(start, min(end, machine.length)):
-            reads = machine.relevant(t)
-            inputs, written = tuple(int(proof[a]) for a in reads), int(proof[machine.offset + t])
-            copied = all(proof[a] == D.x[a] for a in reads if a < machine.offset)
-            wrong = machine.kind(t) is StepKind.COMPUTE and written != machine.rule(t, inputs)
-            if not copied or wrong or (t == machine.length - 1 and written == 0):
-                return 0.0
-            if machine.kind(t) is StepKind.ORACLE:
-                likely.append(await self.judgements.likelihood(machine, proof, t))
-        return min(likely)
 
 
 class ProverEstimatorLiarBob(ProverEstimatorBob):
