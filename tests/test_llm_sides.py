@@ -158,14 +158,17 @@ def test_a_liar_wins_no_more_than_the_protocol_promises(protocol: str, tmp_path:
     """With a model whose answers are the judge's, the lying Alice on a false claim against the
     Bob the soundness promise covers, and the honest Alice on a true one against the lying Bob,
     stay within the protocol's guarantee: the soundness bound (accept rate, or the recursive
-    protocols' mean payoff) and the completeness floor. The liars do argue: each lying Alice
-    claims the false answer."""
+    protocols' mean payoff) and the completeness floor. The liars do argue, saying why: each lying
+    Alice claims the false answer."""
     spec, trials = PROTOCOLS[protocol], 6
     false, true = caffeine(False), caffeine(True)
     bob = spec.strategies[Role.BOB][THEOREMS_BOB.get(protocol, "honest")]
-    path = tmp_path / "r.jsonl"
+    path, other = tmp_path / "r.jsonl", tmp_path / "o.jsonl"
     lying = run(spec, false, seats(protocol)[Role.ALICE](llm_of(false), Side.LIAR), bob, trials, 0, record=path)
-    against = run(spec, true, spec.honest(Role.ALICE), seats(protocol)[Role.BOB](llm_of(true), Side.LIAR), trials, 0)
+    liar = seats(protocol)[Role.BOB](llm_of(true), Side.LIAR)
+    against = run(spec, true, spec.honest(Role.ALICE), liar, trials, 0, record=other)
+    for file, role in (path, "alice"), (other, "bob"):  # each liar says why, in every debate
+        assert all(any(role in (e.get("lied"), e.get("decided")) for e in r["aside"]) for r in read_records(file))
     if protocol in RECURSIVE:
         found = lying.to_json()
         assert found["payoff_bound_promised"] and found["payoff_bound_covers_bob"]

@@ -316,7 +316,10 @@ class ProverEstimatorLiarBob(ProverEstimatorBob):
     """Prover-estimator B estimating 1 - his belief everywhere."""
 
     def initial(self) -> float:
-        return 1 - super().initial()
+        believed = super().initial()
+        why = f"his model gives her claim's truth {believed:.3g}; he estimates 1 - his belief throughout"
+        aside({"lied": self.seat.role.value, "model": self.judgements.llm.name, "why": why})
+        return 1 - believed
 
     def conditional(self, s: Situation, subqueries: tuple[Query, ...], i: int, prefix: tuple[int, ...]) -> float:
         return 1 - super().conditional(s, subqueries, i, prefix)
