@@ -24,31 +24,36 @@ import hashlib
 import hmac
 import json
 import os
+import queue
+import re
 import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, ClassVar, TypeVar
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS judges (
-    id INTEGER PRIMARY KEY,
+    id {key},
     name TEXT NOT NULL,
     token_hash TEXT NOT NULL UNIQUE,
-    created REAL NOT NULL,
-    revoked REAL,
+    created DOUBLE PRECISION NOT NULL,
+    revoked DOUBLE PRECISION,
     quota INTEGER,
     code TEXT,
-    consented REAL
+    consented DOUBLE PRECISION
 );
 CREATE TABLE IF NOT EXISTS tasks (
-    id INTEGER PRIMARY KEY,
+    id {key},
     run TEXT NOT NULL,
     debate INTEGER NOT NULL,
     role TEXT NOT NULL,
@@ -57,8 +62,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     context TEXT NOT NULL,
     needed INTEGER NOT NULL CHECK (needed >= 1),
     per_judge INTEGER NOT NULL CHECK (per_judge >= 1),
-    created REAL NOT NULL,
-    closed REAL,
+    created DOUBLE PRECISION NOT NULL,
+    closed DOUBLE PRECISION,
     gold INTEGER CHECK (gold IN (0, 1)),
     feedback TEXT,
     UNIQUE (run, debate, role, number)
@@ -68,20 +73,20 @@ CREATE TABLE IF NOT EXISTS claims (
     task INTEGER NOT NULL REFERENCES tasks (id),
     judge INTEGER NOT NULL REFERENCES judges (id),
     slot INTEGER NOT NULL,
-    shown REAL NOT NULL,
-    expires REAL NOT NULL,
+    shown DOUBLE PRECISION NOT NULL,
+    expires DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (task, judge, slot)
 );
 CREATE INDEX IF NOT EXISTS claims_of_judge ON claims (judge);
 CREATE TABLE IF NOT EXISTS answers (
-    id INTEGER PRIMARY KEY,
+    id {key},
     task INTEGER NOT NULL REFERENCES tasks (id),
     judge INTEGER NOT NULL REFERENCES judges (id),
     slot INTEGER NOT NULL,
     answer INTEGER NOT NULL CHECK (answer IN (0, 1)),
-    shown REAL NOT NULL,
-    submitted REAL NOT NULL,
-    confidence REAL CHECK (confidence BETWEEN 0 AND 1),
+    shown DOUBLE PRECISION NOT NULL,
+    submitted DOUBLE PRECISION NOT NULL,
+    confidence DOUBLE PRECISION CHECK (confidence BETWEEN 0 AND 1),
     explanation TEXT,
     UNIQUE (task, judge, slot)
 );
@@ -89,7 +94,7 @@ CREATE INDEX IF NOT EXISTS answers_of_judge ON answers (judge, submitted);
 CREATE TABLE IF NOT EXISTS skips (
     task INTEGER NOT NULL REFERENCES tasks (id),
     judge INTEGER NOT NULL REFERENCES judges (id),
-    at REAL NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (task, judge)
 );
 CREATE TABLE IF NOT EXISTS settings (
@@ -102,9 +107,9 @@ CLAIM_SECONDS = 600.0
 """How long a task shown to a judge keeps its slot for them before another judge may take it."""
 
 ADDED_COLUMNS = {
-    "judges": ("revoked REAL", "quota INTEGER", "code TEXT", "consented REAL"),
+    "judges": ("revoked DOUBLE PRECISION", "quota INTEGER", "code TEXT", "consented DOUBLE PRECISION"),
     "tasks": ("gold INTEGER", "feedback TEXT"),
-    "answers": ("confidence REAL", "explanation TEXT"),
+    "answers": ("confidence DOUBLE PRECISION", "explanation TEXT"),
 }
 """Columns a database made by an earlier version lacks, added when it is opened."""
 
@@ -118,14 +123,93 @@ MAX_EXPLANATION = 2000
 """Longest explanation kept with an answer, in characters."""
 
 
-_WRITE_LOCKS: dict[Path, threading.Lock] = {}
-_WRITE_LOCKS_GUARD = threading.Lock()
+BATCH = 256
+"""Most write transactions of one process committed together (:class:`Committer`)."""
+
+IDLE_SECONDS = 5.0
+"""How long a :class:`Committer` waits for work before its thread ends (the next write starts another)."""
+
+PEEK_SECONDS = 5.0
+"""How long a question a page showed counts against its room when the next page picks one (:meth:`Store.peek`)."""
 
 
-def _write_lock(path: Path) -> threading.Lock:
-    """This process's lock for writing to the database at ``path``."""
-    with _WRITE_LOCKS_GUARD:
-        return _WRITE_LOCKS.setdefault(path.resolve(), threading.Lock())
+class Committer:
+    """Group commit: the process's one writer thread for a database. Request threads queue their write
+    transactions; the writer runs all that wait back to back in one transaction of the database,
+    each in a savepoint of its own (one refused or failing rolls back alone), and acknowledges each
+    only once that transaction committed: many answers per fsync, each as durable as if alone.
+    Writers of other processes queue on the database's own lock (``BEGIN IMMEDIATE``)."""
+
+    _running: ClassVar[dict[tuple[int, str], Committer]] = {}
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, key: tuple[int, str], connect: Callable[[], Any]):
+        self._key, self._connect = key, connect
+        self._queue: queue.SimpleQueue[tuple[Callable[[Any], Any], Future[Any]]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=f"judge store writer {key[1]}", daemon=True).start()
+
+    @classmethod
+    def run(cls, location: str, connect: Callable[[], Any], work: Callable[[Any], Any]) -> Any:
+        """``work(db)`` in a write transaction on the database at ``location``, once committed."""
+        done: Future[Any] = Future()
+        key = (os.getpid(), location)
+        with cls._guard:
+            committer = cls._running.get(key) or cls._running.setdefault(key, cls(key, connect))
+            committer._queue.put((work, done))
+        return done.result()
+
+    def _serve(self) -> None:
+        db = None
+        try:
+            db = self._connect()
+            while True:
+                try:
+                    batch = [self._queue.get(timeout=IDLE_SECONDS)]
+                except queue.Empty:
+                    with self._guard:
+                        if self._queue.empty():
+                            del self._running[self._key]
+                            return
+                    continue
+                while len(batch) < BATCH and not self._queue.empty():
+                    batch.append(self._queue.get())
+                self._commit(db, batch)
+        except BaseException as err:  # the connection failed: the waiting writers learn why
+            with self._guard:
+                self._running.pop(self._key, None)
+            while not self._queue.empty():
+                self._queue.get()[1].set_exception(err)
+        finally:
+            if db is not None:
+                db.close()
+
+    @staticmethod
+    def _commit(db: Any, batch: list[tuple[Callable[[Any], Any], Future[Any]]]) -> None:
+        results: list[tuple[Future[Any], Any, BaseException | None]] = []
+        try:
+            db.begin()
+            for work, done in batch:
+                db.execute("SAVEPOINT work")
+                try:
+                    result = work(db)
+                except Exception as err:
+                    db.execute("ROLLBACK TO SAVEPOINT work")
+                    results.append((done, None, err))
+                else:
+                    results.append((done, result, None))
+                db.execute("RELEASE SAVEPOINT work")
+            db.commit()
+        except Exception as err:
+            with contextlib.suppress(Exception):
+                db.rollback()
+            for _, done in batch:
+                done.set_exception(err)
+            return
+        for done, result, error in results:
+            if error is None:
+                done.set_result(result)
+            else:
+                done.set_exception(error)
 
 
 def token_hash(token: str) -> str:
@@ -219,58 +303,170 @@ class Refused(Exception):
         self.kind = kind
 
 
-class Store:
-    """The judges, tasks and answers in one SQLite file (created on first open)."""
+class SQLite:
+    """A connection to the store in a SQLite file: WAL, ``synchronous=FULL``, write transactions
+    ``BEGIN IMMEDIATE`` (the database's one writer lock, waited on up to ``busy`` seconds)."""
 
-    def __init__(self, path: str | os.PathLike[str], busy_seconds: float = 30.0):
-        self.path = Path(path)
+    key = "INTEGER PRIMARY KEY"
+
+    def __init__(self, path: Path, busy: float):
+        self._db = sqlite3.connect(path, timeout=busy, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
+        if self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
+            raise sqlite3.OperationalError(f"{path}: WAL mode is not available")
+        self._db.execute("PRAGMA synchronous = FULL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+
+    def execute(self, sql: str, parameters: Any = ()) -> Any:
+        return self._db.execute(sql, parameters)
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> None:
+        self._db.executemany(sql, rows)
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def upgrade(self) -> None:
+        """Add the columns a database made by an earlier version lacks."""
+        for table, columns in ADDED_COLUMNS.items():
+            if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+                have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                for column in columns:
+                    if column.split()[0] not in have:
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class Row(tuple):
+    """A result row read by position or by column name, as :class:`sqlite3.Row`."""
+
+    names: dict[str, int]
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self.names[key] if isinstance(key, str) else key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+def _rows(cursor: Any) -> Callable[[Sequence[Any]], Row]:
+    names = {column.name: i for i, column in enumerate(cursor.description or ())}
+
+    def row(values: Sequence[Any]) -> Row:
+        made = Row(values)
+        made.names = names
+        return made
+
+    return row
+
+
+@lru_cache(maxsize=256)
+def postgres_sql(sql: str) -> str:
+    """The store's SQL (``?`` and ``:name`` parameters) as psycopg takes it (``%s``, ``%(name)s``)."""
+    return re.sub(r"(?<![:\w]):([a-z_]+)", r"%(\1)s", sql.replace("%", "%%").replace("?", "%s"))
+
+
+class PostgreSQL:
+    """A connection to the store in a PostgreSQL database (psycopg, the ``postgres`` extra): write
+    transactions take one advisory lock first, so writers run one at a time, as on SQLite."""
+
+    key = "INTEGER GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"
+    LOCK = 0x6A75646765
+    """The advisory lock of the store's writers ("judge")."""
+
+    def __init__(self, url: str):
+        import psycopg  # the postgres extra's
+
+        self._db = psycopg.connect(url, autocommit=True, row_factory=_rows)
+
+    def execute(self, sql: str, parameters: Any = ()) -> Any:
+        return self._db.execute(postgres_sql(sql), parameters or None)
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> None:
+        rows = list(rows)
+        if rows:
+            self._db.cursor().executemany(postgres_sql(sql), rows)
+
+    def begin(self) -> None:
+        self._db.execute("BEGIN")
+        self._db.execute("SELECT pg_advisory_xact_lock(%s)", (self.LOCK,))
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self._db.rollback()
+
+    def upgrade(self) -> None:
+        """Nothing: no earlier version stored judges in PostgreSQL."""
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def is_url(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names a PostgreSQL database (``postgresql://...``) rather than a SQLite file."""
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+
+
+class Store:
+    """The judges, tasks and answers in one SQLite file (created on first open) or, given a
+    ``postgresql://`` URL, in a PostgreSQL database (its tables created on first open)."""
+
+    def __init__(self, location: str | os.PathLike[str], busy_seconds: float = 30.0):
+        self.location = str(location) if is_url(location) else Path(location)
+        """Where the store is: a SQLite file's path or a PostgreSQL URL; ``Store(store.location)`` opens it again."""
         self._busy = busy_seconds
         self._local = threading.local()
-        with contextlib.suppress(FileExistsError):  # a new database is the experimenter's alone (0600)
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        with self._write() as db:
-            for table, columns in ADDED_COLUMNS.items():  # a database made by an earlier version
-                if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-                    have = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
-                    for column in columns:
-                        if column.split()[0] not in have:
-                            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-            for statement in SCHEMA.split(";"):
+        self._peeks: dict[int, dict[int, float]] = {}
+        self._peeks_lock = threading.Lock()
+        if isinstance(self.location, Path):
+            with contextlib.suppress(FileExistsError):  # a new database is the experimenter's alone (0600)
+                os.close(os.open(self.location, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+        def create(db: SQLite | PostgreSQL) -> None:
+            db.upgrade()
+            for statement in SCHEMA.replace("{key}", db.key).split(";"):
                 if statement.strip():
                     db.execute(statement)
 
+        self._write(create)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file (a PostgreSQL store has none)."""
+        if not isinstance(self.location, Path):
+            raise AttributeError(f"the store at {self.location} is a PostgreSQL database, not a file")
+        return self.location
+
     # -- connections ---------------------------------------------------------------------------
 
-    def _db(self) -> sqlite3.Connection:
-        """This thread's (and process's) connection."""
+    def _connect(self) -> SQLite | PostgreSQL:
+        if isinstance(self.location, Path):
+            return SQLite(self.location, self._busy)
+        return PostgreSQL(self.location)
+
+    def _db(self) -> SQLite | PostgreSQL:
+        """This thread's (and process's) connection, for reading."""
         db = getattr(self._local, "db", None)
         if db is None or self._local.pid != os.getpid():
-            db = sqlite3.connect(self.path, timeout=self._busy, isolation_level=None)
-            db.row_factory = sqlite3.Row
-            db.execute(f"PRAGMA busy_timeout = {int(self._busy * 1000)}")
-            if db.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
-                raise sqlite3.OperationalError(f"{self.path}: WAL mode is not available")
-            db.execute("PRAGMA synchronous = FULL")
-            db.execute("PRAGMA foreign_keys = ON")
+            db = self._connect()
             self._local.db, self._local.pid = db, os.getpid()
         return db
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding the write lock from its start (BEGIN IMMEDIATE). Threads
-        of one process queue on a lock first: SQLite's own busy wait sleeps in steps of up to
-        100 ms, which under many concurrent judges costs more than the writes themselves."""
-        db = self._db()
-        with _write_lock(self.path):
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            if db.in_transaction:
-                db.execute("COMMIT")
+    def _write(self, work: Callable[[Any], T]) -> T:
+        """``work(db)`` as one write transaction, returned once committed (:class:`Committer`)."""
+        return Committer.run(str(self.location), self._connect, work)
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -290,12 +486,13 @@ class Store:
             raise ValueError(f"a quota is at least one answer, got {quota}")
         name, token, now = name.strip(), secrets.token_urlsafe(24), time.time()
         code = None if quota is None else secrets.token_hex(4).upper()
-        with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO judges (name, token_hash, created, quota, code) VALUES (?, ?, ?, ?, ?)",
+        judge_id = self._write(
+            lambda db: db.execute(
+                "INSERT INTO judges (name, token_hash, created, quota, code) VALUES (?, ?, ?, ?, ?) RETURNING id",
                 (name, token_hash(token), now, quota, code),
-            )
-        return Judge(int(cursor.lastrowid or 0), name, now, quota, code), token
+            ).fetchone()[0]
+        )
+        return Judge(judge_id, name, now, quota, code), token
 
     def judge(self, token: str) -> Judge | None:
         """The judge holding ``token``, or None (also once revoked)."""
@@ -308,8 +505,10 @@ class Store:
 
     def consent(self, judge: Judge) -> None:
         """Note that ``judge`` accepted the study's consent page (the first time only)."""
-        with self._write() as db:
-            db.execute("UPDATE judges SET consented = ? WHERE id = ? AND consented IS NULL", (time.time(), judge.id))
+        now = time.time()
+        self._write(
+            lambda db: db.execute("UPDATE judges SET consented = ? WHERE id = ? AND consented IS NULL", (now, judge.id))
+        )
 
     def finished(self, judge: Judge) -> bool:
         """Whether ``judge`` has given their quota of answers."""
@@ -321,11 +520,14 @@ class Store:
     def revoke(self, name: str) -> int:
         """Revoke every judge named ``name``: their links stop working and the questions held for
         them are released; their answers stay. How many were revoked."""
-        with self._write() as db:
+
+        def revoke(db: SQLite | PostgreSQL) -> int:
             ids = [row["id"] for row in db.execute("SELECT id FROM judges WHERE name = ? AND revoked IS NULL", (name,))]
             db.executemany("UPDATE judges SET revoked = ? WHERE id = ?", [(time.time(), i) for i in ids])
             db.executemany("DELETE FROM claims WHERE judge = ?", [(i,) for i in ids])
-        return len(ids)
+            return len(ids)
+
+        return self._write(revoke)
 
     def judge_count(self) -> int:
         """How many judges can answer (invited, not revoked)."""
@@ -334,8 +536,13 @@ class Store:
     def new_admin_token(self) -> str:
         """A fresh experimenter token; the previous one stops working."""
         token = secrets.token_urlsafe(24)
-        with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO settings (key, value) VALUES ('admin', ?)", (token_hash(token),))
+        self._write(
+            lambda db: db.execute(
+                "INSERT INTO settings (key, value) VALUES ('admin', ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (token_hash(token),),
+            )
+        )
         return token
 
     def is_admin(self, token: str) -> bool:
@@ -345,9 +552,14 @@ class Store:
     def form_secret(self) -> bytes:
         """The key that binds form tokens to a judge and a task; made once, shared by every server
         process on this database."""
-        with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO settings (key, value) VALUES ('form', ?)", (secrets.token_hex(32),))
+
+        def secret(db: SQLite | PostgreSQL) -> bytes:
+            db.execute(
+                "INSERT INTO settings (key, value) VALUES ('form', ?) ON CONFLICT DO NOTHING", (secrets.token_hex(32),)
+            )
             return bytes.fromhex(db.execute("SELECT value FROM settings WHERE key = 'form'").fetchone()["value"])
+
+        return self._write(secret)
 
     # -- tasks -----------------------------------------------------------------------------------
 
@@ -359,7 +571,8 @@ class Store:
             raise ValueError(f"a task needs at least one answer and one per judge (got {needed}, {per_judge})")
         if key.run == GOLD_RUN:
             raise ValueError(f"the run key {GOLD_RUN!r} is the gold questions'")
-        with self._write() as db:
+
+        def ask(db: SQLite | PostgreSQL) -> Task:
             db.execute(
                 "INSERT INTO tasks (run, debate, role, number, question, context, needed, per_judge, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, debate, role, number) DO NOTHING",
@@ -375,12 +588,14 @@ class Store:
                     time.time(),
                 ),
             )
-            task = _task(
+            return _task(
                 db.execute(
                     "SELECT * FROM tasks WHERE run = ? AND debate = ? AND role = ? AND number = ?",
                     (key.run, key.debate, key.role, key.number),
                 ).fetchone()
             )
+
+        task = self._write(ask)
         if (task.question, task.context, task.needed, task.per_judge) != (question, tuple(context), needed, per_judge):
             raise ValueError(f"task {key} was asked before with a different question or budget")
         return task
@@ -407,34 +622,32 @@ class Store:
         How many were closed."""
         if (task_id is None) == (run is None):
             raise ValueError("close one task or one run's tasks")
-        with self._write() as db:
-            if run is None:
-                rows = db.execute("SELECT id FROM tasks WHERE closed IS NULL AND id = ?", (task_id,))
-                ids = [row["id"] for row in rows]
-            else:
-                keys = self.runs_asked(run)
-                ids = [
-                    row["id"]
-                    for row in db.execute(
-                        f"SELECT id FROM tasks WHERE closed IS NULL AND run IN ({', '.join('?' * len(keys))})", keys
-                    )
-                ]
+        if run is None:
+            chosen, keys = "id = ?", [task_id]
+        else:
+            keys = self.runs_asked(run) or [run]
+            chosen = f"run IN ({', '.join('?' * len(keys))})"
+
+        def close(db: SQLite | PostgreSQL) -> int:
+            ids = [row["id"] for row in db.execute(f"SELECT id FROM tasks WHERE closed IS NULL AND {chosen}", keys)]
             db.executemany("UPDATE tasks SET closed = ? WHERE id = ?", [(time.time(), i) for i in ids])
             db.executemany("DELETE FROM claims WHERE task = ?", [(i,) for i in ids])
-        return len(ids)
+            return len(ids)
+
+        return self._write(close)
 
     def open_tasks(self, now: float | None = None) -> list[dict[str, Any]]:
         """Each open task, oldest first, with its answers, the slots held for judges now, and how many
         more answers the judges who can still answer it could give (``possible``: the rest of the
         judges not revoked, each up to ``per_judge`` less what they gave)."""
         now = time.time() if now is None else now
+        mine = "(SELECT COUNT(*) FROM answers AS a WHERE a.task = tasks.id AND a.judge = judges.id)"
         rows = self._db().execute(
             "SELECT tasks.*,"
             " (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given,"
             " (SELECT COUNT(*) FROM claims WHERE claims.task = tasks.id AND claims.expires > :now) AS held,"
-            " (SELECT COALESCE(SUM(MAX(tasks.per_judge - (SELECT COUNT(*) FROM answers AS a"
-            "     WHERE a.task = tasks.id AND a.judge = judges.id), 0)), 0)"
-            "   FROM judges WHERE judges.revoked IS NULL) AS possible"
+            f" (SELECT CAST(COALESCE(SUM(CASE WHEN {mine} < tasks.per_judge THEN tasks.per_judge - {mine} ELSE 0 END),"
+            "   0) AS INTEGER) FROM judges WHERE judges.revoked IS NULL) AS possible"
             " FROM tasks WHERE closed IS NULL AND gold IS NULL ORDER BY id",
             {"now": now},
         )
@@ -468,8 +681,10 @@ class Store:
     def add_gold(self, questions: Iterable[tuple[str, tuple[str, ...], int, str | None]]) -> int:
         """Add gold questions (text, context lines, known answer 0 or 1, feedback or None), shown
         among the real ones (:meth:`offer`); a question already gold is kept once. How many were new."""
-        added = 0
-        with self._write() as db:
+        questions = list(questions)
+
+        def add(db: SQLite | PostgreSQL) -> int:
+            added = 0
             known = {
                 (row[0], row[1]) for row in db.execute("SELECT question, context FROM tasks WHERE run = ?", (GOLD_RUN,))
             }
@@ -487,12 +702,17 @@ class Store:
                 )
                 known.add((question, lines))
                 number, added = number + 1, added + 1
-        return added
+            return added
 
-    def _next(self, db: sqlite3.Connection, judge: Judge, now: float) -> tuple[int, int, bool] | None:
+        return self._write(add)
+
+    def _next(
+        self, db: SQLite | PostgreSQL, judge: Judge, now: float, peeked: dict[int, int] | None = None
+    ) -> tuple[int, int, bool] | None:
         """(task, slot, held) of ``judge``'s next question: the one held for them, else (below their
         quota) the oldest real task with room for them that they did not skip, or a gold one when due
-        (after every :data:`GOLD_EVERY` real ones, or when no real one waits)."""
+        (after every :data:`GOLD_EVERY` real ones, or when no real one waits). ``peeked``: pages other
+        judges were shown lately, by task; the oldest task with room for those too is preferred."""
         row = db.execute(
             "SELECT claims.task, claims.slot FROM claims JOIN tasks ON tasks.id = claims.task"
             " WHERE claims.judge = ? AND tasks.closed IS NULL ORDER BY claims.task LIMIT 1",
@@ -504,18 +724,20 @@ class Store:
         if judge.quota is not None and given >= judge.quota:
             return None
         unskipped = "NOT EXISTS (SELECT 1 FROM skips WHERE skips.task = tasks.id AND skips.judge = :judge)"
-        real = db.execute(
-            "SELECT tasks.id,"
-            " (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge) AS mine"
+        mine = "(SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
+        taken = (
+            "(SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id)"
+            " + (SELECT COUNT(*) FROM claims WHERE claims.task = tasks.id AND claims.expires > :now)"
+        )
+        peeked = peeked or {}
+        rows = db.execute(
+            f"SELECT tasks.id, tasks.needed, {mine} AS mine, {taken} AS taken"
             f" FROM tasks WHERE closed IS NULL AND gold IS NULL AND {unskipped}"
-            " AND (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
-            "     < per_judge"
-            " AND (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id)"
-            "   + (SELECT COUNT(*) FROM claims WHERE claims.task = tasks.id AND claims.expires > :now)"
-            "     < needed"
-            " ORDER BY tasks.id LIMIT 1",
-            {"judge": judge.id, "now": now},
-        ).fetchone()
+            f" AND {mine} < per_judge AND {taken} < needed ORDER BY tasks.id LIMIT :window",
+            {"judge": judge.id, "now": now, "window": 1 + sum(peeked.values())},
+        ).fetchall()
+        free = [row for row in rows if row["taken"] + peeked.get(row["id"], 0) < row["needed"]]
+        real = (free or rows or [None])[0]
         gold = db.execute(
             f"SELECT id FROM tasks WHERE closed IS NULL AND gold IS NOT NULL AND {unskipped}"
             " AND NOT EXISTS (SELECT 1 FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
@@ -524,7 +746,8 @@ class Store:
         ).fetchone()
         if gold is not None:
             real_done, gold_done = db.execute(
-                "SELECT COALESCE(SUM(tasks.gold IS NULL), 0), COALESCE(SUM(tasks.gold IS NOT NULL), 0) FROM"
+                "SELECT COALESCE(SUM(CASE WHEN tasks.gold IS NULL THEN 1 ELSE 0 END), 0),"
+                " COALESCE(SUM(CASE WHEN tasks.gold IS NULL THEN 0 ELSE 1 END), 0) FROM"
                 " (SELECT task FROM answers WHERE judge = :judge UNION ALL SELECT task FROM skips WHERE judge = :judge)"
                 " AS done JOIN tasks ON tasks.id = done.task",
                 {"judge": judge.id},
@@ -533,7 +756,7 @@ class Store:
                 return gold["id"], 0, False
         return None if real is None else (real["id"], real["mine"], False)
 
-    def _room(self, db: sqlite3.Connection, judge: Judge, task: sqlite3.Row, slot: int, now: float) -> bool:
+    def _room(self, db: SQLite | PostgreSQL, judge: Judge, task: Row | sqlite3.Row, slot: int, now: float) -> bool:
         """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
         ``per_judge`` and their quota, not skipped, and (a real task) its answers plus other judges'
         held slots short of R."""
@@ -555,23 +778,44 @@ class Store:
         ).fetchone()[0]
         return taken < task["needed"]
 
-    def _offer(self, db: sqlite3.Connection, task_id: int, slot: int) -> Offer:
+    def _offer(self, db: SQLite | PostgreSQL, task_id: int, slot: int) -> Offer:
         task = _task(db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone())
         given = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
         return Offer(task, slot, 1 if task.gold is not None else task.needed - given)  # gold looks like any question
 
     def peek(self, judge: Judge, now: float | None = None) -> Offer | None:
         """The task :meth:`offer` would show ``judge`` next, holding nothing (a page's GET: a link
-        preview or a bot reserves no slot; :meth:`hold` does, once the page is rendered)."""
+        preview or a bot reserves no slot; :meth:`hold` does, once the page is rendered). The pages
+        this store showed other judges in the last :data:`PEEK_SECONDS` count against a task's room,
+        so that judges opening their pages at once are shown different questions."""
+        now = time.time() if now is None else now
         db = self._db()
-        found = self._next(db, judge, time.time() if now is None else now)
-        return None if found is None else self._offer(db, found[0], found[1])
+        with self._peeks_lock:
+            for task_id in list(self._peeks):
+                judges = self._peeks[task_id]
+                for other in [other for other, until in judges.items() if until <= now]:
+                    del judges[other]
+                if not judges:
+                    del self._peeks[task_id]
+            peeked = {task_id: len(judges.keys() - {judge.id}) for task_id, judges in self._peeks.items()}
+        found = self._next(db, judge, now, peeked)
+        if found is None:
+            return None
+        with self._peeks_lock:
+            self._peeks.setdefault(found[0], {})[judge.id] = now + PEEK_SECONDS
+        return self._offer(db, found[0], found[1])
+
+    def _unpeek(self, judge: Judge, task_id: int) -> None:
+        """The page :meth:`peek` showed ``judge`` no longer counts against the task's room."""
+        with self._peeks_lock:
+            self._peeks.get(task_id, {}).pop(judge.id, None)
 
     def offer(self, judge: Judge, now: float | None = None) -> Offer | None:
         """The next task for ``judge`` (:meth:`peek`), its slot held for them for :data:`CLAIM_SECONDS`
         from now. None when nothing waits for this judge."""
         now = time.time() if now is None else now
-        with self._write() as db:
+
+        def offer(db: SQLite | PostgreSQL) -> Offer | None:
             found = self._next(db, judge, now)
             if found is None:
                 return None
@@ -588,12 +832,15 @@ class Store:
                 )
             return self._offer(db, task_id, slot)
 
+        return self._write(offer)
+
     def hold(self, judge: Judge, task_id: int, slot: int, now: float | None = None) -> bool:
         """Hold ``slot`` of a task for ``judge`` for :data:`CLAIM_SECONDS` from now, its page having been
         rendered (the first render is when it was shown: a render again keeps that time). False when
         the slot is no longer theirs to take (other judges filled or hold the task, or it closed)."""
         now = time.time() if now is None else now
-        with self._write() as db:
+
+        def hold(db: SQLite | PostgreSQL) -> bool:
             held = db.execute(
                 "UPDATE claims SET expires = ? WHERE task = ? AND judge = ? AND slot = ?",
                 (now + CLAIM_SECONDS, task_id, judge.id, slot),
@@ -607,7 +854,12 @@ class Store:
                 "INSERT INTO claims (task, judge, slot, shown, expires) VALUES (?, ?, ?, ?, ?)",
                 (task_id, judge.id, slot, now, now + CLAIM_SECONDS),
             )
-        return True
+            return True
+
+        held = self._write(hold)
+        if held:
+            self._unpeek(judge, task_id)  # counted as a claim now
+        return held
 
     def submit(
         self,
@@ -630,7 +882,8 @@ class Store:
             raise Refused("answer", "a confidence is a probability, from 0 to 1")
         if explanation is not None and len(explanation) > MAX_EXPLANATION:
             raise Refused("answer", f"an explanation is at most {MAX_EXPLANATION} characters")
-        with self._write() as db:
+
+        def submit(db: SQLite | PostgreSQL) -> Outcome:
             task = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
             if task is None:
                 raise Refused("unknown", f"there is no task {task_id}")
@@ -662,18 +915,27 @@ class Store:
             if task["gold"] is None and count >= task["needed"]:
                 db.execute("UPDATE tasks SET closed = ? WHERE id = ?", (now, task_id))
                 db.execute("DELETE FROM claims WHERE task = ?", (task_id,))
-        return Outcome.RECORDED
+            return Outcome.RECORDED
+
+        outcome = self._write(submit)
+        self._unpeek(judge, task_id)  # counted as an answer now
+        return outcome
 
     def skip(self, judge: Judge, task_id: int) -> None:
         """``judge`` is unsure of a task shown to them: it goes back to the other judges (their held
         slot released) and is never shown to this judge again; the skip is recorded once."""
-        with self._write() as db:
+
+        def skip(db: SQLite | PostgreSQL) -> None:
             if db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise Refused("unknown", f"there is no task {task_id}")
             db.execute(
-                "INSERT OR IGNORE INTO skips (task, judge, at) VALUES (?, ?, ?)", (task_id, judge.id, time.time())
+                "INSERT INTO skips (task, judge, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (task_id, judge.id, time.time()),
             )
             db.execute("DELETE FROM claims WHERE task = ? AND judge = ?", (task_id, judge.id))
+
+        self._write(skip)
+        self._unpeek(judge, task_id)
 
     # -- the experimenter's view -------------------------------------------------------------------
 
@@ -685,7 +947,8 @@ class Store:
         debates = [
             dict(row)
             for row in db.execute(
-                "SELECT run, debate, COUNT(*) AS tasks, SUM(closed IS NULL) AS open, SUM(needed) AS planned,"
+                "SELECT run, debate, COUNT(*) AS tasks, SUM(CASE WHEN closed IS NULL THEN 1 ELSE 0 END) AS open,"
+                " SUM(needed) AS planned,"
                 " (SELECT COUNT(*) FROM answers JOIN tasks AS t ON t.id = answers.task"
                 "  WHERE t.run = tasks.run AND t.debate = tasks.debate) AS given,"
                 " MIN(CASE WHEN closed IS NULL THEN created END) AS waiting_since"
@@ -741,7 +1004,7 @@ class Store:
         counts = [
             (row["no"], row["yes"])
             for row in self._db().execute(
-                "SELECT SUM(answer = 0) AS no, SUM(answer = 1) AS yes"
+                "SELECT SUM(CASE WHEN answer = 0 THEN 1 ELSE 0 END) AS no, SUM(answer) AS yes"
                 " FROM answers JOIN tasks ON tasks.id = answers.task WHERE tasks.gold IS NULL"
                 " GROUP BY answers.task HAVING COUNT(*) >= 2"
             )
@@ -803,7 +1066,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     }
 
 
-def _task(row: sqlite3.Row) -> Task:
+def _task(row: Row | sqlite3.Row) -> Task:
     return Task(
         row["id"],
         TaskKey(row["run"], row["debate"], row["role"], row["number"]),
@@ -818,11 +1081,11 @@ def _task(row: sqlite3.Row) -> Task:
     )
 
 
-def _judge(row: sqlite3.Row) -> Judge:
+def _judge(row: Row | sqlite3.Row) -> Judge:
     return Judge(row["id"], row["name"], row["created"], row["quota"], row["code"], row["consented"])
 
 
-def _answer(row: sqlite3.Row) -> Answer:
+def _answer(row: Row | sqlite3.Row) -> Answer:
     return Answer(
         row["task"],
         row["judge"],
