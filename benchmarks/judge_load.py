@@ -5,8 +5,11 @@ On 127.0.0.1 only, bounded in count (``--tasks`` x ``--answers`` judgements) and
 tasks through the store, keyed as the People oracle keys them (one per debate, R answers each from
 distinct judges); ``--judges`` simulated judges, each an asyncio task with its own httpx client, load their
 page, post its render beacon, answer the question shown and load the next. Prints judgements per second, the p50 and p99
-latency of an answer (POST to acknowledgement) and of a whole step (page, then answer), and checks
-that none was lost: the answers in the database are exactly the ones acknowledged (exit 1 otherwise).
+latency of the next question (the page's GET), of an answer (POST to acknowledgement) and of a whole step (page,
+then answer), side by side with the raw write rate of the same database (one-row transactions, each committed
+alone, as durable as an answer), and checks that none was lost: the answers in the database are exactly the ones
+acknowledged, none twice and no task over its R (exit 1 otherwise). ``--db postgresql://...`` runs the store on
+an empty PostgreSQL database instead of a fresh SQLite file.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from debatekit.judge.store import Store, TaskKey
+from debatekit.judge.store import PostgreSQL, SQLite, Store, TaskKey, is_url
 
 TLS = ssl.create_default_context()
 """Shared by the judges' clients (plain HTTP never uses it; building one per client costs ~20 ms)."""
@@ -43,9 +46,28 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+def write_rate(location: str | Path, seconds: float = 3.0) -> float:
+    """Committed one-row transactions per second on the database at ``location`` (a scratch table in
+    it, dropped after): the most answers a store committing each alone could acknowledge."""
+    db = PostgreSQL(location) if isinstance(location, str) else SQLite(Path(location), 30.0)
+    try:
+        db.execute("CREATE TABLE IF NOT EXISTS raw_rate (n INTEGER NOT NULL, at DOUBLE PRECISION NOT NULL)")
+        count, started = 0, time.monotonic()
+        while time.monotonic() - started < seconds:
+            db.begin()
+            db.execute("INSERT INTO raw_rate (n, at) VALUES (?, ?)", (count, time.time()))
+            db.commit()
+            count += 1
+        rate = count / (time.monotonic() - started)
+        db.execute("DROP TABLE raw_rate")
+    finally:
+        db.close()
+    return rate
+
+
 def produce(store: Store, tasks: int, answers: int, done: threading.Event) -> None:
     """The producer: each debate's verifier asks one question needing ``answers`` answers."""
-    own = Store(store.path)
+    own = Store(store.location)
     for debate in range(tasks):
         own.task_for(TaskKey("load", debate, "verifier", 0), f"Is claim {debate} supported?", ("a fact",), answers, 1)
     done.set()
@@ -64,6 +86,7 @@ async def judging(
     while time.monotonic() < deadline:
         started = time.monotonic()
         page = await client.get(f"/j/{token}")
+        log["page"].append(time.monotonic() - started)
         fields = dict(FIELD.findall(page.text))
         if not fields:
             if produced.is_set():
@@ -87,7 +110,7 @@ async def judging(
 
 
 async def load(url: str, tokens: list[str], seconds: float, produced: threading.Event) -> tuple[dict, float]:
-    log: dict[str, list] = {"acknowledged": [], "answer": [], "step": [], "refused": []}
+    log: dict[str, list] = {"acknowledged": [], "page": [], "answer": [], "step": [], "refused": []}
     started = time.monotonic()
     await asyncio.gather(*(judge(url, token, started + seconds, produced, log) for token in tokens))
     return log, time.monotonic() - started
@@ -99,10 +122,16 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="tasks the producer asks (default 1000)")
     parser.add_argument("--answers", type=int, default=3, help="answers each task needs, R (default 3)")
     parser.add_argument("--seconds", type=float, default=60.0, help="most seconds of load (default 60)")
+    parser.add_argument("--db", help="an empty PostgreSQL database's postgresql:// URL (default: a fresh SQLite file)")
     args = parser.parse_args()
+    if args.db is not None and not is_url(args.db):
+        parser.error(f"--db {args.db}: give a postgresql:// URL (without it, a fresh SQLite file is used)")
     with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "judges.sqlite"
+        db = args.db or Path(folder) / "judges.sqlite"
+        raw = write_rate(db)
         store = Store(db)
+        if store.judge_count() or store.export()["tasks"]:
+            parser.error(f"--db {args.db}: the database holds judges or tasks already; give an empty one")
         tokens = [store.invite(f"judge {i}")[1] for i in range(args.judges)]
         port = free_port()
         command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()"]
@@ -130,20 +159,17 @@ def main() -> None:
         given = [j["task"] for j in export["judgements"]]
         overfilled = [t for t in export["tasks"] if given.count(t["id"]) > t["needed"]]
     n = len(acknowledged)
-    print(f"{args.judges} judges, {args.tasks} tasks x R = {args.answers}, {elapsed:.1f} s on 127.0.0.1")
-    print(f"judgements acknowledged: {n} ({n / elapsed:.0f} per second); refused: {len(log['refused'])}")
+    backend = "PostgreSQL" if args.db else "SQLite (WAL, synchronous=FULL)"
+    print(f"{args.judges} judges, {args.tasks} tasks x R = {args.answers}, {elapsed:.1f} s on 127.0.0.1, {backend}")
+    print(f"judgements acknowledged: {n / elapsed:.0f} per second ({n}); refused: {len(log['refused'])}")
+    print(f"raw write rate, one-row transactions: {raw:.0f} per second")
+    for name, key in (("next question (GET page)", "page"), ("answer (POST to 303)", "answer"), ("judge step", "step")):
+        p50, p99 = (percentile(log[key], q) * 1000 for q in (0.5, 0.99))
+        print(f"{name + ':':27} p50 {p50:5.0f} ms, p99 {p99:5.0f} ms")
+    lost, doubled = len(set(acknowledged) - set(stored)), len(stored) - len(set(stored))
     print(
-        f"answer latency (POST to 303): p50 {percentile(log['answer'], 0.5) * 1000:.0f} ms, "
-        f"p99 {percentile(log['answer'], 0.99) * 1000:.0f} ms"
-    )
-    print(
-        f"judge step (page + answer):   p50 {percentile(log['step'], 0.5) * 1000:.0f} ms, "
-        f"p99 {percentile(log['step'], 0.99) * 1000:.0f} ms"
-    )
-    lost = len(set(acknowledged) - set(stored))
-    print(
-        f"in the database: {len(stored)}; lost: {lost}; unacknowledged extra: {len(set(stored) - set(acknowledged))};"
-        f" tasks over budget: {len(overfilled)}"
+        f"in the database: {len(stored)}; lost: {lost}; doubled: {doubled};"
+        f" unacknowledged extra: {len(set(stored) - set(acknowledged))}; tasks over budget: {len(overfilled)}"
     )
     if stored != acknowledged or overfilled:
         sys.exit(1)

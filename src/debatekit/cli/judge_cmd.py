@@ -37,20 +37,48 @@ def judge(ctx: typer.Context) -> None:
         typer.echo(ctx.get_help())
 
 
-DbOption = Annotated[Path, typer.Option("--db", metavar="FILE.sqlite", help="The judges' database (created if new).")]
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        metavar="FILE.sqlite|postgresql://...",
+        help="The judges' database: a SQLite file (created if new) or a PostgreSQL database's URL.",
+    ),
+]
 UrlOption = Annotated[str, typer.Option("--url", help="The address judges reach the server at, for the printed link.")]
 
 
-def open_store(db: Path) -> Store:
-    """The store at ``db``, or a one-line UserError saying why it cannot be opened."""
-    from debatekit.judge.store import Store
+def where(db: str) -> str:
+    """``--db`` as shown to a person (a PostgreSQL URL without its password)."""
+    from debatekit.judge.store import redacted
 
-    if db.is_dir():
-        raise UserError(f"--db {db} is a folder; give a file such as {db / 'judges.sqlite'}")
-    if not db.parent.is_dir():
-        raise UserError(f"--db {db}: the folder {db.parent} does not exist")
+    return redacted(db)
+
+
+def open_store(db: str) -> Store:
+    """The store at ``db`` (a SQLite file or a PostgreSQL URL), or a one-line UserError saying why it
+    cannot be opened."""
+    from debatekit.judge.store import Store, is_url
+
+    if is_url(db):
+        try:
+            import psycopg
+        except ImportError:
+            raise UserError(
+                "a PostgreSQL database needs the postgres extra: pip install 'debatekit[postgres]'"
+            ) from None
+        try:
+            return Store(db)
+        except psycopg.Error as err:
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise UserError(f"cannot open the judges' database {where(db)}: {reason}") from None
+    path = Path(db)
+    if path.is_dir():
+        raise UserError(f"--db {db} is a folder; give a file such as {path / 'judges.sqlite'}")
+    if not path.parent.is_dir():
+        raise UserError(f"--db {db}: the folder {path.parent} does not exist")
     try:
-        return Store(db)
+        return Store(path)
     except sqlite3.Error as err:
         raise UserError(f"cannot open the judges' database {db}: {err}") from None
 
@@ -104,7 +132,7 @@ def serve(
             pass
     except OSError as err:
         raise UserError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
-    typer.echo(f"judges' server on http://{host}:{port} (database {db}); stop with Ctrl-C", err=True)
+    typer.echo(f"judges' server on http://{host}:{port} (database {where(db)}); stop with Ctrl-C", err=True)
     uvicorn.run(create_app(db, **pages), host=host, port=port, log_level="warning")
 
 
@@ -168,9 +196,10 @@ def export(
     statistics (answers, skips, median time, gold accuracy, completion codes) and Krippendorff's alpha."""
     import json
 
+    from debatekit.judge.store import is_url
     from debatekit.judge.study import export_csv
 
-    if not db.is_file():
+    if not is_url(db) and not Path(db).is_file():
         raise UserError(f"--db {db}: no such judges' database")
     data = open_store(db).export()
     text = export_csv(data) if format is Format.csv else json.dumps(data, indent=2) + "\n"
@@ -210,7 +239,7 @@ def tasks(db: DbOption, json_out: JsonOption = False) -> None:
     from debatekit.cli.common import stdout
     from debatekit.judge.server import ago
 
-    table = Table(title=f"open tasks in {db}")
+    table = Table(title=f"open tasks in {where(db)}")
     for name in ("task", "run", "debate", "asked by", "answers", "asked", "waits for"):
         table.add_column(name, justify="right" if name in ("task", "debate", "answers") else "left")
     for task in waiting:
@@ -246,9 +275,13 @@ def close(
         raise UserError("judge close takes a TASK or --run RUN (one of them)")
     store = open_store(db)
     if task is not None and store.task(task) is None:
-        raise UserError(f"there is no task {task} in {db} (`debatekit judge tasks --db {db}` lists the open ones)")
+        raise UserError(
+            f"there is no task {task} in {where(db)} (`debatekit judge tasks --db {where(db)}` lists the open ones)"
+        )
     if run is not None and not store.runs_asked(run):
-        raise UserError(f"no run {run} asked anything in {db} (`debatekit judge tasks --db {db}` lists open tasks)")
+        raise UserError(
+            f"no run {run} asked anything in {where(db)} (`debatekit judge tasks --db {where(db)}` lists open tasks)"
+        )
     closed = store.close_tasks(task, run)
     typer.echo(f"closed {closed} open task{'s' * (closed != 1)}")
 
@@ -262,5 +295,5 @@ def revoke(
     for them go back to the others; their answers stay."""
     revoked = open_store(db).revoke(name.strip())
     if not revoked:
-        raise UserError(f"no judge named {name.strip()!r} can be revoked in {db}")
+        raise UserError(f"no judge named {name.strip()!r} can be revoked in {where(db)}")
     typer.echo(f"revoked {revoked} judge{'s' * (revoked != 1)} named {name.strip()!r}")

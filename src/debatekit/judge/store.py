@@ -419,6 +419,11 @@ def is_url(location: str | os.PathLike[str]) -> bool:
     return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
 
 
+def redacted(location: str | os.PathLike[str]) -> str:
+    """``location`` to show a person: a PostgreSQL URL without its password."""
+    return re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", str(location))
+
+
 class Store:
     """The judges, tasks and answers in one SQLite file (created on first open) or, given a
     ``postgresql://`` URL, in a PostgreSQL database (its tables created on first open)."""
