@@ -12,6 +12,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,14 +40,19 @@ def as_user(folder: Path) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """A running PostgreSQL server's base URL (``postgresql://debatekit@127.0.0.1:PORT``), trust auth."""
     pytest.importorskip("psycopg")
     bin_dir = binaries()
     if bin_dir is None:
         pytest.skip("PostgreSQL's server binaries (initdb, pg_ctl) are not installed")
-    folder = tmp_path_factory.mktemp("postgres")
-    folder.chmod(0o755)
+    with tempfile.TemporaryDirectory(prefix="debatekit-postgres-", ignore_cleanup_errors=True) as made:
+        yield from serve(bin_dir, Path(made))
+
+
+def serve(bin_dir: Path, folder: Path) -> Iterator[str]:
+    """Make a cluster in ``folder`` (outside pytest's private temporary folders, which another user
+    cannot enter) and run it while the caller iterates."""
     prefix = as_user(folder)
     data, port = folder / "data", free_port()
     run = {"check": True, "capture_output": True, "timeout": 120}

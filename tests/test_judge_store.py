@@ -1,6 +1,7 @@
 """The judges' store (debatekit.judge.store): tasks keyed by the query they answer are created
 once, R answers come from a panel of distinct judges, a double submit counts once, a refused
-submission changes nothing, tokens are kept only as hashes, and the file is in WAL mode."""
+submission changes nothing, tokens are kept only as hashes, and the file is in WAL mode. The contract
+runs on both backends: a SQLite file and a real PostgreSQL server (postgres_helpers)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import threading
 import pytest
 
 from debatekit.judge.store import CLAIM_SECONDS, Outcome, Refused, Store, TaskKey
+from postgres_helpers import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
 KEY = TaskKey("run-a", 0, "verifier", 0)
 
@@ -20,19 +22,31 @@ def snapshot(store: Store) -> tuple:
     return store.export(), [tuple(row) for row in claims]
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path) -> str:
+    """Where a fresh store is: a SQLite file, or a database on a real PostgreSQL server."""
+    return str(tmp_path / "judges.sqlite") if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+
+
 @pytest.fixture
-def store(tmp_path) -> Store:
+def store(location) -> Store:
+    return Store(location)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path) -> Store:
     return Store(tmp_path / "judges.sqlite")
 
 
-def test_the_file_is_in_wal_mode_with_full_sync(store) -> None:
-    db = store._db()
+def test_the_file_is_in_wal_mode_with_full_sync(sqlite_store) -> None:
+    db = sqlite_store._db()
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     assert db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
 
 
-def test_tokens_are_stored_as_hashes_only(store, tmp_path) -> None:
+def test_tokens_are_stored_as_hashes_only(sqlite_store, tmp_path) -> None:
+    store = sqlite_store
     judge, token = store.invite("ann")
     admin = store.new_admin_token()
     assert store.judge(token) == judge and store.judge(token + "x") is None
@@ -130,17 +144,17 @@ def test_a_slot_not_answered_in_time_goes_to_another_judge(store) -> None:
     assert store.offer(b, now=1000.0 + CLAIM_SECONDS + 1).task.id == task.id
 
 
-def test_concurrent_judges_never_overfill_a_task(tmp_path) -> None:
+def test_concurrent_judges_never_overfill_a_task(location) -> None:
     """Twelve judges in threads, each with its own connection, answer 8 tasks of R = 3: every task
     gets exactly 3 answers from 3 distinct judges, and every recorded answer was acknowledged."""
-    store = Store(tmp_path / "judges.sqlite")
+    store = Store(location)
     tasks = [store.task_for(TaskKey("run", d, "verifier", 0), f"q{d}", (), 3, 1) for d in range(8)]
     judges = [store.invite(f"j{i}")[0] for i in range(12)]
     acknowledged: list[tuple[int, int]] = []
     lock = threading.Lock()
 
     def answer(judge) -> None:
-        own = Store(store.path)
+        own = Store(store.location)
         while (offer := own.offer(judge)) is not None:
             try:
                 own.submit(judge, offer.task.id, offer.slot, offer.task.id % 2)
