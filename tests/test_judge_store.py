@@ -7,10 +7,21 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
+from concurrent.futures import Future
 
 import pytest
 
-from debatekit.judge.store import CLAIM_SECONDS, Outcome, Refused, Store, TaskKey
+from debatekit.judge.store import (
+    CLAIM_SECONDS,
+    Committer,
+    Outcome,
+    Refused,
+    Store,
+    TaskKey,
+    postgres_sql,
+    redacted,
+)
 from postgres_helpers import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
 KEY = TaskKey("run-a", 0, "verifier", 0)
@@ -190,3 +201,55 @@ def test_status_and_export(store) -> None:
     assert [(j["task"], j["judge_name"], j["answer"]) for j in export["judgements"]] == [(one.id, "ann", 1)]
     assert export["tasks"][0]["context"] == ["c"] and export["tasks"][0]["needed"] == 3
     assert token not in repr(export)
+
+
+def test_a_write_refused_in_a_group_commit_rolls_back_alone(location) -> None:
+    """Three writes committed together: the middle one raises after writing, and only its row is gone."""
+    store = Store(location)
+    db = store._connect()
+
+    def add(name: str, refuse: bool = False):
+        def work(db):
+            db.execute("INSERT INTO settings (key, value) VALUES (?, 'x')", (name,))
+            if refuse:
+                raise Refused("answer", "refused after writing")
+            return name
+
+        return work, Future()
+
+    batch = [add("first"), add("refused", refuse=True), add("third")]
+    Committer._commit(db, batch)
+    db.close()
+    assert [done.result() for _, done in (batch[0], batch[2])] == ["first", "third"]
+    assert isinstance(batch[1][1].exception(), Refused)
+    keys = {row[0] for row in store._db().execute("SELECT key FROM settings")}
+    assert {"first", "third"} <= keys and "refused" not in keys
+
+
+def test_writes_queued_together_share_one_commit(location, monkeypatch) -> None:
+    """Twenty judges invited from threads while a write holds the writer: all twenty are committed, with
+    distinct ids, in one more transaction, not twenty."""
+    store = Store(location)
+    commits = []
+    kind = type(store._connect())
+    original = kind.commit
+    monkeypatch.setattr(kind, "commit", lambda db: (commits.append(1), original(db)))
+    slow = threading.Thread(target=store._write, args=(lambda db: time.sleep(0.5),))
+    slow.start()
+    time.sleep(0.1)
+    invited: list = []
+    threads = [threading.Thread(target=lambda i=i: invited.append(store.invite(f"j{i}")[0])) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in [*threads, slow]:
+        t.join(30)
+    assert len({j.id for j in invited}) == 20 == store.judge_count()
+    assert len(commits) == 2
+
+
+def test_a_postgresql_url_is_shown_without_its_password() -> None:
+    assert redacted("postgresql://ann:s3cret@db.example:5432/judges") == "postgresql://ann:***@db.example:5432/judges"
+    assert redacted("postgresql://ann@db.example/judges") == "postgresql://ann@db.example/judges"
+    assert postgres_sql("SELECT 1 FROM t WHERE a = ? AND b = :judge AND c LIKE '5%'") == (
+        "SELECT 1 FROM t WHERE a = %s AND b = %(judge)s AND c LIKE '5%%'"
+    )
