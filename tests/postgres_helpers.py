@@ -11,6 +11,7 @@ import itertools
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from judge_helpers import free_port
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def binaries() -> Path | None:

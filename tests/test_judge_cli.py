@@ -1,15 +1,17 @@
 """``debatekit judge``: invite prints a personal link whose token is stored hashed, admin prints a
-fresh experimenter link, and every user mistake is one line on stderr with exit status 2."""
+fresh experimenter link, the commands work on a PostgreSQL database as on a SQLite file, and every
+user mistake is one line on stderr with exit status 2."""
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 
 import pytest
 
 from debatekit.cli.main import main
-from debatekit.judge.store import Store, token_hash
+from debatekit.judge.store import Store, TaskKey, token_hash
 
 
 def test_invite_and_admin_print_working_links(tmp_path, capsys) -> None:
@@ -82,3 +84,27 @@ def test_serve_without_the_extra_says_how_to_install_it(tmp_path, capsys, monkey
     assert main(["judge", "serve", "--db", str(tmp_path / "j.sqlite")]) == 2
     err = capsys.readouterr().err
     assert "pip install 'debatekit[judge]'" in err and "uvicorn" in err
+
+
+def test_the_commands_work_on_a_postgresql_database(postgres_url, capsys) -> None:
+    assert main(["judge", "invite", "Ada", "--db", postgres_url]) == 0
+    token = capsys.readouterr().out.strip().rsplit("/", 1)[1]
+    store = Store(postgres_url)
+    assert store.judge(token).name == "Ada"
+    store.task_for(TaskKey("run-p", 0, "verifier", 0), "Is step 3 right?", ("x1 = 1",), 2, 1)
+    assert main(["judge", "tasks", "--db", postgres_url, "--json"]) == 0
+    (task,) = json.loads(capsys.readouterr().out)["tasks"]
+    assert (task["run"], task["needed"], task["given"]) == ("run-p", 2, 0)
+    assert main(["judge", "close", str(task["id"]), "--db", postgres_url]) == 0
+    assert store.task(task["id"]).closed is not None and "closed 1 open task" in capsys.readouterr().out
+
+
+def test_an_unreachable_postgresql_server_is_one_line_without_the_password(capsys) -> None:
+    pytest.importorskip("psycopg")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once closed
+    assert main(["judge", "invite", "a", "--db", f"postgresql://ann:s3cret@127.0.0.1:{port}/judges"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("debatekit: error: cannot open the judges' database postgresql://ann:***@127.0.0.1:")
+    assert len(err.strip().splitlines()) == 1 and "s3cret" not in err

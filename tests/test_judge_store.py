@@ -22,7 +22,6 @@ from debatekit.judge.store import (
     postgres_sql,
     redacted,
 )
-from postgres_helpers import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
 KEY = TaskKey("run-a", 0, "verifier", 0)
 
