@@ -3,19 +3,22 @@
 On 127.0.0.1 only, bounded in count (``--tasks`` x ``--answers`` judgements) and in time (``--seconds``):
 ``debatekit judge serve`` runs as its own process on a fresh database; a producer thread creates the
 tasks through the store, keyed as the People oracle keys them (one per debate, R answers each from
-distinct judges); ``--judges`` simulated judges, each an asyncio task with its own httpx client, load their
-page, post its render beacon, answer the question shown and load the next. Prints judgements per second, the p50 and p99
-latency of the next question (the page's GET), of an answer (POST to acknowledgement) and of a whole step (page,
-then answer), side by side with the raw write rate of the same database (one-row transactions, each committed
-alone, as durable as an answer), and checks that none was lost: the answers in the database are exactly the ones
-acknowledged, none twice and no task over its R (exit 1 otherwise). ``--db postgresql://...`` runs the store on
-an empty PostgreSQL database instead of a fresh SQLite file.
+distinct judges); ``--judges`` simulated judges, each an asyncio task with its own httpx client, load
+their page, post its render beacon, read for ``--think`` seconds on average (0: none, the server's
+capacity), answer the question shown and load the next. Prints judgements per second, the p50 and p99
+latency of the next question (the page's GET), of an answer (POST to acknowledgement) and of a whole
+step (page, then answer, less the reading), side by side with the raw write rate of the same database
+(one-row transactions, each committed alone, as durable as an answer), and checks that none was lost:
+the answers in the database are exactly the ones acknowledged, none twice and no task over its R (exit
+1 otherwise). ``--db postgresql://...`` runs the store on an empty PostgreSQL database instead of a
+fresh SQLite file.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import re
 import socket
 import ssl
@@ -73,15 +76,22 @@ def produce(store: Store, tasks: int, answers: int, done: threading.Event) -> No
     done.set()
 
 
-async def judge(url: str, token: str, deadline: float, produced: threading.Event, log: dict[str, list]) -> None:
+async def judge(
+    url: str, token: str, deadline: float, produced: threading.Event, log: dict[str, list], think: float
+) -> None:
     """One judge, with a connection of their own as a browser has: page, answer, page, ... until
     nothing is left for them or time is up."""
     async with httpx.AsyncClient(base_url=url, timeout=30, verify=TLS) as client:
-        await judging(client, token, deadline, produced, log)
+        await judging(client, token, deadline, produced, log, think)
 
 
 async def judging(
-    client: httpx.AsyncClient, token: str, deadline: float, produced: threading.Event, log: dict[str, list]
+    client: httpx.AsyncClient,
+    token: str,
+    deadline: float,
+    produced: threading.Event,
+    log: dict[str, list],
+    think: float,
 ) -> None:
     while time.monotonic() < deadline:
         started = time.monotonic()
@@ -94,9 +104,11 @@ async def judging(
             await asyncio.sleep(0.05)
             continue
         shown = await client.post(f"/j/{token}/shown", data=fields)  # the page's render beacon, as a browser's
+        shown_at = time.monotonic()
         if shown.status_code == 409:  # other judges took it meanwhile: the page moves on
             log["refused"].append("taken")
             continue
+        await asyncio.sleep(random.uniform(0, 2 * think))  # reading the question
         posted = time.monotonic()
         done = await client.post(f"/j/{token}/answer", data={**fields, "answer": "yes"})
         now = time.monotonic()
@@ -104,15 +116,17 @@ async def judging(
         if done.status_code == 303 and not moved_on:
             log["acknowledged"].append((int(fields["task"]), token))
             log["answer"].append(now - posted)
-            log["step"].append(now - started)
+            log["step"].append(now - started - (posted - shown_at))
         else:
             log["refused"].append(moved_on or done.status_code)
 
 
-async def load(url: str, tokens: list[str], seconds: float, produced: threading.Event) -> tuple[dict, float]:
+async def load(
+    url: str, tokens: list[str], seconds: float, produced: threading.Event, think: float
+) -> tuple[dict, float]:
     log: dict[str, list] = {"acknowledged": [], "page": [], "answer": [], "step": [], "refused": []}
     started = time.monotonic()
-    await asyncio.gather(*(judge(url, token, started + seconds, produced, log) for token in tokens))
+    await asyncio.gather(*(judge(url, token, started + seconds, produced, log, think) for token in tokens))
     return log, time.monotonic() - started
 
 
@@ -122,6 +136,12 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="tasks the producer asks (default 1000)")
     parser.add_argument("--answers", type=int, default=3, help="answers each task needs, R (default 3)")
     parser.add_argument("--seconds", type=float, default=60.0, help="most seconds of load (default 60)")
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="mean seconds a judge reads a question before answering, uniform on [0, 2x] (default 0: no pause)",
+    )
     parser.add_argument("--db", help="an empty PostgreSQL database's postgresql:// URL (default: a fresh SQLite file)")
     args = parser.parse_args()
     if args.db is not None and not is_url(args.db):
@@ -147,7 +167,7 @@ def main() -> None:
             produced = threading.Event()
             producer = threading.Thread(target=produce, args=(store, args.tasks, args.answers, produced))
             producer.start()
-            log, elapsed = asyncio.run(load(url, tokens, args.seconds, produced))
+            log, elapsed = asyncio.run(load(url, tokens, args.seconds, produced, args.think))
             producer.join()
         finally:
             server.terminate()
@@ -160,7 +180,10 @@ def main() -> None:
         overfilled = [t for t in export["tasks"] if given.count(t["id"]) > t["needed"]]
     n = len(acknowledged)
     backend = "PostgreSQL" if args.db else "SQLite (WAL, synchronous=FULL)"
-    print(f"{args.judges} judges, {args.tasks} tasks x R = {args.answers}, {elapsed:.1f} s on 127.0.0.1, {backend}")
+    print(
+        f"{args.judges} judges reading {args.think:g} s on average, {args.tasks} tasks x R = {args.answers},"
+        f" {elapsed:.1f} s on 127.0.0.1, {backend}"
+    )
     print(f"judgements acknowledged: {n / elapsed:.0f} per second ({n}); refused: {len(log['refused'])}")
     print(f"raw write rate, one-row transactions: {raw:.0f} per second")
     for name, key in (("next question (GET page)", "page"), ("answer (POST to 303)", "answer"), ("judge step", "step")):

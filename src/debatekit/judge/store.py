@@ -739,7 +739,7 @@ class Store:
             f"SELECT tasks.id, tasks.needed, {mine} AS mine, {taken} AS taken"
             f" FROM tasks WHERE closed IS NULL AND gold IS NULL AND {unskipped}"
             f" AND {mine} < per_judge AND {taken} < needed ORDER BY tasks.id LIMIT :window",
-            {"judge": judge.id, "now": now, "window": 1 + sum(peeked.values())},
+            {"judge": judge.id, "now": now, "window": 1 + len(peeked)},  # one at least is not a page shown
         ).fetchall()
         free = [row for row in rows if row["taken"] + peeked.get(row["id"], 0) < row["needed"]]
         real = (free or rows or [None])[0]
@@ -795,7 +795,7 @@ class Store:
         so that judges opening their pages at once are shown different questions."""
         now = time.time() if now is None else now
         db = self._db()
-        with self._peeks_lock:
+        with self._peeks_lock:  # one page chosen at a time, so two judges opening theirs at once differ
             for task_id in list(self._peeks):
                 judges = self._peeks[task_id]
                 for other in [other for other, until in judges.items() if until <= now]:
@@ -803,10 +803,9 @@ class Store:
                 if not judges:
                     del self._peeks[task_id]
             peeked = {task_id: len(judges.keys() - {judge.id}) for task_id, judges in self._peeks.items()}
-        found = self._next(db, judge, now, peeked)
-        if found is None:
-            return None
-        with self._peeks_lock:
+            found = self._next(db, judge, now, {task_id: n for task_id, n in peeked.items() if n})
+            if found is None:
+                return None
             self._peeks.setdefault(found[0], {})[judge.id] = now + PEEK_SECONDS
         return self._offer(db, found[0], found[1])
 
