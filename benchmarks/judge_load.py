@@ -79,8 +79,9 @@ def produce(store: Store, tasks: int, answers: int, done: threading.Event) -> No
 async def judge(
     url: str, token: str, deadline: float, produced: threading.Event, log: dict[str, list], think: float
 ) -> None:
-    """One judge, with a connection of their own as a browser has: page, answer, page, ... until
-    nothing is left for them or time is up."""
+    """One judge, with a connection of their own as a browser has, arriving within the first ``2 * think``
+    seconds: page, answer, page, ... until nothing is left for them or time is up."""
+    await asyncio.sleep(random.uniform(0, 2 * think))  # judges open their links at different moments
     async with httpx.AsyncClient(base_url=url, timeout=30, verify=TLS) as client:
         await judging(client, token, deadline, produced, log, think)
 

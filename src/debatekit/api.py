@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
 from debatekit.protocols.stochastic.params import Proof
-from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, assignments, constants_named, truth_named
+from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, assignments, constants_named, judge_db_of, truth_named
 
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import RunResult
@@ -125,7 +125,7 @@ def run(
             oracle=oracle,
             prover_oracle=prover_oracle,
             verifier_oracle=verifier_oracle,
-            judge_db=None if judge_db is None else Path(judge_db),
+            judge_db=judge_db_of(judge_db),
             answers_per_judge=answers_per_judge,
             reuse_answers=reuse_answers,
             move_timeout=move_timeout,

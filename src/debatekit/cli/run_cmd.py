@@ -24,7 +24,7 @@ from debatekit.cli.options import (
 )
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.mistakes import UserError
-from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec
+from debatekit.runs.spec import DEFAULT_PLAYER_MEMORY, RunSpec, judge_db_of
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -60,8 +60,12 @@ def run(
         typer.Option("--verifier-oracle", metavar="ORACLE", help="The verifier's oracle (default --oracle)."),
     ] = None,
     judge_db: Annotated[
-        Path | None,
-        typer.Option("--judge-db", metavar="FILE.sqlite", help="The judges' database, for people (`debatekit judge`)."),
+        str | None,
+        typer.Option(
+            "--judge-db",
+            metavar="FILE.sqlite|postgresql://...",
+            help="The judges' database, for people (`debatekit judge`): a SQLite file or a PostgreSQL URL.",
+        ),
     ] = None,
     reuse_answers: Annotated[
         bool,
@@ -136,7 +140,7 @@ def run(
         oracle=oracle,
         prover_oracle=prover_oracle,
         verifier_oracle=verifier_oracle,
-        judge_db=judge_db,
+        judge_db=judge_db_of(judge_db),
         answers_per_judge=answers_per_judge,
         reuse_answers=reuse_answers,
         move_timeout=move_timeout,

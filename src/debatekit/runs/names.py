@@ -82,7 +82,7 @@ def oracles(
     both: OracleChoice,
     provers: OracleChoice | None = None,
     verifier: OracleChoice | None = None,
-    judge_db: Path | None = None,
+    judge_db: Path | str | None = None,
     answers_per_judge: int = 1,
     reuse_answers: bool = False,
     generation: Generation | None = None,
@@ -134,7 +134,7 @@ def _oracle(
     case: Instance,
     spec: OracleSpec,
     option: str,
-    judge_db: Path | None,
+    judge_db: Path | str | None,
     answers_per_judge: int,
     fresh: bool,
     generation: Generation | None,
@@ -153,8 +153,11 @@ def _oracle(
             raise UserError(f"{option} people needs the judge extra: pip install '.[judge]' ({err.name})") from err
         try:
             return People(judge_db, answers_per_judge, fresh=fresh)
-        except Exception as err:  # sqlite's errors for a path it cannot open
-            raise UserError(f"--judge-db: cannot open {str(judge_db)!r}: {err}") from err
+        except Exception as err:  # sqlite's or psycopg's errors for a database it cannot open
+            from debatekit.judge.store import redacted
+
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise UserError(f"--judge-db: cannot open {redacted(judge_db)!r}: {reason}") from err
     try:
         from debatekit.llm import ConfigError
         from debatekit.llm.players import model_judge

@@ -56,6 +56,13 @@ DEFAULT_PLAYER_MEMORY = 4.0
 for a Python player with numpy, far below what would trouble the machine."""
 
 
+def judge_db_of(value: Any) -> Path | str | None:
+    """``--judge-db`` as the judges' store takes it: a PostgreSQL URL kept as text, else a file's path."""
+    from debatekit.judge.store import is_url
+
+    return None if value is None else str(value) if is_url(str(value)) else Path(str(value))
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """``trials`` debates of ``alice`` against ``bob`` in ``protocol`` on ``problem``'s instance of
@@ -86,7 +93,8 @@ class RunSpec:
     oracle: OracleChoice = "builtin"
     prover_oracle: OracleChoice | None = None
     verifier_oracle: OracleChoice | None = None
-    judge_db: Path | None = None
+    judge_db: Path | str | None = None
+    """The judges' database: a SQLite file, or a PostgreSQL URL (:func:`judge_db_of`)."""
     answers_per_judge: int = 1
     reuse_answers: bool = False
     move_timeout: float = DEFAULT_MOVE_TIMEOUT
@@ -161,7 +169,7 @@ class RunSpec:
                 oracle=_of(oracles.get("oracle", "builtin"), str, "oracle"),
                 prover_oracle=_of(oracles.get("prover_oracle"), str | None, "prover_oracle"),
                 verifier_oracle=_of(oracles.get("verifier_oracle"), str | None, "verifier_oracle"),
-                judge_db=None if oracles.get("judge_db") is None else Path(str(oracles["judge_db"])),
+                judge_db=judge_db_of(oracles.get("judge_db")),
                 answers_per_judge=_of(oracles.get("answers_per_judge", 1), int, "answers_per_judge"),
                 reuse_answers=_of(oracles.get("reuse_answers", False), bool, "reuse_answers"),
                 move_timeout=float(_of(data.get("move_timeout", DEFAULT_MOVE_TIMEOUT), int | float, "move_timeout")),
