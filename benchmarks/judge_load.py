@@ -82,7 +82,9 @@ async def judge(
     """One judge, with a connection of their own as a browser has, arriving within the first ``2 * think``
     seconds: page, answer, page, ... until nothing is left for them or time is up."""
     await asyncio.sleep(random.uniform(0, 2 * think))  # judges open their links at different moments
-    async with httpx.AsyncClient(base_url=url, timeout=30, verify=TLS) as client:
+    # idle connections closed before Uvicorn's keep-alive of 5 s ends them, as a browser's would be
+    limits = httpx.Limits(keepalive_expiry=4.0)
+    async with httpx.AsyncClient(base_url=url, timeout=30, verify=TLS, limits=limits) as client:
         await judging(client, token, deadline, produced, log, think)
 
 

@@ -725,8 +725,7 @@ class Store:
         ).fetchone()
         if row is not None:
             return row["task"], row["slot"], True
-        given = db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
-        if judge.quota is not None and given >= judge.quota:
+        if judge.quota is not None and self._given(db, judge) >= judge.quota:
             return None
         unskipped = "NOT EXISTS (SELECT 1 FROM skips WHERE skips.task = tasks.id AND skips.judge = :judge)"
         mine = "(SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
@@ -771,8 +770,7 @@ class Store:
         skipped = db.execute("SELECT 1 FROM skips WHERE task = ? AND judge = ?", (task["id"], judge.id)).fetchone()
         if task["closed"] is not None or skipped or slot != mine or mine >= task["per_judge"]:
             return False
-        given = db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
-        if judge.quota is not None and given >= judge.quota:
+        if judge.quota is not None and self._given(db, judge) >= judge.quota:
             return False
         if task["gold"] is not None:
             return True
@@ -783,10 +781,19 @@ class Store:
         ).fetchone()[0]
         return taken < task["needed"]
 
+    @staticmethod
+    def _given(db: SQLite | PostgreSQL, judge: Judge) -> int:
+        """How many answers ``judge`` gave (read only for a judge with a quota)."""
+        return db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
+
     def _offer(self, db: SQLite | PostgreSQL, task_id: int, slot: int) -> Offer:
-        task = _task(db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone())
-        given = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
-        return Offer(task, slot, 1 if task.gold is not None else task.needed - given)  # gold looks like any question
+        row = db.execute(
+            "SELECT tasks.*, (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given"
+            " FROM tasks WHERE id = ?",
+            (task_id,),
+        ).fetchone()
+        task = _task(row)
+        return Offer(task, slot, 1 if task.gold is not None else task.needed - row["given"])  # gold looks like any
 
     def peek(self, judge: Judge, now: float | None = None) -> Offer | None:
         """The task :meth:`offer` would show ``judge`` next, holding nothing (a page's GET: a link
