@@ -186,18 +186,25 @@ class Committer:
     @staticmethod
     def _commit(db: Any, batch: list[tuple[Callable[[Any], Any], Future[Any]]]) -> None:
         results: list[tuple[Future[Any], Any, BaseException | None]] = []
+        alone = len(batch) == 1  # no savepoint: its failure rolls back the whole transaction
         try:
             db.begin()
             for work, done in batch:
-                db.execute("SAVEPOINT work")
+                if not alone:
+                    db.execute("SAVEPOINT work")
                 try:
                     result = work(db)
                 except Exception as err:
+                    if alone:
+                        db.rollback()
+                        done.set_exception(err)
+                        return
                     db.execute("ROLLBACK TO SAVEPOINT work")
                     results.append((done, None, err))
                 else:
                     results.append((done, result, None))
-                db.execute("RELEASE SAVEPOINT work")
+                if not alone:
+                    db.execute("RELEASE SAVEPOINT work")
             db.commit()
         except Exception as err:
             with contextlib.suppress(Exception):
@@ -398,8 +405,7 @@ class PostgreSQL:
             self._db.cursor().executemany(postgres_sql(sql), rows)
 
     def begin(self) -> None:
-        self._db.execute("BEGIN")
-        self._db.execute("SELECT pg_advisory_xact_lock(%s)", (self.LOCK,))
+        self._db.execute(f"BEGIN; SELECT pg_advisory_xact_lock({self.LOCK})")  # one round trip
 
     def commit(self) -> None:
         self._db.execute("COMMIT")
@@ -764,22 +770,19 @@ class Store:
         """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
         ``per_judge`` and their quota, not skipped, and (a real task) its answers plus other judges'
         held slots short of R."""
-        mine = db.execute(
-            "SELECT COUNT(*) FROM answers WHERE task = ? AND judge = ?", (task["id"], judge.id)
-        ).fetchone()[0]
-        skipped = db.execute("SELECT 1 FROM skips WHERE task = ? AND judge = ?", (task["id"], judge.id)).fetchone()
-        if task["closed"] is not None or skipped or slot != mine or mine >= task["per_judge"]:
+        seen = db.execute(
+            "SELECT (SELECT COUNT(*) FROM answers WHERE task = :task AND judge = :judge) AS mine,"
+            " (SELECT COUNT(*) FROM skips WHERE task = :task AND judge = :judge) AS skipped,"
+            " (SELECT COUNT(*) FROM answers WHERE task = :task)"
+            " + (SELECT COUNT(*) FROM claims WHERE task = :task AND judge != :judge AND expires > :now) AS taken",
+            {"task": task["id"], "judge": judge.id, "now": now},
+        ).fetchone()
+        mine = seen["mine"]
+        if task["closed"] is not None or seen["skipped"] or slot != mine or mine >= task["per_judge"]:
             return False
         if judge.quota is not None and self._given(db, judge) >= judge.quota:
             return False
-        if task["gold"] is not None:
-            return True
-        taken = db.execute(
-            "SELECT (SELECT COUNT(*) FROM answers WHERE task = :task)"
-            " + (SELECT COUNT(*) FROM claims WHERE task = :task AND judge != :judge AND expires > :now)",
-            {"task": task["id"], "judge": judge.id, "now": now},
-        ).fetchone()[0]
-        return taken < task["needed"]
+        return task["gold"] is not None or seen["taken"] < task["needed"]
 
     @staticmethod
     def _given(db: SQLite | PostgreSQL, judge: Judge) -> int:
