@@ -1,4 +1,4 @@
-"""The judges' store: the only module that speaks SQL, so a server database can replace SQLite.
+"""The judges' store: the only module that speaks SQL, on SQLite or on a PostgreSQL server.
 
 Doubly-efficient debate promises that a person never reads the whole argument: the verifier asks
 the human-judgement oracle about one local step. Each such query is a *task*, keyed by the query
@@ -6,15 +6,17 @@ it answers (run, debate, role, number; :class:`debatekit.oracle.Asking`), holdin
 its relevant coordinates I(t) as context lines and the R answers it needs (stochastic debate asks
 one question R times: a panel of distinct judges, at most ``per_judge`` answers each).
 
-Durability: SQLite in WAL mode with ``synchronous=FULL``, every write one ``BEGIN IMMEDIATE``
-transaction, so an answer acknowledged to a judge has been committed and survives kill -9 (and
-power loss). Idempotence: a task is created or found by its key, so a debate resumed after a crash
-finds its task and the answers already given; an answer is unique on (task, judge, slot), so a
-double submit counts once. A slot is held for a judge once their page is rendered
+Durability: SQLite in WAL mode with ``synchronous=FULL`` (or PostgreSQL, given a ``postgresql://``
+URL: the same SQL, the dialects' few differences in :class:`SQLite` and :class:`PostgreSQL`); writes
+run one at a time, those waiting committed together (:class:`Committer`), and an answer is
+acknowledged to a judge only once committed, so it survives kill -9 (and power loss).
+Idempotence: a task is created or found by its key, so a debate resumed after a crash finds its
+task and the answers already given; an answer is unique on (task, judge, slot), so a double submit
+counts once. A slot is held for a judge once their page is rendered
 (:meth:`Store.hold`), never by a GET (:meth:`Store.peek`), and a real task closes at R answers;
 gold questions (known answers, under :data:`GOLD_RUN`) are answered once by each judge and never
-close. Tokens are stored as SHA-256 hashes only. One connection per thread
-(and per process), opened on first use.
+close. Tokens are stored as SHA-256 hashes only. One connection per thread (and per process) for
+reading, opened on first use, and one writer thread per process and database.
 """
 
 from __future__ import annotations
