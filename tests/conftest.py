@@ -27,7 +27,7 @@ from debatekit.oracle import NO_ORACLE, FunctionOracle, Oracle
 from debatekit.players.base import Seat, Strategy
 from debatekit.prob import Dist
 from debatekit.problems import Instance
-from postgres_helpers import postgres_server, postgres_url  # noqa: F401 (fixtures: a real PostgreSQL server)
+from postgres_helpers import postgres_server, postgres_url, store_location  # noqa: F401 (fixtures: a real PostgreSQL server)
 
 
 def table_index(bits: tuple[int, ...]) -> int:

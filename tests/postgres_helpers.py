@@ -82,3 +82,9 @@ def postgres_url(postgres_server) -> str:
     with psycopg.connect(f"{postgres_server}/postgres", autocommit=True) as db:
         db.execute(f"CREATE DATABASE {name}")
     return f"{postgres_server}/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request, tmp_path) -> str:
+    """Where a fresh judges' store is: a SQLite file, or a database on the session's PostgreSQL server."""
+    return str(tmp_path / "judges.sqlite") if request.param == "sqlite" else request.getfixturevalue("postgres_url")

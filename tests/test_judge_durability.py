@@ -1,6 +1,7 @@
 """Durability with real processes: kill -9 the judges' server just after answers were acknowledged
 while tasks are pending, and (separately) the debate process while it waits for a person; after a
-restart every acknowledged answer is there, no task was created twice, and the debate completes."""
+restart every acknowledged answer is there (on SQLite and on PostgreSQL), no task was created twice, and
+the debate completes."""
 
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ def kill9(process: subprocess.Popen) -> None:
     process.wait(10)
 
 
-def test_acknowledged_answers_survive_kill_9_of_the_server(tmp_path) -> None:
-    db = tmp_path / "judges.sqlite"
+def test_acknowledged_answers_survive_kill_9_of_the_server(tmp_path, store_location) -> None:
+    db = store_location  # a SQLite file or a PostgreSQL database
     store = Store(db)
     tasks = ask_all(store)
     tokens = {name: store.invite(name)[1] for name in ("ann", "bob", "cy")}

@@ -20,8 +20,8 @@ def people_run(db, *extra: str) -> list[str]:
             "--trials", "1", "--no-log", *extra]  # fmt: skip
 
 
-def test_a_plan_the_panel_cannot_meet_is_refused_before_any_task(tmp_path, capsys) -> None:
-    db = tmp_path / "j.sqlite"
+def test_a_plan_the_panel_cannot_meet_is_refused_before_any_task(store_location, capsys) -> None:
+    db = store_location  # a SQLite file or a PostgreSQL URL
     store = Store(db)
     for name in ("a", "b", "c"):
         store.invite(name)

@@ -32,15 +32,9 @@ def snapshot(store: Store) -> tuple:
     return store.export(), [tuple(row) for row in claims]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request, tmp_path) -> str:
-    """Where a fresh store is: a SQLite file, or a database on a real PostgreSQL server."""
-    return str(tmp_path / "judges.sqlite") if request.param == "sqlite" else request.getfixturevalue("postgres_url")
-
-
 @pytest.fixture
-def store(location) -> Store:
-    return Store(location)
+def store(store_location) -> Store:
+    return Store(store_location)
 
 
 @pytest.fixture
@@ -154,10 +148,10 @@ def test_a_slot_not_answered_in_time_goes_to_another_judge(store) -> None:
     assert store.offer(b, now=1000.0 + CLAIM_SECONDS + 1).task.id == task.id
 
 
-def test_concurrent_judges_never_overfill_a_task(location) -> None:
+def test_concurrent_judges_never_overfill_a_task(store_location) -> None:
     """Twelve judges in threads, each with its own connection, answer 8 tasks of R = 3: every task
     gets exactly 3 answers from 3 distinct judges, and every recorded answer was acknowledged."""
-    store = Store(location)
+    store = Store(store_location)
     tasks = [store.task_for(TaskKey("run", d, "verifier", 0), f"q{d}", (), 3, 1) for d in range(8)]
     judges = [store.invite(f"j{i}")[0] for i in range(12)]
     acknowledged: list[tuple[int, int]] = []
@@ -202,9 +196,9 @@ def test_status_and_export(store) -> None:
     assert token not in repr(export)
 
 
-def test_a_write_refused_in_a_group_commit_rolls_back_alone(location) -> None:
+def test_a_write_refused_in_a_group_commit_rolls_back_alone(store_location) -> None:
     """Three writes committed together: the middle one raises after writing, and only its row is gone."""
-    store = Store(location)
+    store = Store(store_location)
     db = store._connect()
 
     def add(name: str, refuse: bool = False):
@@ -225,10 +219,10 @@ def test_a_write_refused_in_a_group_commit_rolls_back_alone(location) -> None:
     assert {"first", "third"} <= keys and "refused" not in keys
 
 
-def test_writes_queued_together_share_one_commit(location, monkeypatch) -> None:
+def test_writes_queued_together_share_one_commit(store_location, monkeypatch) -> None:
     """Twenty judges invited from threads while a write holds the writer: all twenty are committed, with
     distinct ids, in one more transaction, not twenty."""
-    store = Store(location)
+    store = Store(store_location)
     commits = []
     kind = type(store._connect())
     original = kind.commit

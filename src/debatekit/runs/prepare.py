@@ -190,7 +190,9 @@ def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) ->
     judges = verifier.store.judge_count()
     most = judges * per_judge
     if needed > most:
-        db = verifier.store.path
+        from debatekit.judge.store import redacted
+
+        db = redacted(verifier.store.location)
         if spec.panel is None or most == 0:
             fix = f"invite judges first: debatekit judge invite NAME --db {db}"
         else:
