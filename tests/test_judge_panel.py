@@ -12,7 +12,7 @@ pytest.importorskip("fastapi")
 from debatekit.cli.main import main
 from debatekit.judge import Store
 from debatekit.runs.prepare import prepare
-from debatekit.runs.spec import RunSpec
+from debatekit.runs.spec import RunSpec, judge_db_of
 
 
 def people_run(db, *extra: str) -> list[str]:
@@ -63,3 +63,12 @@ def test_a_budget_that_certifies_nothing_is_one_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "1 verifier queries certify no guarantee at K=1, T=1" in err
     assert Store(db).export()["tasks"] == []
+
+
+def test_the_judges_database_survives_the_run_spec_as_a_file_or_a_url(tmp_path) -> None:
+    url, file = "postgresql://judges@db.example:5432/study", tmp_path / "j.sqlite"
+    for given, kept in ((url, url), (str(file), file)):
+        spec = RunSpec(
+            protocol="stochastic", problem="one-claim", verifier_oracle="people", judge_db=judge_db_of(given)
+        )
+        assert RunSpec.from_json(spec.to_json()).judge_db == kept
