@@ -440,6 +440,8 @@ class Store:
         self.location = str(location) if is_url(location) else Path(location)
         """Where the store is: a SQLite file's path or a PostgreSQL URL; ``Store(store.location)`` opens it again."""
         self._busy = busy_seconds
+        self._writer = str(self.location.resolve() if isinstance(self.location, Path) else self.location)
+        """The :class:`Committer` this store writes through: one per process and database (a file by its real path)."""
         self._local = threading.local()
         self._peeks: dict[int, dict[int, float]] = {}
         self._peeks_lock = threading.Lock()
@@ -479,7 +481,7 @@ class Store:
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """``work(db)`` as one write transaction, returned once committed (:class:`Committer`)."""
-        return Committer.run(str(self.location), self._connect, work)
+        return Committer.run(self._writer, self._connect, work)
 
     def close(self) -> None:
         """Close this thread's connection."""
