@@ -112,7 +112,9 @@ class Arm:
             "correct": self.correct,
             "undecided": self.undecided,
             "seats": self.seats,
-            "items": [{"item": name, "truth": "yes" if t else "no", "correct": c, "n": n} for name, t, c, n in self.items],
+            "items": [
+                {"item": name, "truth": "yes" if t else "no", "correct": c, "n": n} for name, t, c, n in self.items
+            ],
             "skipped": [{"item": name, "why": why} for name, why in self.skipped],
         }
 
@@ -139,7 +141,7 @@ class JudgeAccuracy:
             "trials": self.trials,
             "seed": self.seed,
             "sides": "Alice argues yes, Bob no; the true side's seat honest, the false side's the liar",
-            "direct": "the judge's P[yes] > 1/2 on the top question (a plan's title, its judged steps' texts as context)",
+            "direct": "P[yes] > 1/2 on the top question (a plan's title, its judged steps' texts as context)",
             "arms": [arm.to_json() for arm in self.arms],
         }
 
@@ -225,7 +227,9 @@ def judge_accuracy(
     chosen = tuple(DEFAULT_PROTOCOLS if protocols is None else protocols)
     unknown = [name for name in chosen if name not in LIARS]
     if unknown or not chosen:
-        raise UserError(f"--protocols: judge-accuracy plays {', '.join(LIARS)}, not {unknown[0] if unknown else '(none)'!r}")
+        raise UserError(
+            f"--protocols: judge-accuracy plays {', '.join(LIARS)}, not {unknown[0] if unknown else '(none)'!r}"
+        )
     liars = _liars(chosen, liar)
     if cases is None:
         cases, where = cases_of(dataset)
