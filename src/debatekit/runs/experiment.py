@@ -307,6 +307,7 @@ def _played(
 ) -> Arm:
     """``trials`` debates of ``protocol`` per item it plays: Alice argues yes, Bob no (``bob``, where
     given, plays Bob whatever the truth: consultancy's spot-check)."""
+    from debatekit.progress import progress
     from debatekit.protocols.registry import PROTOCOLS
     from debatekit.runs.prepare import play, prepare
     from debatekit.runs.spec import RunSpec, Truth
@@ -325,7 +326,8 @@ def _played(
             else Truth.yes if case.truth else Truth.no, alice=alice, bob=second, seed=seed, trials=trials,
             verifier_oracle=judge,
         )  # fmt: skip
-        result = play(prepare(run))
+        with progress(trials, f"{arm}: {case.name}") as advance:
+            result = play(prepare(run), advance)
         accepted = round(result.accept_rate * result.trials)
         items.append((case.name, case.truth, accepted if case.truth else result.trials - accepted, result.trials))
         undecided += result.undecided
