@@ -224,7 +224,7 @@ def judge_accuracy(
     spec = OracleSpec.parse(judge, "--judge")
     if spec.kind not in (OracleKind.BUILTIN, OracleKind.MODEL):
         raise UserError(f"--judge is builtin (the ground truth) or llm:PROVIDER/MODEL, not {judge!r}")
-    chosen = tuple(DEFAULT_PROTOCOLS if protocols is None else protocols)
+    chosen = tuple(dict.fromkeys(DEFAULT_PROTOCOLS if protocols is None else protocols))
     unknown = [name for name in chosen if name not in LIARS]
     if unknown or not chosen:
         raise UserError(
