@@ -195,11 +195,20 @@ def truthful_on_steps(body: dict[str, Any]) -> Reply:
     return Reply(chat("Yes" if p else "No", (("Yes" if p else "No", math.log(1.0)),)))
 
 
-def test_a_model_judge_fooled_directly_is_right_with_debate(env: Server, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("mode", ["logprobs", "reason"])
+def test_a_model_judge_fooled_directly_is_right_with_debate(
+    env: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path, mode: str
+) -> None:
     env.play(truthful_on_steps)
-    argv = ["experiment", "judge-accuracy", "--debaters", "honest", "--judge", "llm:exp/m", "--trials", "3", "--json"]
+    generation = tmp_path / "g.toml"
+    generation.write_text(f'mode = "{mode}"\n')
+    argv = ["experiment", "judge-accuracy", "--debaters", "honest", "--judge", "llm:exp/m", "--trials", "3", "--json",
+            "--generation", str(generation)]  # fmt: skip
     assert main(argv) == 0
-    result = {arm["name"]: arm for arm in json.loads(capsys.readouterr().out)["arms"]}
+    data = json.loads(capsys.readouterr().out)
+    result = {arm["name"]: arm for arm in data["arms"]}
+    assert data["generation"] == {"mode": mode}
+    assert env.calls and all((body.get("max_tokens", 1) > 1) is (mode == "reason") for body in env.bodies)
     assert (result["direct"]["correct"], result["direct"]["n"]) == (3, 6)  # yes to both of each pair
     assert result["cross-exam"]["accuracy"] == 1.0 and result["cross-exam"]["n"] == 12
     assert result["consultancy"]["accuracy"] < 1.0

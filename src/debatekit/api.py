@@ -227,12 +227,14 @@ def experiment_judge_accuracy(
     trials: int = 10,
     seed: int = 0,
     liar: str | None = None,
+    generation: Mapping[str, object] | None = None,
 ) -> JudgeAccuracy:
     """``debatekit experiment judge-accuracy``: the judge's accuracy per arm (direct, consultancy,
     each of ``protocols``; default cross-exam and prover-estimator) with Wilson intervals, over the
-    built-in plans in both truths or ``dataset``'s claims; ``to_json()`` is what ``--json`` prints."""
+    built-in plans in both truths or ``dataset``'s claims; models generate as ``generation``'s keys
+    say (``--generation``); ``to_json()`` is what ``--json`` prints."""
     from debatekit.runs.experiment import judge_accuracy
 
     with _usage():
         return judge_accuracy(debaters, judge, None if dataset is None else str(dataset), protocols, trials,
-                              _seed(seed), liar)  # fmt: skip
+                              _seed(seed), liar, generation=tuple((generation or {}).items()))  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from debatekit.cli.options import JsonOption, SeedOption
+from debatekit.cli.options import GenerationOption, JsonOption, SeedOption
 from debatekit.mistakes import UserError
 
 app = typer.Typer(
@@ -81,6 +81,7 @@ def judge_accuracy(
     plot: Annotated[
         Path | None, typer.Option("--plot", metavar="FILE.png", help="Write a bar chart of accuracy per arm here.")
     ] = None,
+    generation: GenerationOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """The judge's accuracy per arm, with Wilson intervals: direct judging (no debate), consultancy
@@ -88,11 +89,13 @@ def judge_accuracy(
     side by the item's truth."""
     from debatekit.cli.common import emit_json, stdout
     from debatekit.runs.experiment import judge_accuracy as measured
+    from debatekit.runs.names import generation_file
 
     if plot is not None and plot.suffix.lower() != ".png":
         raise UserError(f"--plot writes a PNG: name a .png file, not {str(plot)!r}")
     names = [name.strip() for name in protocols.split(",") if name.strip()]
-    result = measured(debaters, judge, dataset, names, trials, seed, liar)
+    chosen = () if generation is None else generation_file(generation)
+    result = measured(debaters, judge, dataset, names, trials, seed, liar, generation=chosen)
     if plot is not None:
         from debatekit.experiments.report.draw import draw_accuracy
 

@@ -46,6 +46,7 @@ from debatekit.mistakes import UserError
 from debatekit.oracle import Question
 
 if TYPE_CHECKING:
+    from debatekit.llm.generation import Generation
     from debatekit.problems import Instance
     from debatekit.problems.plan import Plan
 
@@ -129,6 +130,8 @@ class JudgeAccuracy:
     trials: int
     seed: int
     arms: tuple[Arm, ...]
+    generation: dict[str, Any] = field(default_factory=dict)
+    """``--generation``'s keys (none: the models' defaults)."""
 
     def to_json(self) -> dict[str, Any]:
         """``experiment judge-accuracy --json`` (the contract in DESIGN.md: ``arms`` with name,
@@ -140,6 +143,7 @@ class JudgeAccuracy:
             "dataset": self.dataset,
             "trials": self.trials,
             "seed": self.seed,
+            "generation": self.generation,
             "sides": "Alice argues yes, Bob no; the true side's seat honest, the false side's the liar",
             "direct": "P[yes] > 1/2 on the top question (a plan's title, its judged steps' texts as context)",
             "arms": [arm.to_json() for arm in self.arms],
@@ -206,13 +210,14 @@ def judge_accuracy(
     seed: int = 0,
     liar: str | None = None,
     cases: Sequence[Case] | None = None,
+    generation: tuple[tuple[str, Any], ...] = (),
 ) -> JudgeAccuracy:
     """The experiment (module docstring): ``debaters`` (``honest``, the built-in players, or
     ``llm:PROVIDER/MODEL``) judged by ``judge`` (``builtin``, the items' ground truth, or
     ``llm:PROVIDER/MODEL``) on ``cases`` (default: ``dataset``'s, :func:`cases_of`), ``trials``
-    debates per item and arm; ``liar`` replaces every arm's built-in Alice liar. Mistakes are
-    :class:`UserError`."""
-    from debatekit.runs.names import OracleKind, OracleSpec, model_spec
+    debates per item and arm; ``liar`` replaces every arm's built-in Alice liar; models generate as
+    ``generation``'s keys say (``--generation``). Mistakes are :class:`UserError`."""
+    from debatekit.runs.names import OracleKind, OracleSpec, generation_of, model_spec
     from debatekit.runs.spec import positive
 
     positive(trials, "--trials")
@@ -231,17 +236,19 @@ def judge_accuracy(
             f"--protocols: judge-accuracy plays {', '.join(LIARS)}, not {unknown[0] if unknown else '(none)'!r}"
         )
     liars = _liars(chosen, liar)
+    chosen_generation = generation_of(generation)
     if cases is None:
         cases, where = cases_of(dataset)
     else:
         where = dataset or "given cases"
-    arms = [_direct(cases, judge, spec.model if spec.kind is OracleKind.MODEL else None)]
+    arms = [_direct(cases, judge, spec.model if spec.kind is OracleKind.MODEL else None, chosen_generation)]
     consultant = liars[CONSULTANT_FRAME] if model is None else {role: f"llm-liar:{model}" for role in PLAYING}
-    arms.append(_played(CONSULTANCY, CONSULTANT_FRAME, cases, debaters, consultant, judge, trials, seed, SPOT_CHECK))
+    played = {"judge": judge, "trials": trials, "seed": seed, "generation": generation}
+    arms.append(_played(CONSULTANCY, CONSULTANT_FRAME, cases, debaters, consultant, bob=SPOT_CHECK, **played))
     for name in chosen:
         lying = liars[name] if model is None else {role: f"llm-liar:{model}" for role in PLAYING}
-        arms.append(_played(name, name, cases, debaters, lying, judge, trials, seed))
-    return JudgeAccuracy(debaters, judge, where, trials, seed, tuple(arms))
+        arms.append(_played(name, name, cases, debaters, lying, **played))
+    return JudgeAccuracy(debaters, judge, where, trials, seed, tuple(arms), dict(generation))
 
 
 def _liars(chosen: Sequence[str], liar: str | None) -> dict[str, dict[Role, str]]:
@@ -257,12 +264,12 @@ def _liars(chosen: Sequence[str], liar: str | None) -> dict[str, dict[Role, str]
     return {name: {**seats, Role.ALICE: liar} for name, seats in LIARS.items()}
 
 
-def _direct(cases: Sequence[Case], judge: str, model: str | None) -> Arm:
+def _direct(cases: Sequence[Case], judge: str, model: str | None, generation: Generation | None) -> Arm:
     """The judge's answer to each item's top question, no debate."""
     if model is None:
         answers: list[float | str] = [case.plan.probability for case in cases]
     else:
-        answers = _asked(model, [case.top for case in cases])
+        answers = _asked(model, [case.top for case in cases], generation)
     scored = [(case, p) for case, p in zip(cases, answers, strict=True) if isinstance(p, float)]
     items = tuple((case.name, case.truth, int((p > 0.5) == case.truth), 1) for case, p in scored)
     skipped = tuple((case.name, p) for case, p in zip(cases, answers, strict=True) if isinstance(p, str))
@@ -270,7 +277,7 @@ def _direct(cases: Sequence[Case], judge: str, model: str | None) -> Arm:
     return Arm(DIRECT, sum(c for _, _, c, _ in items), len(items), items, skipped, seats=seats)
 
 
-def _asked(model: str, questions: Sequence[Question]) -> list[float | str]:
+def _asked(model: str, questions: Sequence[Question], generation: Generation | None) -> list[float | str]:
     """The model of the judge's P[yes] on each question, or why it could not give it."""
     try:
         from debatekit.llm.backend import ConfigError, ModelError
@@ -278,7 +285,7 @@ def _asked(model: str, questions: Sequence[Question]) -> list[float | str]:
     except ImportError as err:
         raise UserError(f"--judge llm:{model} needs the llm extra: pip install '.[llm]' ({err.name})") from err
     try:
-        oracle = model_judge(model)
+        oracle = model_judge(model, generation=generation)
     except ConfigError as err:
         raise UserError(f"--judge: {err}") from err
 
@@ -300,9 +307,11 @@ def _played(
     cases: Sequence[Case],
     debaters: str,
     liars: dict[Role, str],
+    *,
     judge: str,
     trials: int,
     seed: int,
+    generation: tuple[tuple[str, Any], ...],
     bob: str | None = None,
 ) -> Arm:
     """``trials`` debates of ``protocol`` per item it plays: Alice argues yes, Bob no (``bob``, where
@@ -324,7 +333,7 @@ def _played(
         run = RunSpec(
             protocol=protocol, problem=case.problem, truth=None if not isinstance(case.problem, str)
             else Truth.yes if case.truth else Truth.no, alice=alice, bob=second, seed=seed, trials=trials,
-            verifier_oracle=judge,
+            verifier_oracle=judge, generation=generation,
         )  # fmt: skip
         with progress(trials, f"{arm}: {case.name}") as advance:
             result = play(prepare(run), advance)
