@@ -41,7 +41,7 @@ from debatekit.llm import (
     model_of,
     p_yes,
 )
-from debatekit.llm.config import price_of
+from debatekit.llm.config import JUDGE, Prompt, price_of
 from debatekit.llm.openai_chat import OpenAIChat, retry_after
 from debatekit.oracle import Pending, Question, consulted, here, in_debate
 from llm_server import Reply, Server, chat, serving
@@ -303,11 +303,13 @@ def test_the_judge_model_raises_when_it_cannot_read_yes_or_no(http: Server) -> N
 def test_a_users_judge_prompt_replaces_the_packaged_one(http: Server, tmp_path: Path) -> None:
     (tmp_path / "judge.txt").write_text("Q: $question\nC: $context\nYes or no?")
     http.play(Reply(chat("No", (("No", -0.1), ("Yes", -3.0)))))
-    asyncio.run(ModelJudge(model(http), tmp_path).sample(Question("Is x?", ("x=1",)), np.random.default_rng(0)))
+    judge = ModelJudge(model(http), Prompt.read((JUDGE,), tmp_path))
+    asyncio.run(judge.sample(Question("Is x?", ("x=1",)), np.random.default_rng(0)))
     assert http.bodies[0]["messages"][-1]["content"] == "Q: Is x?\nC: \nGiven: x=1\nYes or no?"
+    assert judge.prompt.source == str(tmp_path / "judge.txt")
     (tmp_path / "judge.txt").write_text("Q: $query")
-    with pytest.raises(KeyError):
-        ModelJudge(model(http), tmp_path)
+    with pytest.raises(ConfigError, match=r"unknown placeholder \$query"):
+        Prompt.read((JUDGE,), tmp_path)
 
 
 def test_a_spec_names_a_provider_configured_by_environment(http: Server) -> None:

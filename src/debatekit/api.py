@@ -81,6 +81,7 @@ def run(
     resume: bool = False,
     overwrite: bool = False,
     generation: Mapping[str, object] | None = None,
+    prompts: str | Path | None = None,
 ) -> RunResult:
     """``debatekit run``: ``trials`` debates of ``alice`` against ``bob`` (a progress bar on a
     terminal). The result's ``to_json()`` is what ``run --json`` prints; it holds the parameters
@@ -101,7 +102,11 @@ def run(
     processes of its own, with ``player_memory`` GiB of address space and ``move_timeout`` seconds
     a move, enforced by the operating system; ``trust=True`` plays it inline instead, to debug it
     (the boundary is then off: the result's ``boundary`` and the record's header say so). A
-    function or class that no ``module:attr`` names can only be played with ``trust=True``."""
+    function or class that no ``module:attr`` names can only be played with ``trust=True``.
+
+    ``prompts`` is a directory of prompt files for the model roles (``--prompts``: ``judge.txt``,
+    ``alice-honest.txt``, ``alice-liar.txt``, ``bob-honest.txt``, ``bob-liar.txt``), each missing
+    one falling back to the packaged; the record's header names each file read and its SHA-256."""
     from debatekit.problems import Instance
     from debatekit.progress import progress
     from debatekit.runs.prepare import play, prepare, writable
@@ -129,6 +134,7 @@ def run(
             trust_players=trust,
             player_memory=player_memory,
             generation=tuple((generation or {}).items()),
+            prompts=None if prompts is None else Path(prompts),
         )
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)

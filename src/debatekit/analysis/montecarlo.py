@@ -216,6 +216,8 @@ class RunResult:
     judge_calibration: dict[str, Any] | None = None
     """Each model of the judge scored against the instance's ground truth on the questions it
     answered (n, Brier, the always-0.5 Brier, whether it is worse than chance), when one judged."""
+    prompts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The prompt each model role read, its file and SHA-256 (as the record header), when any did."""
     trials_asked: int | None = None
     """Set when the run was interrupted: the debates asked for (``trials`` of them finished)."""
 
@@ -228,6 +230,8 @@ class RunResult:
             del data["model_usage"]
         if self.judge_calibration is None:
             del data["judge_calibration"]
+        if not self.prompts:
+            del data["prompts"]
         if self.trials_asked is None:
             del data["trials_asked"]
         else:
@@ -260,19 +264,22 @@ def run_header(
     verifier: Oracle,
     boundary: dict[str, str] | None = None,
     generation: dict[str, Any] | None = None,
+    prompts: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The header of a run's record and journal: what fixes the run (its records' common fields), the
     version, the plan file read, whether the verifier asked the instance's own oracle, where
-    each seat's player ran (``boundary``, :class:`~debatekit.engine.isolation.Seating`; given by
-    :func:`debatekit.runs.prepare.play`) and, when set, how models generate (``--generation``)."""
+    each seat's player ran (``boundary``, :class:`~debatekit.engine.isolation.Seating`), how
+    models generate (``generation``, when set) and the prompt each model role read, its file and
+    SHA-256 (``prompts``; all given by :func:`debatekit.runs.prepare.play`)."""
     own = verifier is instance.oracle or getattr(verifier, "hidden", None) is instance.oracle
     header = record_header(spec, instance, alice, bob, seed, params, 0)
     del header["debate"]
     seats = {} if boundary is None else {"boundary": boundary}
     generated = {} if generation is None else {"generation": generation}
+    read = {"prompts": prompts} if prompts else {}
     return (
         header | {"version": version(), "file": instance.file, "oracle": "instance" if own else "other"} | seats
-        | generated
+        | generated | read
     )  # fmt: skip
 
 
@@ -378,6 +385,7 @@ def run(
     resume: bool = False,
     boundary: dict[str, str] | None = None,
     generation: dict[str, Any] | None = None,
+    prompts: dict[str, dict[str, str]] | None = None,
 ) -> RunResult:
     """``trials`` independent debates on one instance; ``progress(k)`` after k debates. A protocol
     that plays many debates at once (``spec.batch``) does so; the others stream, ``concurrency``
@@ -388,15 +396,15 @@ def run(
     and the run goes on from the first debate missing: the same file and result as a run never
     stopped, since debate i depends only on (seed, i); a node protocol's debate cut off mid-way
     continues from the events its journal holds (:class:`~debatekit.engine.record.Journal`).
-    ``boundary`` (where each seat's player runs) and ``generation`` (how models generate, when set)
-    go into the record's header."""
+    ``boundary`` (where each seat's player runs), ``generation`` (how models generate, when set) and
+    ``prompts`` (what each model role read) go into the record's header."""
     if trials < 1:
         raise ValueError("trials must be at least 1")
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     summary, kept, last, prefixes = Summary(), 0, "", {}
     verifying = instance.oracle if oracles is None else oracles.verifier
-    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying, boundary, generation)
+    header = run_header(spec, instance, alice, bob, seed, params or {}, verifying, boundary, generation, prompts)
     if resume:
         summary, kept, last = _resumed(spec, instance, alice, bob, trials, seed, params or {}, record, header)
         try:

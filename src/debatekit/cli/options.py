@@ -41,7 +41,8 @@ ProblemOption = Annotated[
 ]
 STRATEGY_HELP = (
     "A built-in strategy of the protocol (`debatekit players PROTOCOL` lists them; every protocol has honest), "
-    "your own as module:attr, or llm:PROVIDER/MODEL (cross-exam, stochastic, prover-estimator, naive-recursive)."
+    "your own as module:attr, or llm:PROVIDER/MODEL (cross-exam, stochastic, prover-estimator, naive-recursive; "
+    "llm-liar:PROVIDER/MODEL argues the answer its model does not give)."
 )
 ConstantsOption = Annotated[
     Constants | None,

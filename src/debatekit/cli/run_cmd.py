@@ -95,6 +95,16 @@ def run(
         typer.Option("--player-memory", metavar="GIB", help="Address space of a user's strategy's worker process."),
     ] = DEFAULT_PLAYER_MEMORY,
     generation: GenerationOption = None,
+    prompts: Annotated[
+        Path | None,
+        typer.Option(
+            "--prompts",
+            metavar="DIR",
+            help="Prompt files for the model roles, each replacing the packaged one: judge.txt, alice-honest.txt, "
+            "alice-liar.txt, bob-honest.txt, bob-liar.txt ($question, optionally $context; a player without its own "
+            "file reads judge.txt). The record's header names each file read and its SHA-256.",
+        ),
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Keep the whole debates --record already holds; play the rest.")
     ] = False,
@@ -134,6 +144,7 @@ def run(
         trust_players=trust_players,
         player_memory=player_memory,
         generation=() if generation is None else generation_file(generation),
+        prompts=prompts,
     )
     ready = prepare(asked)
     spec = ready.spec

@@ -16,7 +16,7 @@ from debatekit.llm.backend import (
     Unparseable,
     p_yes,
 )
-from debatekit.llm.config import ConfigError, ModelSpec, cache_path, model_of, prompt_text
+from debatekit.llm.config import ConfigError, ModelSpec, Prompt, cache_path, model_of
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Cache, Limits, Model, Price, Usage
 
@@ -33,6 +33,7 @@ __all__ = [
     "ModelSpec",
     "ModelTimeout",
     "Price",
+    "Prompt",
     "Rejected",
     "Request",
     "Transient",
@@ -41,5 +42,4 @@ __all__ = [
     "cache_path",
     "model_of",
     "p_yes",
-    "prompt_text",
 ]

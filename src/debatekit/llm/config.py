@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from string import Template
 
 from debatekit.llm.backend import Backend, ConfigError
 from debatekit.llm.model import Cache, Limits, Model, Price
@@ -107,12 +108,57 @@ def _gguf(path: str) -> Path:
     return file
 
 
-def prompt_text(name: str, directory: Path | None = None) -> str:
-    """The prompt file ``name``: the user's copy in ``directory`` when it has one, else the one
-    packaged in ``debatekit/llm/prompts``."""
-    if directory is not None and (directory / name).is_file():
-        return (directory / name).read_text(encoding="utf-8")
-    return resources.files("debatekit.llm").joinpath("prompts", name).read_text(encoding="utf-8")
+JUDGE = "judge.txt"
+"""The packaged prompt every model role reads unless a directory of prompts gives its own."""
+REASON = "reason.txt"
+"""The judge's prompt when a model reasons before it answers (``--generation`` mode ``reason``)."""
+PLACEHOLDERS = frozenset({"question", "context"})
+"""What a prompt may name: ``$question`` (required) and ``$context`` (the lines of I(t))."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt template as read once for a run: its text, where it came from (a user's file, or
+    ``packaged:NAME``) and the text's SHA-256, which a run's record keeps."""
+
+    text: str
+    source: str
+    sha256: str
+
+    @classmethod
+    def read(cls, names: tuple[str, ...], directory: Path | None = None) -> Prompt:
+        """The first of ``names`` that ``directory`` holds, else the first packaged one; checked:
+        :class:`ConfigError` for a file that cannot be read or a template without ``$question``,
+        with a placeholder other than :data:`PLACEHOLDERS` or a stray ``$``."""
+        import hashlib
+
+        mine = [directory / name for name in names] if directory is not None else []
+        given = next((path for path in mine if path.is_file()), None)
+        if given is not None:
+            try:
+                text, source = given.read_text(encoding="utf-8"), str(given)
+            except (OSError, UnicodeDecodeError) as err:
+                raise ConfigError(f"prompt {str(given)!r} cannot be read: {err}") from None
+        else:
+            packaged = resources.files("debatekit.llm").joinpath("prompts")
+            name = next(name for name in names if packaged.joinpath(name).is_file())
+            text, source = packaged.joinpath(name).read_text(encoding="utf-8"), f"packaged:{name}"
+        template = Template(text)
+        named = set(template.get_identifiers())
+        stray = sorted(named - PLACEHOLDERS)
+        why = "a stray $" if not template.is_valid() else f"unknown placeholder ${stray[0]}" if stray else ""
+        if why or "question" not in named:
+            raise ConfigError(
+                f"prompt {source}: {why or 'no $question'} (a prompt names $question and may name $context; $$ is a $)"
+            )
+        return cls(text, source, hashlib.sha256(text.encode()).hexdigest())
+
+    def filled(self, question: str, context: str) -> str:
+        return Template(self.text).substitute(question=question, context=context)
+
+    def json(self) -> dict[str, str]:
+        """Where it came from and its hash, for a run's record."""
+        return {"file": self.source, "sha256": self.sha256}
 
 
 def cache_path(environ: Mapping[str, str] = os.environ) -> Path:

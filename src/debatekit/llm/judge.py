@@ -4,7 +4,7 @@ of its first answer token (issue 11, item 4), or from n reasoned answers (issue 
 
 The model is asked the question of ``z`` in words (a :class:`~debatekit.oracle.Question`'s text
 under the lines of its relevant coordinates; any other query as its JSON) through the prompt
-``judge.txt`` (:func:`~debatekit.llm.config.prompt_text`), once per query: ``sample_count(z, r)``
+``judge.txt`` or the user's (:class:`~debatekit.llm.config.Prompt`), once per query: ``sample_count(z, r)``
 is one binomial draw of r answers from that P[yes], so "r samples of the judge" cost one model
 call, and a repeated query none (the model's cache). Departure from a person: the model answers
 a query with the same P[yes] every time it is asked, so its r answers are independent draws from
@@ -35,15 +35,13 @@ import copy
 import json
 import math
 from collections.abc import Awaitable
-from pathlib import Path
-from string import Template
 from typing import Any
 
 import numpy as np
 
 from debatekit.ledger import Role
 from debatekit.llm.backend import Completion, Message, ModelError, Request, Unparseable, yes_no_mass
-from debatekit.llm.config import prompt_text
+from debatekit.llm.config import JUDGE, REASON, Prompt
 from debatekit.llm.generation import Estimate, Generation, Mode, final_answer
 from debatekit.llm.model import Model, cache_key
 from debatekit.oracle import Asking, Oracle, Pending, Query, Question, Unanswered, aside, asking, question_json
@@ -105,18 +103,18 @@ def sampled(answers: list[bool | None]) -> Estimate:
 
 
 class ModelJudge(Oracle):
-    """Answers judgement queries from ``model``'s P[yes], generated as ``generation`` says.
-    ``prompts`` is a directory whose ``judge.txt`` (placeholders ``$question`` and ``$context``)
-    and ``reason.txt`` (the same, for ``reason`` mode) replace the packaged prompts; ``name`` is the
-    model's spec (``PROVIDER/MODEL``) as records and messages show it. Usage is counted for the
-    role :func:`~debatekit.oracle.asking` names, else for ``role``."""
+    """Answers judgement queries from ``model``'s P[yes], generated as ``generation`` says, through
+    ``prompt`` (default: the packaged ``judge.txt``, or ``reason.txt`` in ``reason`` mode;
+    placeholders ``$question`` and ``$context``); ``name`` is the model's spec (``PROVIDER/MODEL``)
+    as records and messages show it. Usage is counted for the role
+    :func:`~debatekit.oracle.asking` names, else for ``role``."""
 
     waits = True
 
     def __init__(
         self,
         model: Model,
-        prompts: Path | None = None,
+        prompt: Prompt | None = None,
         role: Role = Role.VERIFIER,
         name: str = "",
         generation: Generation | None = None,
@@ -126,9 +124,7 @@ class ModelJudge(Oracle):
         self.answered: list[tuple[Query, float]] = []
         """Each query judged and its P[yes], in the order answered (shared by a seat's copies): what a
         run scores against the ground truth."""
-        prompt = "reason.txt" if self.generation.mode is Mode.REASON else "judge.txt"
-        self._template = Template(prompt_text(prompt, prompts))
-        self._template.substitute(question="", context="")  # a prompt with other placeholders fails here
+        self.prompt = prompt or Prompt.read((REASON if self.generation.mode is Mode.REASON else JUDGE,))
 
     def __deepcopy__(self, memo: dict) -> ModelJudge:
         """A seat's own judge (each seat gets a deep copy of the instance, its oracle with it) on
@@ -151,7 +147,7 @@ class ModelJudge(Oracle):
         else:
             text, lines = json.dumps(question_json(query)), ()
         context = "".join(f"\nGiven: {line}" for line in lines)
-        prompt = self._template.substitute(question=text, context=context)
+        prompt = self.prompt.filled(text, context)
         g = self.generation
         system: tuple[Message, ...] = (("system", g.system),) if g.system else ()
         logprobs = TOP_LOGPROBS if g.mode is Mode.LOGPROBS else None

@@ -6,7 +6,7 @@ import copy
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,6 +96,15 @@ def own_copies(instance: Instance, strategies: dict[Role, Strategy]) -> dict[Rol
     nothing a player can reach changes what the verifier or the other player reads (the engine's
     seats are copies for everyone: :func:`debatekit.engine.play.seat_copies`)."""
     return {role: instance if s.trusted or s.isolated else copy.deepcopy(instance) for role, s in strategies.items()}
+
+
+class Side(StrEnum):
+    """The side a model-driven player is assigned (``--alice llm-liar:PROVIDER/MODEL``): ``honest``
+    argues what its model believes, ``liar`` the opposite, hiding the lie where its model finds
+    it least likely to be caught."""
+
+    HONEST = "honest"
+    LIAR = "liar"
 
 
 class StrategyError(ValueError):

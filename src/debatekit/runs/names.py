@@ -18,7 +18,7 @@ from debatekit.ledger import Role
 from debatekit.mistakes import UserError
 from debatekit.oracle import Oracle, SampleOnly
 from debatekit.params import ParamError, as_dict, bind, declared
-from debatekit.players.base import Strategy, StrategyError, resolve
+from debatekit.players.base import Side, Strategy, StrategyError, resolve
 from debatekit.problems import PROBLEMS, Instance, InstanceError, Problem
 from debatekit.protocols.registry import PROTOCOLS, protocols_of
 from debatekit.protocols.spec import ProtocolSpec
@@ -42,6 +42,17 @@ def model_spec(text: str) -> str | None:
     """``PROVIDER/MODEL`` when ``text`` names a model (``llm:PROVIDER/MODEL``, a player or an oracle), else None."""
     kind, _, model = text.partition(":")
     return model if kind == OracleKind.MODEL.value else None
+
+
+MODEL_PLAYERS = {"llm": Side.HONEST} | {f"llm-{side.value}": side for side in Side}
+"""The prefixes that name an LLM player and the side each argues: ``llm:`` and ``llm-honest:`` its
+model's answer, ``llm-liar:`` the other."""
+
+
+def model_player(text: str) -> tuple[str, Side] | None:
+    """``(PROVIDER/MODEL, side)`` when ``text`` names an LLM player (:data:`MODEL_PLAYERS`), else None."""
+    kind, _, model = text.partition(":")
+    return (model, MODEL_PLAYERS[kind]) if kind in MODEL_PLAYERS else None
 
 
 @dataclass(frozen=True)
@@ -75,11 +86,13 @@ def oracles(
     answers_per_judge: int = 1,
     reuse_answers: bool = False,
     generation: Generation | None = None,
+    prompts: Path | None = None,
 ) -> Oracles:
     """Each side's oracle: ``--oracle`` for both, ``--prover-oracle`` / ``--verifier-oracle`` for
     one (the provers may consult a model of the judge while the verifier asks people, fresh
     questions unless ``reuse_answers``); each a name, or (from Python) an :class:`Oracle` of the
-    user's, used as it is; a model of the judge generates as ``generation`` says (None: the defaults)."""
+    user's, used as it is; a model of the judge generates as ``generation`` says (None: the
+    defaults) and reads ``judge.txt`` in ``prompts``."""
     from debatekit.analysis.montecarlo import Oracles
 
     made: dict[OracleSpec, Oracle] = {}
@@ -88,7 +101,8 @@ def oracles(
         if isinstance(given, Oracle):
             return given
         if given not in made:
-            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers, generation)
+            made[given] = _oracle(case, given, option, judge_db, answers_per_judge, not reuse_answers, generation,
+                                  prompts)  # fmt: skip
         return made[given]
 
     def parsed(given: OracleChoice, option: str) -> tuple[OracleSpec | Oracle, str]:
@@ -123,7 +137,8 @@ def _oracle(
     judge_db: Path | None,
     answers_per_judge: int,
     fresh: bool,
-    generation: Generation | None = None,
+    generation: Generation | None,
+    prompts: Path | None,
 ) -> Oracle:
     if spec.kind is OracleKind.BUILTIN:
         return case.oracle
@@ -146,7 +161,7 @@ def _oracle(
     except ImportError as err:
         raise UserError(f"{option} llm:... needs the llm extra: pip install '.[llm]' ({err.name})") from err
     try:
-        return model_judge(spec.model, generation=generation)  # the players' model, on-disk cache and prompts
+        return model_judge(spec.model, prompts=prompts, generation=generation)  # the players' model and cache
     except ConfigError as err:
         raise UserError(f"{option}: {err}") from err
 
@@ -246,19 +261,32 @@ def instance(found: Problem, size: int | None, truth: Truth | None, seed: int, p
         raise UserError(str(err)) from err
 
 
-def strategy(spec: ProtocolSpec, role: Role, name: str, generation: Generation | None = None) -> Strategy:
+def prompt_dir(path: Path | None) -> Path | None:
+    """``--prompts DIR``, checked: a directory this process can read (None: not given)."""
+    if path is None:
+        return None
+    if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
+        raise UserError(f"--prompts: {str(path)!r} is not a directory of prompts this process can read")
+    return path
+
+
+def strategy(
+    spec: ProtocolSpec, role: Role, name: str, prompts: Path | None = None, generation: Generation | None = None
+) -> Strategy:
     """A built-in strategy, ``module:attr`` importable from the current directory too, or
-    ``llm:PROVIDER/MODEL``: the protocol's LLM player for ``role`` (the llm extra), generating as
+    ``llm:PROVIDER/MODEL`` (``llm-honest:``, ``llm-liar:``: :func:`model_player`): the protocol's LLM
+    player for ``role`` on that side (the llm extra) with its prompt from ``prompts``, generating as
     ``generation`` says, whose model's usage by role is noted on stderr when the process ends."""
-    model = model_spec(name)
-    if model is not None:
+    named = model_player(name)
+    if named is not None:
         import atexit
 
+        model, side = named
         try:
             from debatekit.llm.config import ConfigError
             from debatekit.llm.players import NoLLMPlayers, llm_strategy, note_usage
 
-            chosen = llm_strategy(spec, role, model, generation=generation)
+            chosen = llm_strategy(spec, role, model, prompts, side=side, generation=generation)
         except ImportError as err:
             raise UserError(f"--{role.value} {name}: LLM players need the llm extra: pip install '.[llm]'") from err
         except (ConfigError, NoLLMPlayers) as err:
@@ -274,13 +302,15 @@ def strategy(spec: ProtocolSpec, role: Role, name: str, generation: Generation |
         raise UserError(str(err)) from err
 
 
-def player(spec: ProtocolSpec, role: Role, given: Player, generation: Generation | None = None) -> Strategy:
+def player(
+    spec: ProtocolSpec, role: Role, given: Player, prompts: Path | None = None, generation: Generation | None = None
+) -> Strategy:
     """A strategy as ``--alice``/``--bob`` name it (:func:`strategy`), or, from Python, a
     :class:`Strategy` of that role or a factory taking a Seat (a class, say). An object that no
     name stands for plays under its description (``<strategy object: NAME>``), so that results,
     records and logs never give it a name it does not have."""
     if isinstance(given, str):
-        return strategy(spec, role, given, generation)
+        return strategy(spec, role, given, prompts, generation)
     if isinstance(given, Strategy):
         if given.role is not role:
             raise UserError(f"{role.value}: strategy {given.name!r} plays {given.role.value}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +69,9 @@ class Prepared:
     seating: dict[Role, Seating]
     people: Panel | None = None
     """What people answering the verifier are asked, when they are (checked against the panel)."""
+    prompts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The prompt each model role read (``alice``, ``bob``, ``prover_oracle``, ``verifier_oracle``):
+    its file and SHA-256, for the record's header."""
 
     @property
     def title(self) -> str:
@@ -86,10 +89,12 @@ def prepare(run: RunSpec) -> Prepared:
         configure,
         generation_of,
         instance,
+        model_player,
         model_spec,
         oracles,
         params_json,
         problem_for,
+        prompt_dir,
         protocol,
         with_constants,
     )
@@ -113,16 +118,19 @@ def prepare(run: RunSpec) -> Prepared:
         case = instance(found, run.size, run.truth, run.seed, problem_values)
     sides = (Role.ALICE, run.alice), (Role.BOB, run.bob)
     generation = generation_of(run.generation)
-    seated = {role: _seated(spec, role, given, run.trust_players, generation) for role, given in sides}
+    prompts = prompt_dir(run.prompts)
+    seated = {role: _seated(spec, role, given, run.trust_players, prompts, generation) for role, given in sides}
     for role, (chosen, _) in seated.items():
         if chosen.refuses is not None and (why := chosen.refuses(case)):
             raise UserError(f"{role.value} strategy {chosen.name!r} cannot play this instance: {why}")
     players = seated[Role.ALICE][0], seated[Role.BOB][0]
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
-                     run.reuse_answers, generation)  # fmt: skip
-    named = [p for p in (run.alice, run.bob, run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
-    models = any(model_spec(text) is not None for text in named)
+                     run.reuse_answers, generation, prompts)  # fmt: skip
+    named = [p for p in (run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
+    models = any(model_spec(text) is not None for text in named) or any(
+        isinstance(p, str) and model_player(p) is not None for p in (run.alice, run.bob)
+    )
     if run.generation and not models:
         raise UserError("--generation sets how models answer: name one (llm:PROVIDER/MODEL) as a player or an oracle")
     params = params_json(spec, problem_values)
@@ -138,7 +146,28 @@ def prepare(run: RunSpec) -> Prepared:
     )
     seating = {role: where for role, (_, where) in seated.items()}
     people = _panel(spec, case, routed.verifier, run.answers_per_judge)
-    return Prepared(played, spec, case, *players, routed, params, models, seating, people)
+    read = _prompts_read(sides, routed, prompts, generation) if models else {}
+    return Prepared(played, spec, case, *players, routed, params, models, seating, people, read)
+
+
+def _prompts_read(
+    sides: tuple[tuple[Role, Any], ...], routed: Oracles, prompts: Path | None, generation: Generation | None
+) -> dict[str, dict]:
+    """The prompt each model role reads, by role: each LLM player's (by its role and side) and each
+    model of the judge's."""
+    from debatekit.llm.judge import ModelJudge
+    from debatekit.llm.players import prompt_for
+    from debatekit.runs.names import model_player
+
+    read = {}
+    for role, given in sides:
+        named = model_player(given) if isinstance(given, str) else None
+        if named is not None:
+            read[role.value] = prompt_for(role, named[1], prompts, generation=generation).json()
+    for option, oracle in (("prover_oracle", routed.provers), ("verifier_oracle", routed.verifier)):
+        if isinstance(oracle, ModelJudge):
+            read[option] = oracle.prompt.json()
+    return read
 
 
 def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) -> Panel | None:
@@ -175,18 +204,18 @@ def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) ->
 
 
 def _seated(
-    spec: ProtocolSpec, role: Role, given: Any, trust: bool, generation: Generation | None = None
+    spec: ProtocolSpec, role: Role, given: Any, trust: bool, prompts: Path | None, generation: Generation | None = None
 ) -> tuple[Strategy | Isolated, Seating]:
     """``role``'s strategy and where it runs: a built-in inline, a model's client in process, a
     user's strategy in workers (:class:`Isolated`: by its ``module:attr``, never imported here),
     or inline on the user's word (``trust``) or where the protocol's players are not isolated yet."""
     from debatekit.engine.isolation import Seating, spec_of
     from debatekit.players.base import Strategy, StrategyError
-    from debatekit.runs.names import from_here, model_spec, player
+    from debatekit.runs.names import from_here, model_player, player
 
     if isinstance(given, str):
-        if model_spec(given) is not None:
-            return player(spec, role, given, generation), Seating.CLIENT
+        if model_player(given) is not None:
+            return player(spec, role, given, prompts, generation), Seating.CLIENT
         if given in spec.strategies[role] or ":" not in given:  # a built-in, or a mistake named
             return player(spec, role, given), Seating.BUILT_IN
     elif isinstance(given, Strategy) and given.trusted:
@@ -249,7 +278,7 @@ def play(
             result = run_trials(ready.spec, ready.instance, alice, bob, run.trials, run.seed, progress,
                                 oracles=ready.oracles, record=record, timeout=run.move_timeout,
                                 concurrency=run.concurrency, params=ready.params, resume=resume,
-                                boundary=boundary, generation=generation)  # fmt: skip
+                                boundary=boundary, generation=generation, prompts=ready.prompts)  # fmt: skip
     except (ResumeError, ReplayError, Mismatch) as err:
         raise UserError(f"--resume: {err}") from err
     except FileMistake as err:  # a record or journal that is not JSON Lines
@@ -261,7 +290,14 @@ def play(
         raise UserError(f"{ready.spec.name} on {run.problem} at --size {ready.instance.size}: {err}") from None
     usage = usage_json(since=models_before) if ready.models else None  # LLM players or a model of the judge
     scored = judges_scored(ready) if ready.models else None
-    return replace(result, params=ready.params, boundary=boundary, model_usage=usage, judge_calibration=scored)
+    return replace(
+        result,
+        params=ready.params,
+        boundary=boundary,
+        model_usage=usage,
+        judge_calibration=scored,
+        prompts=ready.prompts,
+    )
 
 
 def judges_scored(ready: Prepared) -> dict[str, Any] | None:

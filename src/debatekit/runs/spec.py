@@ -65,12 +65,13 @@ class RunSpec:
     side (``prover_oracle``/``verifier_oracle`` default to ``oracle``; people answer from
     ``judge_db``, at most ``answers_per_judge`` answers per judge and question, fresh questions for
     a rerun unless ``reuse_answers``); a player's time
-    for one move; debates in flight. A user's strategy moves in worker processes of its own
-    (:mod:`debatekit.engine.isolation`) with at most ``player_memory`` GiB of address space,
-    unless ``trust_players`` plays it inline (to debug it; the boundary is then off).
-    ``generation`` is how models' judgements are generated, as ``--generation FILE.toml``'s keys
-    (:class:`debatekit.llm.generation.Generation`; none: its defaults). ``size`` None is the
-    problem's default."""
+    for one move; debates in flight; the directory of prompts that model roles read (``prompts``,
+    ``--prompts``; None: ``DEBATEKIT_LLM_PROMPTS`` or the packaged ones). A user's strategy moves
+    in worker processes of its own (:mod:`debatekit.engine.isolation`) with at most
+    ``player_memory`` GiB of address space, unless ``trust_players`` plays it inline (to debug
+    it; the boundary is then off). ``generation`` is how models' judgements are generated, as
+    ``--generation FILE.toml``'s keys (:class:`debatekit.llm.generation.Generation`; none: its
+    defaults). ``size`` None is the problem's default."""
 
     protocol: str
     problem: str | Instance
@@ -93,6 +94,7 @@ class RunSpec:
     trust_players: bool = False
     player_memory: float = DEFAULT_PLAYER_MEMORY
     generation: tuple[tuple[str, Any], ...] = ()
+    prompts: Path | None = None
     _id: str = field(default="", init=False, repr=False, compare=False)
 
     def assignments(self) -> list[str]:
@@ -125,6 +127,7 @@ class RunSpec:
             "trust_players": self.trust_players,
             "player_memory": self.player_memory,
             "generation": dict(self.generation),
+            "prompts": None if self.prompts is None else str(self.prompts),
         }
 
     def identity(self) -> dict[str, Any]:
@@ -168,6 +171,7 @@ class RunSpec:
                     _of(data.get("player_memory", DEFAULT_PLAYER_MEMORY), int | float, "player_memory")
                 ),
                 generation=tuple((str(key), value) for key, value in generation.items()),
+                prompts=None if data.get("prompts") is None else Path(_of(data["prompts"], str, "prompts")),
             )
         except KeyError as err:
             raise UserError(f"a run needs its {err.args[0]}") from None

@@ -24,12 +24,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from debatekit.ledger import Role
-from debatekit.llm.config import ModelSpec, cache_path, model_of, price_of
-from debatekit.llm.generation import Generation
+from debatekit.llm.config import JUDGE, REASON, ModelSpec, Prompt, cache_path, model_of, price_of
+from debatekit.llm.generation import Generation, Mode
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Cache, Model
 from debatekit.llm.players.base import LLM
-from debatekit.players.base import Strategy
+from debatekit.players.base import Side, Strategy
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.protocols.spec import ProtocolSpec
 
@@ -39,13 +39,15 @@ __all__ = [
     "llm_strategy",
     "model_judge",
     "note_usage",
+    "prompt_for",
     "shared_model",
     "usage_json",
     "usage_lines",
 ]
 
 PROMPTS = "DEBATEKIT_LLM_PROMPTS"
-"""The environment variable naming a directory of prompts (``judge.txt``) that replace the packaged ones."""
+"""The environment variable naming a directory of prompts that replace the packaged ones where no
+``--prompts DIR`` is given (:func:`prompt_for`)."""
 
 
 class NoLLMPlayers(ValueError):
@@ -58,13 +60,14 @@ def llm_strategy(
     spec: str,
     prompts: Path | None = None,
     environ: Mapping[str, str] = os.environ,
+    side: Side = Side.HONEST,
     generation: Generation | None = None,
 ) -> Strategy:
-    """``protocol``'s LLM player for ``role`` (its ``ProtocolSpec.llm``), consulting the model ``spec``
-    names (``PROVIDER/MODEL``, :func:`shared_model`) with the prompts in ``prompts`` (default: the
-    directory ``DEBATEKIT_LLM_PROMPTS`` names, else the packaged prompts). :class:`NoLLMPlayers` for
-    a protocol without them; :class:`~debatekit.llm.config.ConfigError` for a model that cannot be had.
-    ``generation`` is how its judgements are generated (None: the defaults)."""
+    """``protocol``'s LLM player for ``role`` on ``side`` (its ``ProtocolSpec.llm``), consulting the
+    model ``spec`` names (``PROVIDER/MODEL``, :func:`shared_model`) through its prompt
+    (:func:`prompt_for`), generating as ``generation`` says (None: the defaults).
+    :class:`NoLLMPlayers` for a protocol without them; :class:`~debatekit.llm.config.ConfigError`
+    for a model that cannot be had or a prompt that cannot be used."""
     if protocol.llm is None:
         playing = ", ".join(name for name, other in PROTOCOLS.items() if other.llm is not None)
         raise NoLLMPlayers(
@@ -72,21 +75,40 @@ def llm_strategy(
             f"in it, which a programmed prover computes exactly (LLM players play {playing})"
         )
     module, _, attr = protocol.llm.partition(":")
-    seats: Mapping[Role, Callable[[LLM], Strategy]] = getattr(importlib.import_module(module), attr)
-    return seats[role](LLM(spec, shared_model(spec, environ), prompts or prompts_of(environ), generation))
+    seats: Mapping[Role, Callable[[LLM, Side], Strategy]] = getattr(importlib.import_module(module), attr)
+    prompt = prompt_for(role, side, prompts, environ, generation)
+    return seats[role](LLM(spec, shared_model(spec, environ), prompt, generation), side)
 
 
-def model_judge(spec: str, environ: Mapping[str, str] = os.environ, generation: Generation | None = None) -> ModelJudge:
+def model_judge(
+    spec: str,
+    environ: Mapping[str, str] = os.environ,
+    prompts: Path | None = None,
+    generation: Generation | None = None,
+) -> ModelJudge:
     """A model of the judge (``--oracle llm:PROVIDER/MODEL`` and its kin) on the model ``spec``
-    names (:func:`shared_model`: the players' model and cache) with the prompts every model role
-    reads (:func:`prompts_of`), generating as ``generation`` says (None: the defaults)."""
-    return ModelJudge(shared_model(spec, environ), prompts_of(environ), name=spec, generation=generation)
+    names (:func:`shared_model`: the players' model and cache) through the judge's prompt
+    (:func:`prompt_for`), generating as ``generation`` says (None: the defaults)."""
+    prompt = prompt_for(Role.VERIFIER, None, prompts, environ, generation)
+    return ModelJudge(shared_model(spec, environ), prompt, name=spec, generation=generation)
 
 
-def prompts_of(environ: Mapping[str, str] = os.environ) -> Path | None:
-    """The directory ``DEBATEKIT_LLM_PROMPTS`` names, whose prompts replace the packaged ones for
-    every model role (players and models of the judge alike); None when unset."""
-    return Path(environ[PROMPTS]).expanduser() if environ.get(PROMPTS) else None
+def prompt_for(
+    role: Role,
+    side: Side | None,
+    prompts: Path | None = None,
+    environ: Mapping[str, str] = os.environ,
+    generation: Generation | None = None,
+) -> Prompt:
+    """The prompt a model asks through in ``role`` on ``side`` (None: the judge): ``ROLE-SIDE.txt``
+    (``alice-honest.txt``, ``alice-liar.txt``, ``bob-honest.txt``, ``bob-liar.txt``), else
+    ``judge.txt`` (``reason.txt`` when ``generation`` reasons before it answers), from the
+    directory ``prompts`` (default: the one ``DEBATEKIT_LLM_PROMPTS`` names), else the packaged
+    one: a player asks its model the judge's question unless told otherwise (Definition 5.2)."""
+    judge = REASON if generation is not None and generation.mode is Mode.REASON else JUDGE
+    names = (judge,) if side is None else (f"{role.value}-{side.value}.txt", judge)
+    directory = prompts or (Path(environ[PROMPTS]).expanduser() if environ.get(PROMPTS) else None)
+    return Prompt.read(names, directory)
 
 
 _MODELS: dict[tuple[str, Path], Model] = {}

@@ -1,11 +1,13 @@
 """What every LLM player shares (issue 11, item 3): the LLM it consults, and one judgement asked
 of it, read and noted in the debate's record.
 
-Every LLM player here is its protocol's honest strategy with its LLM in place of the judge:
-where the honest player would ask the oracle a step's question, the LLM player asks its model
-that question exactly as a model of the judge is asked it (:meth:`ModelJudge.request
-<debatekit.llm.judge.ModelJudge.request>`: the prompt ``judge.txt`` with the question and its
-relevant coordinates I(t) as context lines; one token, greedy, with the top log-probabilities)
+Every honest LLM player here is its protocol's honest strategy with its LLM in place of the
+judge, and every liar (:class:`~debatekit.players.base.Side`) argues against what its LLM
+believes: where the honest player would ask the oracle a step's question, the LLM player asks its
+model that question as a model of the judge is asked it (:meth:`ModelJudge.request
+<debatekit.llm.judge.ModelJudge.request>`: its role and side's prompt, by default the judge's
+``judge.txt``, with the question and its relevant coordinates I(t) as context lines; one token,
+greedy, with the top log-probabilities)
 and reads P[yes] from the first token (:func:`~debatekit.llm.backend.p_yes`). A call carries no
 debate context: it is Definition 5.2's independent copy, "querying the same LLM with any previous
 messages in the debate removed from the context" (doubly-efficient paper, Section 5.1). The
@@ -33,36 +35,39 @@ threads, Algorithm 1's tests of A, the recursive protocols' closing count of A's
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from debatekit.ledger import Role
 from debatekit.llm.backend import ModelError, Rejected, Transient
+from debatekit.llm.config import JUDGE, Prompt
 from debatekit.llm.generation import Generation
 from debatekit.llm.judge import ModelJudge
 from debatekit.llm.model import Model
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import Query, Unanswered, debating
-from debatekit.players.base import Seat, Shape, Strategy
+from debatekit.players.base import Seat, Shape, Side, Strategy
 from debatekit.problems.registry import Instance
 
 YES_AT = 0.5
 """A judged step is yes, where a bit is needed, iff the model's P[yes] is at least this."""
+MAX_PAIRED = 16
+"""The most judged steps whose pairs a liar tries when no single lie flips its output."""
 
 
 @dataclass(frozen=True)
 class LLM:
-    """The model an LLM player consults, named by its spec (``PROVIDER/MODEL``), the directory
-    whose ``judge.txt`` replaces the packaged prompt (None: the packaged one), and how its
+    """The model an LLM player consults, named by its spec (``PROVIDER/MODEL``), the prompt it is
+    asked through (default: the packaged ``judge.txt``, the judge's question), and how its
     judgements are generated (None: :class:`~debatekit.llm.generation.Generation`'s defaults)."""
 
     name: str
     model: Model
-    prompts: Path | None = None
+    prompt: Prompt = field(default_factory=lambda: Prompt.read((JUDGE,)))
     generation: Generation | None = None
 
 
@@ -72,7 +77,7 @@ class Judgements:
 
     def __init__(self, llm: LLM, role: Role):
         self.llm, self.role = llm, role
-        self._judge = ModelJudge(llm.model, llm.prompts, role, llm.name, llm.generation)
+        self._judge = ModelJudge(llm.model, llm.prompt, role, llm.name, llm.generation)
         self._known: dict[Hashable, Any] = {}
 
     async def p_yes(self, question: Query) -> float:
@@ -103,15 +108,64 @@ class Judgements:
             return await self.p_yes(rule)
         return float(rule)  # type: ignore[arg-type]
 
-    async def transcript(self, machine: TranscriptMachine, inputs: np.ndarray) -> np.ndarray:
+    async def transcript(
+        self, machine: TranscriptMachine, inputs: np.ndarray, lies: frozenset[int] = frozenset()
+    ) -> np.ndarray:
         """y_1..y_T of a deterministic M on ``inputs`` (x, then w), step by step, each judged step
-        yes iff P[yes] >= 1/2: Theorem 5.3's honest transcript with the LLM as the judge."""
+        yes iff P[yes] >= 1/2: Theorem 5.3's honest transcript with the LLM as the judge; the
+        steps in ``lies`` flipped, every later step following from the bits before it."""
         values = np.zeros(machine.offset + machine.length, dtype=np.uint8)
         values[: machine.offset] = inputs
         for t in range(machine.length):
             bits = tuple(int(values[a]) for a in machine.relevant(t))
-            values[machine.offset + t] = int(await self.conditional(machine, t, bits) >= YES_AT)
+            values[machine.offset + t] = int(await self.conditional(machine, t, bits) >= YES_AT) ^ (t in lies)
         return values[machine.offset :]
+
+    async def likelihood(self, machine: TranscriptMachine, values: np.ndarray, t: int) -> float:
+        """How likely the bit at step ``t`` of ``values`` (x, w, then a transcript) is, as this
+        player believes it, given the bits it reads."""
+        p = await self.conditional(machine, t, tuple(int(values[a]) for a in machine.relevant(t)))
+        return p if values[machine.offset + t] else 1 - p
+
+    async def lie(self, machine: TranscriptMachine, inputs: np.ndarray) -> tuple[np.ndarray, list[int], str]:
+        """The transcript that argues the answer opposite to this player's model with the lie it
+        finds most plausible, the steps falsified, and why. Each judged step is tried flipped
+        alone (then each pair, up to :data:`MAX_PAIRED` judged steps), every later step following
+        from the bits before it (computed steps by their rule, so none is a certain catch; judged
+        steps as the model judges them); of those whose output flips, the one whose least likely
+        false bit is likeliest under the model, where a challenger's model is least likely to
+        doubt it. With none, the output bit flipped (a computed step: a certain catch, said so)."""
+        believed = await self.transcript(machine, inputs)
+        judged = [t for t in range(machine.length) if machine.kind(t) is StepKind.ORACLE]
+        tries = [frozenset([t]) for t in judged]
+        if len(judged) <= MAX_PAIRED:
+            tries += [frozenset(pair) for pair in itertools.combinations(judged, 2)]
+        best: tuple[float, frozenset[int], np.ndarray] | None = None
+        for size in (1, 2):
+            for lies in (lies for lies in tries if len(lies) == size):
+                written = await self.transcript(machine, inputs, lies)
+                if written[-1] == believed[-1]:
+                    continue
+                values = np.concatenate([inputs, written])
+                plausible = min([await self.likelihood(machine, values, t) for t in lies])
+                if best is None or plausible > best[0]:
+                    best = (plausible, lies, written)
+            if best is not None:
+                plausible, lies, written = best
+                steps = sorted(lies)
+                why = (
+                    f"the model's answer is {int(believed[-1])}; falsifying judged step(s) {steps} (the least likely "
+                    f"false bit has probability {plausible:.3g} under the model, the likeliest of the lies that flip "
+                    f"the output) flips it to {int(written[-1])}, every computed step following by its rule"
+                )
+                return written, steps, why
+        written = believed.copy()
+        written[-1] ^= 1
+        why = (
+            f"no lie at one or two judged steps flips the model's answer {int(believed[-1])}: the output bit is "
+            "flipped itself, a certain catch for a challenger who names it"
+        )
+        return written, [machine.length - 1], why
 
 
 def strategy(
@@ -120,7 +174,10 @@ def strategy(
     description: str,
     factory: Callable[[Seat], Any],
     refuses: Callable[[Instance], str | None] | None = None,
+    side: Side = Side.HONEST,
 ) -> Strategy:
-    """An LLM player as a strategy: untrusted (each move in a worker thread under the move time
-    limit, its failures its own forfeit), playing stochastic debate on numbers, one debate a call."""
-    return Strategy(f"llm:{llm.name}", role, description, factory, refuses, shape=Shape.NUMBERS)
+    """An LLM player as a strategy (``llm:NAME``, a liar ``llm-liar:NAME``): untrusted (each move in
+    a worker thread under the move time limit, its failures its own forfeit), playing stochastic
+    debate on numbers, one debate a call."""
+    name = f"llm:{llm.name}" if side is Side.HONEST else f"llm-{side.value}:{llm.name}"
+    return Strategy(name, role, description, factory, refuses, shape=Shape.NUMBERS)

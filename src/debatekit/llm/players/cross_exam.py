@@ -15,6 +15,15 @@ writing a position that is not a bit, or a compute step whose bit does not follo
 by its rule); else the judged step whose claimed bit his model finds least likely, when it finds
 that bit less likely than not; else he accepts. Why is noted in the debate's aside (``decided``).
 
+Liars (``llm-liar:PROVIDER/MODEL``, :class:`~debatekit.players.base.Side`) argue the answer
+opposite to their model's. Alice flips the output of her model's transcript with the lie her
+model finds most plausible (:meth:`~debatekit.llm.players.base.Judgements.lie`). Bob, believing
+Alice's transcript (no certain catch, every judged bit at least as likely as not), challenges the
+judged step whose bit his model finds least likely, where the judge is likeliest to side with his
+lie; doubting it, he accepts, so that her lie stands. Each notes why in the aside (``lied``,
+``decided``). The verifier is the judge: against the judge's answers a liar wins no more than
+the theorem's soundness allows.
+
 Departure: the theorem's honest players ask the oracle; these ask a model, so its completeness
 and soundness promises hold of them only where the model answers as the judge does. The
 verifier is unchanged and asks the run's oracle.
@@ -30,7 +39,7 @@ from debatekit.ledger import Role
 from debatekit.llm.players.base import LLM, YES_AT, Judgements, strategy
 from debatekit.machine.transcript import StepKind, TranscriptMachine
 from debatekit.oracle import aside, settled
-from debatekit.players.base import Seat, Strategy
+from debatekit.players.base import Seat, Side, Strategy
 from debatekit.protocols.cross_exam import machine_of, parse_bits
 
 
@@ -46,6 +55,19 @@ class Alice:
         witness = instance.witness if instance.witness is not None else np.zeros(0, dtype=np.uint8)
         inputs = np.concatenate([instance.x, witness]).astype(np.uint8)
         written = settled(self.judgements.transcript(machine_of(instance), inputs))
+        return np.concatenate([witness, written]).astype(np.uint8)
+
+
+class LiarAlice(Alice):
+    """Alice on the side her model does not believe: the most plausible lie that flips her output
+    (module docstring)."""
+
+    def transcript(self) -> np.ndarray:
+        instance = self.seat.instance
+        witness = instance.witness if instance.witness is not None else np.zeros(0, dtype=np.uint8)
+        inputs = np.concatenate([instance.x, witness]).astype(np.uint8)
+        written, lies, why = settled(self.judgements.lie(machine_of(instance), inputs))
+        aside({"lied": self.seat.role.value, "model": self.judgements.llm.name, "steps": lies, "why": why})
         return np.concatenate([witness, written]).astype(np.uint8)
 
 
@@ -100,11 +122,50 @@ class Bob:
         )
 
 
-def alice(llm: LLM) -> Strategy:
+class LiarBob(Bob):
+    """Bob on the side his model does not believe (module docstring): against a transcript he
+    believes, the judge's likeliest disagreement; one he doubts he accepts."""
+
+    def challenge(self, message: np.ndarray) -> int | None:
+        machine = machine_of(self.seat.instance)
+        claimed = parse_bits(message)
+        values = np.concatenate([self.seat.instance.x, np.maximum(claimed, 0)]).astype(np.uint8)
+        certain, _ = self._certain(machine, claimed, values)
+        step, why = settled(self._against(machine, values, certain is None))
+        aside({"decided": self.seat.role.value, "model": self.llm.name, "challenge": step, "why": why})
+        return step
+
+    async def _against(self, machine: TranscriptMachine, values: np.ndarray, readable: bool) -> tuple[int | None, str]:
+        """His challenge and why, ``readable`` when no step is a certain catch."""
+        judged = [t for t in range(machine.length) if machine.kind(t) is StepKind.ORACLE]
+        found = await asyncio.gather(*(self.judgements.likelihood(machine, values, t) for t in judged))
+        likely = dict(zip(judged, found, strict=True))
+        if readable and all(p >= YES_AT for p in likely.values()):
+            if not likely:
+                return None, "he believes her transcript and no step is judged: nothing the judge could dispute"
+            least = min(likely, key=likely.__getitem__)
+            return least, (
+                f"he believes her transcript; step {least} is judged and her bit {values[machine.offset + least]} has "
+                f"the least probability under his model ({likely[least]:.3g}), the judge's likeliest disagreement"
+            )
+        return None, "he doubts her transcript (a certain catch, or a judged bit he finds unlikely): he lets it stand"
+
+
+def alice(llm: LLM, side: Side = Side.HONEST) -> Strategy:
+    if side is Side.LIAR:
+        return strategy(
+            llm, Role.ALICE, f"{llm.name} flips its own answer with the lie it finds most plausible",
+            lambda s: LiarAlice(s, llm), side=side,
+        )  # fmt: skip
     return strategy(llm, Role.ALICE, f"{llm.name} writes the transcript, judging each step", lambda s: Alice(s, llm))
 
 
-def bob(llm: LLM) -> Strategy:
+def bob(llm: LLM, side: Side = Side.HONEST) -> Strategy:
+    if side is Side.LIAR:
+        return strategy(
+            llm, Role.BOB, f"{llm.name} disputes what it believes, and lets stand what it doubts",
+            lambda s: LiarBob(s, llm), side=side,
+        )  # fmt: skip
     return strategy(
         llm, Role.BOB, f"{llm.name}, asked each step afresh, disputes a certain catch, else the least likely bit",
         lambda s: Bob(s, llm),
