@@ -2,8 +2,9 @@
 items' own oracle as a perfect judge each arm's accuracy is what the theorems and a hand count
 give (cross-examination 1: Theorem 5.3; direct 1; consultancy against a one-lie liar the exact
 spot-check probability 1/T on a no item); a scripted model judge (no network) that cannot tell a
-plan from its variant is right on exactly half the items directly and on all of them in debate;
-the JSON contract and the plot; user mistakes one line, exit 2."""
+plan from its variant is right on exactly half the items directly and on all of them in debate,
+with built-in or LLM debaters (``llm:`` on the true side, ``llm-liar:`` on the false); the JSON
+contract and the plot; user mistakes one line, exit 2."""
 
 from __future__ import annotations
 
@@ -212,3 +213,21 @@ def test_a_model_judge_fooled_directly_is_right_with_debate(
     assert (result["direct"]["correct"], result["direct"]["n"]) == (3, 6)  # yes to both of each pair
     assert result["cross-exam"]["accuracy"] == 1.0 and result["cross-exam"]["n"] == 12
     assert result["consultancy"]["accuracy"] < 1.0
+
+
+def test_llm_debaters_argue_both_sides_before_a_model_judge(env: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    env.play(truthful_on_steps)
+    argv = ["experiment", "judge-accuracy", "--debaters", "llm:exp/m", "--judge", "llm:exp/m", "--trials", "2",
+            "--protocols", "cross-exam", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    result = {arm["name"]: arm for arm in json.loads(capsys.readouterr().out)["arms"]}
+    assert result["cross-exam"]["seats"] == {
+        "yes items": {"alice": "llm:exp/m", "bob": "llm-liar:exp/m"},
+        "no items": {"alice": "llm-liar:exp/m", "bob": "llm:exp/m"},
+    }
+    # a judge right on every step: the lying Alice is caught by honest Bob, the lying Bob's challenge fails
+    assert result["cross-exam"]["accuracy"] == 1.0 and result["cross-exam"]["n"] == 8
+    assert result["consultancy"]["seats"]["no items"] == {"alice": "llm-liar:exp/m", "bob": "point-random"}
+    assert [i["correct"] for i in result["consultancy"]["items"] if i["truth"] == "yes"] == [2, 2]
+    lied = [i for i in result["consultancy"]["items"] if i["truth"] == "no"]
+    assert sum(i["correct"] for i in lied) < sum(i["n"] for i in lied)  # her lie survives some spot-checks
