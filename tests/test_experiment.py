@@ -143,6 +143,17 @@ def test_the_json_contract_and_the_plot(tmp_path: Path, capsys: pytest.CaptureFi
     assert "consultancy" in table and "[0.610, 1.000]" in table  # direct: 6 of 6
 
 
+def test_the_api_is_what_json_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    import debatekit
+
+    result = debatekit.experiment_judge_accuracy(debaters="honest", protocols=["cross-exam"], trials=2, seed=3)
+    assert main(["experiment", "judge-accuracy", "--debaters", "honest", "--protocols", "cross-exam", "--trials", "2",
+                 "--seed", "3", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(result.to_json()))
+    with pytest.raises(debatekit.UsageError, match="--debaters is honest"):
+        debatekit.experiment_judge_accuracy(debaters="nobody")
+
+
 @pytest.mark.parametrize(
     ("argv", "why"),
     [
