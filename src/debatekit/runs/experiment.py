@@ -12,7 +12,9 @@ outputs her a_T unless a check catches her) and Bob argues *no*. On an item whos
 Alice is on the true side and Bob on the false; on a no item the other way round; so over items
 in both truths (the built-in plans' default) each debater argues the true and the false side
 equally often. The seat on the true side plays honestly (``honest``, or ``llm:P/M`` itself), the
-seat on the false side lies (``llm-liar:P/M``, or the built-in liar of :data:`LIARS`).
+seat on the false side lies (``llm-liar:P/M``, or the built-in liar of :data:`LIARS`). An honest LLM
+argues what its model believes, so a weak model on the true side may argue the false answer: its
+arms then measure the debaters as much as the judge.
 
 Arms:
 
