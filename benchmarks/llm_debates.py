@@ -26,6 +26,7 @@ Run: ``python benchmarks/llm_debates.py [--debates N] [--seed S]`` (about three 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
 import time
@@ -35,7 +36,8 @@ from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.engine.record import read_records
 from debatekit.ledger import Role
 from debatekit.llm import Cache, Model, ModelSpec, model_of
-from debatekit.llm.players import LLM, PLAYERS
+from debatekit.llm.players import LLM
+from debatekit.players.base import Side
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
 
@@ -46,7 +48,9 @@ def debates(model: Model, count: int, seed: int, concurrency: int, record: Path)
     """Seconds for ``count`` debates between LLM players of ``model``, and their verdicts."""
     spec, problem = PROTOCOLS[PROTOCOL], PROBLEMS[PROBLEM]
     llm = LLM(SPEC, model)
-    alice, bob = (PLAYERS[PROTOCOL][role](llm) for role in (Role.ALICE, Role.BOB))
+    module, _, attr = spec.llm.partition(":")  # the protocol's table of LLM players (ProtocolSpec.llm)
+    seats = getattr(importlib.import_module(module), attr)
+    alice, bob = (seats[role](llm, Side.HONEST) for role in (Role.ALICE, Role.BOB))
     instance = make_instance(problem, problem.default_size, True, seed)
     start = time.perf_counter()
     run(spec, instance, alice, bob, count, seed, record=record, concurrency=concurrency, timeout=600.0)

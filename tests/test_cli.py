@@ -243,10 +243,13 @@ def test_players_lists_role_name_description(capsys: pytest.CaptureFixture[str],
         assert match, line
         rows.append(match.groups())
     strategies = PROTOCOLS[protocol].strategies
-    assert {(role, name) for role, name, _ in rows} == {(r.value, n) for r in strategies for n in strategies[r]}
-    assert len(rows) == sum(map(len, strategies.values()))
+    models = {(r, f"{kind}:PROVIDER/MODEL") for r in ("alice", "bob") for kind in ("llm", "llm-liar")}
+    built_in = {(r.value, n) for r in strategies for n in strategies[r]}
+    assert {(role, name) for role, name, _ in rows} == built_in | (models if PROTOCOLS[protocol].llm else set())
+    assert len(rows) == len(built_in) + (len(models) if PROTOCOLS[protocol].llm else 0)
     for role, name, description in rows:
-        assert description == strategies[Role(role)][name].description
+        if (role, name) in built_in:
+            assert description == strategies[Role(role)][name].description
     for role in ("alice", "bob"):
         assert sum(r == role and n != "honest" for r, n, _ in rows) >= 4
         assert (role, "honest") in {(r, n) for r, n, _ in rows}
@@ -260,6 +263,8 @@ def test_players_json(capsys: pytest.CaptureFixture[str], protocol: str) -> None
     assert data["protocol"] == protocol
     strategies = PROTOCOLS[protocol].strategies
     expected = {(r.value, n) for r in strategies for n in strategies[r]}
+    if PROTOCOLS[protocol].llm:  # its LLM players by name (the llm extra)
+        expected |= {(r, f"{kind}:PROVIDER/MODEL") for r in ("alice", "bob") for kind in ("llm", "llm-liar")}
     assert {(p["role"], p["name"]) for p in data["players"]} == expected
 
 

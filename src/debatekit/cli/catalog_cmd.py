@@ -52,24 +52,31 @@ def players(
     protocol_name: ProtocolArgument,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
-    """List the built-in strategies of a protocol: ROLE NAME  description."""
+    """List the built-in strategies of a protocol: ROLE NAME  description; and its LLM players'
+    names, where it has them (the llm extra)."""
     from debatekit.cli.common import emit_json
     from debatekit.ledger import Role
     from debatekit.runs.names import protocol
 
     spec = protocol(protocol_name)
-    rows = [s for role in (Role.ALICE, Role.BOB) for s in spec.strategies[role].values()]
+    rows = [
+        (s.role.value, s.name, s.description) for role in (Role.ALICE, Role.BOB) for s in spec.strategies[role].values()
+    ]
+    if spec.llm is not None:
+        rows += [
+            (role.value, f"{kind}:PROVIDER/MODEL", what)
+            for role in (Role.ALICE, Role.BOB)
+            for kind, what in (
+                ("llm", "a model plays the honest strategy, its P[yes] for the judge's (llm-honest: the same)"),
+                ("llm-liar", "a model argues the answer its model does not give, the lie where it is most plausible"),
+            )
+        ]
     if json_out:
-        emit_json(
-            {
-                "protocol": spec.name,
-                "players": [{"role": s.role.value, "name": s.name, "description": s.description} for s in rows],
-            }
-        )
+        emit_json({"protocol": spec.name, "players": [{"role": r, "name": n, "description": d} for r, n, d in rows]})
         return
-    width = max(len(s.name) for s in rows)
-    for s in rows:
-        print(f"{s.role.value:<5} {s.name:<{width}}  {s.description}")
+    width = max(len(name) for _, name, _ in rows)
+    for role_name, name, description in rows:
+        print(f"{role_name:<5} {name:<{width}}  {description}")
 
 
 def list_params(json_out: bool) -> None:
