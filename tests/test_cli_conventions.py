@@ -100,6 +100,7 @@ WIDE = [  # commands that print tables
     ["run", "stochastic", "--problem", "noisy-majority", "--trials", "20", "--no-log"],
     ["plan", "--K", "2", "--T", "100", "--frontier"],
     ["stability", "--problem", "evidence-majority"],
+    ["experiment", "judge-accuracy", "--debaters", "honest", "--trials", "2"],
 ]
 
 

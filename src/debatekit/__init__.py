@@ -18,6 +18,7 @@ from typing import Any
 _HOME = {
     # the commands as functions
     "run": "debatekit.api",
+    "experiment_judge_accuracy": "debatekit.api",
     "solve": "debatekit.api",
     "plan": "debatekit.api",
     "sweep": "debatekit.api",
@@ -115,6 +116,7 @@ __all__ = [
     "TuringMachine",
     "UsageError",
     "accept_probability",
+    "experiment_judge_accuracy",
     "make_instance",
     "plan",
     "play_one",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from debatekit.experiments.sweep import SweepResult
     from debatekit.problems import Instance
     from debatekit.protocols.stochastic.planner import Plan
+    from debatekit.runs.experiment import JudgeAccuracy
     from debatekit.runs.plan import Frontier, Strongest
     from debatekit.runs.solve import EveryInput, Solved
     from debatekit.runs.spec import OracleChoice, Player
@@ -221,3 +222,25 @@ def sweep(
         table = grid if isinstance(grid, Mapping) else Path(grid)
         return swept(table, chosen, workers, address, shard, list(overrides), None if out is None else Path(out),
                      list(sets), prune, kept)  # fmt: skip
+
+
+def experiment_judge_accuracy(
+    *,
+    debaters: str,
+    judge: str = "builtin",
+    dataset: str | Path | None = None,
+    protocols: Sequence[str] | None = None,
+    trials: int = 10,
+    seed: int = 0,
+    liar: str | None = None,
+    generation: Mapping[str, object] | None = None,
+) -> JudgeAccuracy:
+    """``debatekit experiment judge-accuracy``: the judge's accuracy per arm (direct, consultancy,
+    each of ``protocols``; default cross-exam and prover-estimator) with Wilson intervals, over the
+    built-in plans in both truths or ``dataset``'s claims; models generate as ``generation``'s keys
+    say (``--generation``); ``to_json()`` is what ``--json`` prints."""
+    from debatekit.runs.experiment import judge_accuracy
+
+    with _usage():
+        return judge_accuracy(debaters, judge, None if dataset is None else str(dataset), protocols, trials,
+                              _seed(seed), liar, generation=tuple((generation or {}).items()))  # fmt: skip

@@ -16,6 +16,7 @@ from debatekit.cli import (
     catalog_cmd,
     demo_cmd,
     dqc_cmd,
+    experiment_cmd,
     judge_cmd,
     lipschitz_cmd,
     logs_cmd,
@@ -83,6 +84,7 @@ COMMANDS = (
 for name, command, epilog in COMMANDS:
     app.command(name, epilog=epilog)(command)
 app.add_typer(judge_cmd.app, name="judge")
+app.add_typer(experiment_cmd.app, name="experiment")
 
 
 def _print_version(asked: bool) -> None:

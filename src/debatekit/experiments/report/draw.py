@@ -6,12 +6,15 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debatekit.analysis.calibration import Calibration
 from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Run
 from debatekit.experiments.report.series import Rate, Rates, Row, exact_note
 from debatekit.protocols.stochastic.params import Constants, Proof
+
+if TYPE_CHECKING:
+    from debatekit.runs.experiment import JudgeAccuracy
 
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
 TRUTH_COLOURS = {"yes": "tab:blue", "no": "tab:red"}
@@ -408,5 +411,26 @@ def draw_reliability(model: Calibration, chance: Calibration, label: str, path: 
     ax.set_title(f"Brier {model.brier:.3f} (always 0.5: {chance.brier:.3f}), ECE {model.ece:.3f}, "
                  f"log-loss {model.log_loss:.3f}, n = {model.n}", fontsize=10)  # fmt: skip
     ax.legend(loc="upper left")
+    fig.tight_layout()
+    save(fig, path)
+
+
+def draw_accuracy(result: JudgeAccuracy, path: Path) -> None:
+    """``experiment judge-accuracy --plot``: the judge's accuracy per arm as bars with their Wilson
+    intervals, n under each arm's name."""
+    fig, axes = figure(1, 1, 4.5)
+    ax = axes[0][0]
+    arms = [arm for arm in result.arms if arm.n]
+    at = range(len(arms))
+    ax.bar(at, [arm.accuracy for arm in arms], color="tab:blue", zorder=3)
+    low = [arm.accuracy - arm.ci[0] for arm in arms]
+    high = [arm.ci[1] - arm.accuracy for arm in arms]
+    ax.errorbar(at, [arm.accuracy for arm in arms], yerr=[low, high], fmt="none", color="black", capsize=6, zorder=4)
+    ax.set_xticks(list(at), [f"{arm.name}\nn = {arm.n}" for arm in arms])
+    ax.axhline(0.5, **BOUND_STYLE, label="chance")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("judge accuracy (95% Wilson interval)")
+    ax.set_title(f"judge {result.judge}, debaters {result.debaters} on {result.dataset}", fontsize=10)
+    ax.legend(loc="lower right")
     fig.tight_layout()
     save(fig, path)
