@@ -52,8 +52,9 @@ def test_a_probability_as_the_truth_scores_against_it() -> None:
     assert baseline([0.9, 0.1]).ece == pytest.approx(0.0)  # the mean truth is 0.5, all in one bin
 
 
-def test_the_shipped_dataset_has_unique_claims_half_of_them_true() -> None:
-    items = load(SHIPPED)
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_each_shipped_dataset_has_unique_claims_half_of_them_true(name: str) -> None:
+    items = load(SHIPPED[name])
     assert 30 <= len(items) <= 60
     assert len({i.id for i in items}) == len({i.question for i in items}) == len(items)
     assert {i.p_yes for i in items} == {0.0, 1.0} and sum(i.p_yes for i in items) == len(items) / 2

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from debatekit.experiments.sweep import SweepResult
     from debatekit.problems import Instance
     from debatekit.protocols.stochastic.planner import Plan
+    from debatekit.runs.dataset import DatasetResult
     from debatekit.runs.experiment import JudgeAccuracy
     from debatekit.runs.plan import Frontier, Strongest
     from debatekit.runs.solve import EveryInput, Solved
@@ -82,11 +83,13 @@ def run(
     overwrite: bool = False,
     generation: Mapping[str, object] | None = None,
     prompts: str | Path | None = None,
-) -> RunResult:
+) -> RunResult | DatasetResult:
     """``debatekit run``: ``trials`` debates of ``alice`` against ``bob`` (a progress bar on a
-    terminal). The result's ``to_json()`` is what ``run --json`` prints; it holds the parameters
-    in effect (``params``) and, when a model played, its usage by role (``model_usage``). No run
-    log is written; forfeits are in ``forfeit_reasons``, not printed.
+    terminal); over a dataset (``problem`` a ``.csv`` or ``.jsonl`` file or a shipped dataset's
+    name), ``trials`` debates an item, each with its own truth: a
+    :class:`~debatekit.runs.dataset.DatasetResult`. The result's ``to_json()`` is what ``run --json``
+    prints; it holds the parameters in effect (``params``) and, when a model played, its usage by
+    role (``model_usage``). No run log is written; forfeits are in ``forfeit_reasons``, not printed.
     ``truth`` None is the problem's own (yes, or a plan's stated answer); ``generation`` is how
     models answer, as ``--generation FILE.toml``'s keys (``{"mode": "reason", "samples": 5, ...}``).
     A ``record`` file that exists is refused unless ``resume`` continues it or ``overwrite``
@@ -109,6 +112,7 @@ def run(
     one falling back to the packaged; the record's header names each file read and its SHA-256."""
     from debatekit.problems import Instance
     from debatekit.progress import progress
+    from debatekit.runs.dataset import is_dataset_run, item_runs, played
     from debatekit.runs.prepare import play, prepare, writable
 
     with _usage():
@@ -136,6 +140,11 @@ def run(
             generation=tuple((generation or {}).items()),
             prompts=None if prompts is None else Path(prompts),
         )
+        if is_dataset_run(asked):
+            if record is not None or resume:
+                raise UserError(f"{problem} is a dataset: run keeps no records of it; sweep it, or name one item")
+            with progress(trials * len(item_runs(asked)), f"{protocol} on {problem}") as advance:
+                return played(asked, advance)
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)
         with progress(trials, ready.title) as advance:

@@ -35,8 +35,9 @@ ProblemOption = Annotated[
         "--problem",
         metavar="PROBLEM",
         autocompletion=lambda: PROBLEM_NAMES,
-        help=f"A built-in problem ({', '.join(PROBLEM_NAMES)}; see `debatekit problems`) or a plan file "
-        "(FILE.toml or FILE.json).",
+        help=f"A built-in problem ({', '.join(PROBLEM_NAMES)}; see `debatekit problems`), a plan file "
+        "(FILE.toml or FILE.json), or a dataset played item by item (FILE.csv, FILE.jsonl, or the shipped "
+        "claims or compound; one item: DATASET#ID).",
     ),
 ]
 STRATEGY_HELP = (

@@ -86,6 +86,7 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
     header names if it is there, else a built-in problem by name. A verifier that asked another oracle than the
     instance's (a person, a model) has its answers bounded only, through the oracle's sample-only view."""
     from debatekit.oracle import SampleOnly
+    from debatekit.problems.dataset import item_of
     from debatekit.problems.registry import PROBLEMS
     from debatekit.runs.names import configure, instance, problem_for, protocol, with_constants
     from debatekit.runs.spec import constants_named
@@ -97,7 +98,7 @@ def rebuilt(header: dict[str, Any], problem: Path | None, path: Path) -> tuple[A
             name = str(problem)
         elif isinstance(file, str) and Path(file).is_file():
             name = file
-        elif name not in PROBLEMS:
+        elif name not in PROBLEMS and item_of(name) is None:  # a dataset's item: read again by problem_for
             raise UserError(f"{path}:1: the plan file {file!r} the run read is not there; give --problem FILE")
         found = problem_for(name, played)
         assignments = [f"{key}={value}" for key, value in header["params"].items()]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from debatekit.analysis.montecarlo import RunResult
+    from debatekit.runs.dataset import DatasetResult
 
 
 def run(
@@ -150,6 +151,15 @@ def run(
         generation=() if generation is None else generation_file(generation),
         prompts=prompts,
     )
+    from debatekit.runs.dataset import is_dataset_run
+
+    if is_dataset_run(asked):
+        if record is not None or resume or log_records:
+            raise UserError(f"{problem} is a dataset: run keeps no records of it (each item is a run of its own); "
+                            "sweep it to keep each item's records (debatekit sweep), or name one item, "
+                            f"{problem}#ID")  # fmt: skip
+        _dataset(asked, json_out, no_log, log_dir)
+        return
     ready = prepare(asked)
     spec = ready.spec
     if ready.people is not None:
@@ -195,6 +205,76 @@ def run(
         stdout.print(table(result, ready.params))
     if stopped is not None:
         raise stopped
+
+
+def _dataset(asked: RunSpec, json_out: bool, no_log: bool, log_dir: Path) -> None:
+    """``run`` over a dataset: each item played, a line each and the pooled rates (:mod:`debatekit.runs.dataset`)."""
+    from debatekit.cli.common import emit_json, stdout
+    from debatekit.cli.logs_cmd import start_log
+    from debatekit.engine.interrupts import Interrupted
+    from debatekit.progress import progress
+    from debatekit.runs.dataset import item_runs, played
+
+    count = sum(isinstance(item, RunSpec) for _, _, item in item_runs(asked))
+    log = None if no_log else start_log(log_dir, {"command": "run"} | asked.to_json(), None, False)
+    started, stopped = time.perf_counter(), None
+    with progress(asked.trials * count, f"{asked.protocol} on {asked.problem}") as advance:
+        try:
+            result = played(asked, advance)
+        except Interrupted as stop:
+            stopped, result = stop, stop.result
+    for item in result.played:
+        for role, reason in item.result.forfeit_reasons.items():  # type: ignore[union-attr]
+            print(f"note: {item.id}: {role} forfeited {item.result.forfeits[role]} debates, e.g. {reason}",  # type: ignore[union-attr]
+                  file=sys.stderr)  # fmt: skip
+    summary = result.to_json()
+    if log is not None:
+        log.finish(summary, time.perf_counter() - started)
+    if json_out:
+        emit_json(summary)
+    else:
+        stdout.print(dataset_table(result))
+    if stopped is not None:
+        raise stopped
+
+
+def dataset_table(result: DatasetResult) -> Table:
+    """A run over a dataset: a line an item (accept rate with its interval, the promise on its side,
+    the verifier's most queries), the pooled rates in the caption."""
+    from rich.table import Table
+
+    from debatekit.analysis.stats import wilson
+
+    run = result.run
+    done = len(result.items)
+    stopped = f"INTERRUPTED after {done} of {result.asked} items: " if done < result.asked else ""
+    out = Table(title=f"{stopped}{run.protocol} on the dataset {run.problem}: alice {run.alice} vs bob {run.bob}, "
+                      f"{run.trials} debates an item")  # fmt: skip
+    for name, justify in (("item", "left"), ("truth", "left"), ("accept rate", "right"), ("theorem", "right"),
+                          ("within it", "left"), ("verifier queries (max)", "right")):  # fmt: skip
+        out.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for item in result.items:
+        truth = "yes" if item.truth else "no"
+        if item.result is None:
+            out.add_row(item.id, truth, "skipped", "", item.skipped, "")
+            continue
+        r, g = item.result, item.result.guarantee
+        lo, hi = r.accept_ci
+        promise = f">= {g.completeness:g}" if item.truth else f"<= {g.soundness:g}"
+        within = {None: "no promise", True: "yes", False: "NO"}[item.promised]
+        out.add_row(item.id, truth, f"{r.accept_rate:.3f} [{lo:.3f}, {hi:.3f}]", promise, within,
+                    str(r.verifier_queries_max))  # fmt: skip
+    lines = []
+    for name, rate in result.pooled().items():
+        said = {"accept_yes": "accept rate, truth yes", "accept_no": "accept rate, truth no",
+                "correct": "verdict = truth"}[name]  # fmt: skip
+        if rate.n:
+            lo, hi = wilson(rate.k, rate.n)
+            lines.append(f"{said}: {rate.rate:.3f} [{lo:.3f}, {hi:.3f}] ({rate.k} of {rate.n} debates)")
+    judged = [item.promised for item in result.played if item.promised is not None]
+    lines.append(f"items within the theorem's promise: {sum(judged)} of {len(judged)} it makes one for")
+    out.caption = "pooled over the items played: " + "; ".join(lines)
+    return out
 
 
 def _assigned(assignments: list[str] | None) -> list[tuple[str, str]]:

@@ -21,7 +21,9 @@ tables, each a grid of its own over the top level's axes with its own axes repla
     [grid.params]            # as -P NAME=VALUE: one value or a list
     q = [2, 4]
 
-Axes: ``protocol``, ``problem``, ``size`` (default: the problem's), ``truth`` (yes / no; default:
+Axes: ``protocol``, ``problem`` (a dataset, ``.csv``, ``.jsonl`` or a shipped one's name, is a
+cell an item the protocol can play, as ``run`` plays it: :mod:`debatekit.runs.dataset`, with no
+``size`` or ``truth`` axis), ``size`` (default: the problem's), ``truth`` (yes / no; default:
 the problem's, a plan's own answer; a truth the problem cannot have is refused before any cell
 runs), ``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
 (default 0), ``params``; ``trials`` (default 200) is one number. A cell's id (:attr:`RunSpec.id`)
@@ -32,6 +34,7 @@ cells (counted as the product of its axes' lengths, before any is made) is refus
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from pathlib import Path
@@ -39,6 +42,7 @@ from typing import Any
 
 from debatekit.files import FileMistake, read_toml
 from debatekit.mistakes import UserError
+from debatekit.problems.dataset import is_dataset
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import RunSpec, Truth
 
@@ -138,6 +142,8 @@ def expand(
                 cells[cell.id] = cell
         except GridError as err:
             raise GridError(where + str(err)) from err
+    if len(cells) > MAX_CELLS:  # a dataset's items each a cell
+        raise GridError(f"{len(cells)} cells with every dataset's items, more than the {MAX_CELLS} a grid may hold")
     return [cells[key] for key in sorted(cells)]
 
 
@@ -184,6 +190,12 @@ def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: i
     cells = []
     for protocol, problem, size, truth, alice, bob, constants, seed in itertools.product(*axes.values()):
         for assigned in assignments:
+            if is_dataset(problem):
+                chosen = None if constants is None else _constants(constants)
+                asked = RunSpec(protocol, problem, size, None if truth is None else Truth(truth), alice, bob, chosen,
+                                assigned, seed, trials)  # fmt: skip
+                cells += _items(asked)
+                continue
             key = (protocol, problem, alice, bob, constants, assigned)
             if key not in checked:
                 checked[key] = _checked(*key)
@@ -195,6 +207,31 @@ def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: i
                                  alice, bob, None if constants is None else Constants(constants), assigned, seed,
                                  trials))  # fmt: skip
     return cells
+
+
+def _items(asked: RunSpec) -> list[RunSpec]:
+    """A dataset's cells: each item the protocol can play, as :mod:`debatekit.runs.dataset` plays it
+    (``DATASET#ID`` at its own truth and size, from its own seed); the names checked on the first."""
+    from debatekit.runs.dataset import item_runs
+
+    try:
+        runs = [run for _, _, run in item_runs(asked) if isinstance(run, RunSpec)]
+    except UserError as err:
+        raise GridError(str(err)) from err
+    cells = []
+    for run in runs:
+        problem = str(run.problem)
+        size, truths = _checked(run.protocol, problem, str(run.alice), str(run.bob),
+                                None if run.constants is None else run.constants.value, run.params)  # fmt: skip
+        cells.append(dataclasses.replace(run, size=size, truth=Truth(_said(truths[0]))))
+    return cells
+
+
+def _constants(value: str) -> Constants:
+    try:
+        return Constants(value)
+    except ValueError:
+        raise GridError(f"constants: {value!r} is not one of {', '.join(Constants)}") from None
 
 
 def _axis(key: str, value: Any) -> list[Any]:

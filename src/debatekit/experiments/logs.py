@@ -201,6 +201,9 @@ def outcome(command: str, summary: dict[str, Any]) -> str:
         return f"{queries} V queries" if queries is not None else f"frontier of {len(summary.get('frontier', []))}"
     if command == "demo":
         return "guarantees hold" if summary.get("all_guarantees_hold") else "a guarantee FAILED"
+    if "pooled" in summary:  # a run over a dataset
+        correct = summary["pooled"]["correct"]
+        return f"verdict = truth {correct['rate']:.3f} ({len(summary['items'])} items)"
     return f"accept {summary['accept_rate']:.3f}"
 
 
@@ -249,7 +252,7 @@ def runs(log_dir: Path) -> list[LoggedRun]:
                 str(config.get("protocol", "")),
                 str(config.get("problem", "")),
                 config.get("size"),
-                str(config.get("truth", "")),
+                str(config.get("truth") or ""),
                 str(config.get("alice", "")),
                 str(config.get("bob", "")),
                 int(config.get("trials", 0) or 0),

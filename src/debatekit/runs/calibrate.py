@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from debatekit.analysis.calibration import Calibration, baseline, calibration
@@ -62,14 +61,14 @@ def calibrated(judge: str, dataset: str | None, generation: tuple[tuple[str, Any
     """``judge`` (``llm:PROVIDER/MODEL``) on ``dataset``'s claims (a file; ``claims``, the shipped
     dataset; None: the built-in plans' questions), generating as ``generation``'s keys say; its
     mistakes are :class:`UserError`."""
-    from debatekit.problems.dataset import SHIPPED, SHIPPED_NAME, DatasetError, load, plan_items
+    from debatekit.problems.dataset import DatasetError, load, plan_items, source
     from debatekit.runs.names import OracleKind, OracleSpec, generation_of
 
     spec = OracleSpec.parse(judge, "--judge")
     if spec.kind is not OracleKind.MODEL:
         raise UserError(f"--judge is a model of the judge, llm:PROVIDER/MODEL, not {judge!r}")
     try:
-        items = plan_items() if dataset is None else load(SHIPPED if dataset == SHIPPED_NAME else Path(dataset))
+        items = plan_items() if dataset is None else load(source(dataset))
     except DatasetError as err:
         raise UserError(str(err)) from None
     chosen = generation_of(generation)

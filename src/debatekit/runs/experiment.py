@@ -2,9 +2,9 @@
 with and without debate, per arm, over items with a known truth.
 
 Items (:class:`Case`): by default the built-in plans in both truths (each plan and its variant); a
-dataset's rows (:mod:`debatekit.problems.dataset`) become one-step plans whose one judged step is
-the row's question (its context, if any, the question's first lines), so their truth must be yes
-or no. An arm plays the items it can (a protocol the plans whose features it needs) and lists the
+dataset's rows (:mod:`debatekit.problems.dataset`) become their plans (one judged step, the
+row's question after its passage, or the row's decomposition), so their truth must be yes or no.
+An arm plays the items it can (a protocol the plans whose features it needs) and lists the
 others as ``skipped``.
 
 Sides: every arm is run on cross-examination's frame, where Alice argues *yes* (the verifier
@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from debatekit.analysis.stats import wilson
@@ -50,6 +49,7 @@ from debatekit.oracle import Question
 if TYPE_CHECKING:
     from debatekit.llm.generation import Generation
     from debatekit.problems import Instance
+    from debatekit.problems.dataset import Item
     from debatekit.problems.plan import Plan
 
 DIRECT, CONSULTANCY = "direct", "consultancy"
@@ -76,7 +76,7 @@ PLAYING = (Role.ALICE, Role.BOB)
 @dataclass(frozen=True)
 class Case:
     """One item: its name, its truth, what a run is given as its problem (a registered plan's name,
-    or a dataset row's one-step plan as an instance), its plan, and the direct arm's question."""
+    a dataset row's, ``DATASET#ID``, or an instance), its plan, and the direct arm's question."""
 
     name: str
     truth: bool
@@ -172,33 +172,31 @@ def evidence(plan: Plan) -> Question:
     return Question(plan.title, tuple(step.text for step in plan.steps if isinstance(step, Ask)))
 
 
-def dataset_cases(where: str, items: Sequence[Any]) -> tuple[Case, ...]:
-    """A dataset's rows as one-step plans (the row's question the one judged step); a row whose
-    ground truth is a probability other than 0 or 1 has no truth to be accurate about: a mistake."""
-    from debatekit.problems.plan import Ask, Plan
+def dataset_cases(where: str, items: Sequence[Item]) -> tuple[Case, ...]:
+    """A dataset's rows as their plans (:meth:`~debatekit.problems.dataset.Item.plan`: one judged
+    step, or the row's decomposition), each its problem ``DATASET#ID``; a row whose ground truth is
+    a probability other than 0 or 1 has no truth to be accurate about: a mistake."""
+    from debatekit.problems.dataset import ITEM
 
     cases = []
     for item in items:
         if item.p_yes not in (0.0, 1.0):
             raise UserError(f"{where}: row {item.id!r}: p_yes {item.p_yes:g} is no known truth; "
                             "judge-accuracy needs truth yes or no")  # fmt: skip
-        text = "\n".join((*item.context, item.question))
-        truth = item.p_yes == 1.0
-        ask = Ask("claim", item.question, (), text, item.p_yes)
-        plan = Plan(f"claim-{item.id}", item.question, where, "", "", truth, (ask,), item.p_yes, 1.0)
-        cases.append(Case(item.id, truth, plan.instance(), plan, item.query()))
+        name = f"{where}{ITEM}{item.id}"
+        plan = item.plan(name, name)
+        cases.append(Case(item.id, plan.truth, name, plan, item.query()))
     return tuple(cases)
 
 
 def cases_of(dataset: str | None) -> tuple[tuple[Case, ...], str]:
     """The items and their description: the built-in plans (None), the shipped claims, or a file."""
-    from debatekit.problems.dataset import SHIPPED, SHIPPED_NAME, DatasetError, load
+    from debatekit.problems.dataset import DatasetError, load, source
 
     if dataset is None:
         return plan_cases(), "built-in plans in both truths"
-    file = SHIPPED if dataset == SHIPPED_NAME else Path(dataset)
     try:
-        return dataset_cases(dataset, load(file)), dataset
+        return dataset_cases(dataset, load(source(dataset))), dataset
     except DatasetError as err:
         raise UserError(str(err)) from None
 

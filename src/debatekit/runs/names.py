@@ -215,7 +215,10 @@ def protocol(name: str) -> ProtocolSpec:
 
 
 def problem_for(name: str, spec: ProtocolSpec) -> Problem:
-    """A built-in problem by name, or the plan of steps in a ``.toml`` or ``.json`` file."""
+    """A built-in problem by name, the plan of steps in a ``.toml`` or ``.json`` file, or one item
+    of a dataset, ``DATASET#ID`` (a whole dataset is played item by item: :mod:`debatekit.runs.dataset`)."""
+    from debatekit.problems.dataset import SHIPPED, is_dataset, item_of, item_problem
+
     if name.endswith((".toml", ".json")):
         from debatekit.problems.plan_file import plan_problem
 
@@ -225,9 +228,17 @@ def problem_for(name: str, spec: ProtocolSpec) -> Problem:
             raise UserError(str(err)) from err
     elif name in PROBLEMS:
         found = PROBLEMS[name]
+    elif item_of(name) is not None:
+        try:
+            found = item_problem(name)
+        except InstanceError as err:  # DatasetError: the file, row or item at fault
+            raise UserError(str(err)) from err
+    elif is_dataset(name):
+        raise UserError(f"{name} is a dataset: run and sweep play it item by item; one item is {name}#ID")
     else:
         known = ", ".join(PROBLEMS)
-        raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json)")
+        raise UserError(f"unknown problem {name!r}; choose from: {known} (or a plan file, .toml or .json; a "
+                        f"dataset, .csv or .jsonl, or a shipped one: {', '.join(SHIPPED)})")  # fmt: skip
     if not spec.needs <= found.features:
         raise UserError(f"problem {name!r} does not support {spec.name}; it supports: {', '.join(protocols_of(found))}")
     return found

@@ -52,7 +52,11 @@ def read_run_folder(folder: Path) -> Report:
         summary = read_json(folder / SUMMARY_FILE)
         config = head["config"]
         command = config.get("command", "run")
-        if command == "run":
+        if command == "run" and "items" in summary:  # over a dataset: a row an item played
+            for item in summary["items"]:
+                if "skipped" not in item:
+                    report.runs.append(run_from(flat(config) | flat(item), f"{folder.name}/{item['id']}", ()))
+        elif command == "run":
             row = flat(config) | flat(summary)
             report.runs.append(run_from(row, folder.name, _payoffs(head.get("record_path"), row)))
         elif command == "solve" and "value" in summary:
