@@ -238,7 +238,13 @@ def test_the_report_of_a_dataset_run_has_a_row_an_item(
     assert code == 0 and "verdict = truth 1.000 (4 items)" in out
     code, out, err = cli(capsys, "report", logs, "--json")
     assert code == 0, err
-    rows = json.loads(out)["runs"]
+    got = json.loads(out)
+    (pooled,) = got["datasets"]  # honest players: every verdict the truth (Thm 5.3, c = 1, s = 0)
+    assert (pooled["dataset"], pooled["items"], pooled["holds"]) == (str(dataset), 3, [3, 3])
+    assert (pooled["accept_yes"]["successes"], pooled["accept_yes"]["trials"]) == (6, 6)
+    assert (pooled["accept_no"]["successes"], pooled["accept_no"]["trials"]) == (0, 3)
+    assert (pooled["correct"]["successes"], pooled["correct"]["trials"]) == (9, 9)
+    rows = got["runs"]
     assert sorted((r["problem"], r["truth"]) for r in rows) == [
         (f"{dataset}#both", "no"), (f"{dataset}#minutes", "yes"), (f"{dataset}#prime", "yes")
     ]  # fmt: skip

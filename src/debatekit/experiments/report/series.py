@@ -266,6 +266,49 @@ def _holds(row: dict, runs: list[Run]) -> tuple[bool | None, str]:
 
 
 @dataclass(frozen=True)
+class Pooled:
+    """A dataset's items pooled (:mod:`debatekit.runs.dataset`): the table's rows of one protocol,
+    players, oracles and parameters on the items ``DATASET#ID`` of one dataset, as the accept rate on
+    its yes items and on its no items, and the rate at which the verdict is the truth."""
+
+    label: str
+    dataset: str
+    alice: str
+    bob: str
+    oracle: str | None
+    params: tuple[tuple[str, str], ...]
+    items: int
+    holds: tuple[int, int]
+    """The items' rows whose promise holds, of those with one."""
+    accept_yes: Rate | None
+    accept_no: Rate | None
+    correct: Rate
+
+
+def datasets(report: Report) -> list[Pooled]:
+    """The table's rows on datasets' items, pooled by dataset (and all that tells rows apart but the item)."""
+    from debatekit.problems.dataset import item_of
+
+    groups: dict[tuple, list[Row]] = defaultdict(list)
+    for row in table(report):
+        found = item_of(row.problem)
+        if found is not None and row.accept is not None:
+            groups[(row.label, found[0], row.alice, row.bob, row.oracle, row.params)].append(row)
+    out = []
+    for key, rows in groups.items():
+        yes = _sum([row for row in rows if row.truth == "yes"], lambda row: row.accept) if any(
+            row.truth == "yes" for row in rows) else None  # fmt: skip
+        no = _sum([row for row in rows if row.truth == "no"], lambda row: row.accept) if any(
+            row.truth == "no" for row in rows) else None  # fmt: skip
+        right = (yes.successes if yes else 0) + (no.trials - no.successes if no else 0)
+        n = (yes.trials if yes else 0) + (no.trials if no else 0)
+        judged = [row.holds for row in rows if row.holds is not None]
+        out.append(Pooled(*key, len({row.problem for row in rows}), (sum(judged), len(judged)), yes, no,
+                          Rate(right, n, *wilson(right, n))))  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
 class Rates:
     """One line of ``rates.png``: its rows' accept and honest-win rates pooled (the weakest promise),
     or why there is no accept rate."""
