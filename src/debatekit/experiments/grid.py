@@ -26,7 +26,10 @@ cell an item the protocol can play, as ``run`` plays it: :mod:`debatekit.runs.da
 ``size`` or ``truth`` axis), ``size`` (default: the problem's), ``truth`` (yes / no; default:
 the problem's, a plan's own answer; a truth the problem cannot have is refused before any cell
 runs), ``alice``, ``bob`` (default honest), ``constants`` (stochastic debate only), ``seed``
-(default 0), ``params``; ``trials`` (default 200) is one number. A cell's id (:attr:`RunSpec.id`)
+(default 0), ``params``; how debates are judged and generated (:data:`SETTINGS`): ``oracle``,
+``prover_oracle``, ``verifier_oracle`` (builtin, sample or llm:PROVIDER/MODEL), ``generation`` (a
+``--generation`` TOML file, read as the grid is) and ``prompts`` (a directory); ``trials``
+(default 200) is one number. A cell's id (:attr:`RunSpec.id`)
 is a short hash of its canonical parameters, so it does not depend on the order of the file or of the axes. The
 file is read within :mod:`debatekit.files`' bounds, and a grid of more than :data:`MAX_CELLS`
 cells (counted as the product of its axes' lengths, before any is made) is refused.
@@ -48,6 +51,10 @@ from debatekit.runs.spec import RunSpec, Truth
 
 AXES = ("protocol", "problem", "size", "truth", "alice", "bob", "constants", "seed")
 DEFAULTS: dict[str, list[Any]] = {"alice": ["honest"], "bob": ["honest"], "seed": [0]}
+SETTINGS = ("oracle", "prover_oracle", "verifier_oracle", "generation", "prompts")
+"""The axes of how a cell's debates are judged and generated, as ``run``'s options of the same
+names (``--generation FILE.toml`` and ``--prompts DIR`` as paths); a cell's id digests them where
+they are set."""
 MAX_CELLS = 100_000
 """The most cells one grid may hold. Each cell is a run with a folder of its own (records,
 ``summary.json``, ``summary.parquet``) and a row of ``results.parquet``, so 10^5 cells are some
@@ -77,8 +84,9 @@ def settings(texts: list[str] | None) -> dict[str, Any]:
     for text in texts or ():
         key, sep, listed = text.partition("=")
         key = key.strip()
-        if not sep or key not in (*AXES, "trials"):
-            raise GridError(f"--set {text!r}: expected KEY=VALUE[,VALUE...] with KEY one of {', '.join(AXES)}, trials")
+        if not sep or key not in (*AXES, *SETTINGS, "trials"):
+            known = ", ".join((*AXES, *SETTINGS))
+            raise GridError(f"--set {text!r}: expected KEY=VALUE[,VALUE...] with KEY one of {known}, trials")
         values: list[Any] = [value.strip() for value in listed.split(",")]
         if key in ("size", "seed", "trials"):
             try:
@@ -131,7 +139,7 @@ def expand(
             tables.append((where, _axes(merged)))
         except GridError as err:
             raise GridError(where + str(err)) from err
-    count = sum(math.prod(map(len, [*axes.values(), *params.values()])) for _, (axes, params, _) in tables)
+    count = sum(math.prod(map(len, [*axes.values(), *params.values()])) for _, (axes, params, _, _) in tables)
     if count > MAX_CELLS:
         raise GridError(f"{count} cells, more than the {MAX_CELLS} a grid may hold; split it into several grids, "
                         "or give each cell more trials")  # fmt: skip
@@ -168,11 +176,15 @@ def _listed(value: Any, key: str) -> list[Any]:
     return values
 
 
-def _axes(table: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, list[str]], int]:
-    """One grid's axes (each value checked), its ``params`` axes and its trials; no cell is made."""
-    unknown = sorted(set(table) - {*AXES, "params", "trials"})
+def _axes(
+    table: dict[str, Any],
+) -> tuple[dict[str, list[Any]], dict[str, list[str]], int, list[dict[str, Any]]]:
+    """One grid's axes (each value checked), its ``params`` axes, its trials and each combination of
+    its :data:`SETTINGS` as a cell's fields; no cell is made."""
+    unknown = sorted(set(table) - {*AXES, *SETTINGS, "params", "trials"})
     if unknown:
-        raise GridError(f"unknown key {unknown[0]!r}; use {', '.join((*AXES, 'params', 'trials', 'grid'))}")
+        known = ", ".join((*AXES, *SETTINGS, "params", "trials", "grid"))
+        raise GridError(f"unknown key {unknown[0]!r}; use {known}")
     for key in ("protocol", "problem"):
         if key not in table:
             raise GridError(f"no {key} given")
@@ -180,10 +192,53 @@ def _axes(table: dict[str, Any]) -> tuple[dict[str, list[Any]], dict[str, list[s
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise GridError(f"trials must be a whole number at least 1, got {trials!r}")
     axes = {key: _axis(key, table[key]) if key in table else DEFAULTS.get(key, [None]) for key in AXES}
-    return axes, table["params"], trials
+    given = {key: [_setting(key, one) for one in _listed(table[key], key)] for key in SETTINGS if key in table}
+    combos = [dict(zip(given, values, strict=True)) for values in itertools.product(*given.values())]
+    return axes, table["params"], trials, combos
 
 
-def _product(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[RunSpec]:
+def _setting(key: str, value: Any) -> Any:
+    """One value of a :data:`SETTINGS` axis as a cell holds it: an oracle's name (not ``people``,
+    whose panel a sweep cannot share), ``--generation``'s keys read from the file, a prompts directory."""
+    from debatekit.runs.names import OracleKind, OracleSpec, generation_file, prompt_dir
+
+    if not isinstance(value, str):
+        raise GridError(f"{key}: {value!r} is not a name")
+    try:
+        if key == "generation":
+            return generation_file(Path(value))
+        if key == "prompts":
+            return prompt_dir(Path(value))
+        if OracleSpec.parse(value, key).kind is OracleKind.PEOPLE:
+            raise GridError(f"{key}: people answer a run of their own (debatekit run --judge-db), not a sweep's cells")
+    except UserError as err:
+        raise GridError(str(err)) from err
+    return value
+
+
+def _product(
+    axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int, combos: list[dict[str, Any]]
+) -> list[RunSpec]:
+    """The cells of one grid: its axes' product, each with every combination of its settings (``combos``)."""
+    cells = _cells(axes, params, trials)
+    out = [dataclasses.replace(cell, **setting) for cell in cells for setting in combos]
+    for cell in out:
+        if cell.generation and not _models(cell):
+            raise GridError("generation sets how models answer: name one (llm:PROVIDER/MODEL) as a player or oracle")
+    return out
+
+
+def _models(cell: RunSpec) -> bool:
+    """Whether a model plays or judges in ``cell``."""
+    from debatekit.runs.names import model_player, model_spec
+
+    oracles = (cell.oracle, cell.prover_oracle, cell.verifier_oracle)
+    return any(isinstance(o, str) and model_spec(o) is not None for o in oracles) or any(
+        isinstance(p, str) and model_player(p) is not None for p in (cell.alice, cell.bob)
+    )
+
+
+def _cells(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[RunSpec]:
     names = sorted(params)
     assignments = [tuple(zip(names, values, strict=True)) for values in itertools.product(*(params[n] for n in names))]
     checked: dict[tuple, tuple[int, tuple[bool, ...]]] = {}  # checked once: the default size, the truths

@@ -136,12 +136,16 @@ def run_from(row: dict[str, Any], source: str, payoffs: tuple[float, ...] = ()) 
 
 
 def _oracle(row: dict[str, Any]) -> str | None:
-    """The oracles by side as one description, from a row's ``oracles_*`` columns."""
+    """The oracles by side as one description, from a row's ``oracles_*`` columns, with how models
+    generated (``generation_*``) and the prompts they read where a run set them (so runs that
+    differ in these are rows apart)."""
     oracle = row.get("oracles_oracle")
     prover, verifier = row.get("oracles_prover_oracle") or oracle, row.get("oracles_verifier_oracle") or oracle
-    if prover == verifier:
-        return None if prover is None else str(prover)
-    return f"prover {prover}, verifier {verifier}"
+    said = (None if prover is None else str(prover)) if prover == verifier else f"prover {prover}, verifier {verifier}"
+    generation = ", ".join(f"{key.removeprefix('generation_')}={value}" for key, value in sorted(row.items())
+                           if key.startswith("generation_") and value is not None)  # fmt: skip
+    prompts = f"prompts {row['prompts']}" if row.get("prompts") else ""
+    return "; ".join(part for part in (said, f"generation {generation}" if generation else "", prompts) if part) or None
 
 
 def exact_from(data: dict[str, Any], source: str) -> Exact:
