@@ -7,8 +7,8 @@ the row's question (its context, if any, the question's first lines), so their t
 or no. An arm plays the items it can (a protocol the plans whose features it needs) and lists the
 others as ``skipped``.
 
-Sides: each protocol is run on its own frame, where Alice argues *yes* (in cross-examination the
-verifier outputs her a_T unless a check catches her) and Bob argues *no*. On an item whose truth is
+Sides: in each protocol's arm Alice argues *yes* (in cross-examination the verifier outputs her
+a_T unless a check catches her) and Bob argues *no*. On an item whose truth is
 yes, Alice is on the true side and Bob on the false; on a no item the other way round; so over
 items in both truths (the built-in plans' default) each debater argues the true and the false side
 equally often. The seat on the true side plays honestly (``honest``, or ``llm:P/M`` itself), the
