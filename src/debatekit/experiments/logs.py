@@ -197,6 +197,10 @@ class LoggedRun:
 def outcome(command: str, summary: dict[str, Any]) -> str:
     """A finished command's headline: a run's accept rate, solve's exact value, plan's verifier
     queries, whether the demo's guarantees held, judge-accuracy's accuracy per arm."""
+    if command == "judge-accuracy":
+        arms = summary["arms"]
+        return ", ".join(f"{arm['name']} " + ("–" if arm["accuracy"] is None else f"{arm['accuracy']:.2f}")
+                         for arm in arms)  # fmt: skip
     if command == "solve":
         exact = summary.get("exact")
         return f"exact {exact}" if exact is not None else f"{len(summary.get('inputs', []))} inputs solved"
@@ -205,10 +209,6 @@ def outcome(command: str, summary: dict[str, Any]) -> str:
         return f"{queries} V queries" if queries is not None else f"frontier of {len(summary.get('frontier', []))}"
     if command == "demo":
         return "guarantees hold" if summary.get("all_guarantees_hold") else "a guarantee FAILED"
-    if command == "judge-accuracy":
-        arms = summary["arms"]
-        return ", ".join(f"{arm['name']} " + ("–" if arm["accuracy"] is None else f"{arm['accuracy']:.2f}")
-                         for arm in arms)  # fmt: skip
     return f"accept {summary['accept_rate']:.3f}"
 
 
