@@ -353,7 +353,7 @@ def _asked(model: str, questions: Sequence[Question], generation: Generation | N
     return asyncio.run(every())
 
 
-Debate = tuple[bool, str, str, int]
+Debates = tuple[bool, str, str, int]
 """One item's debates in an arm: whether Alice argues yes (else no: yes on the negation), Alice,
 Bob, and how many."""
 
@@ -362,7 +362,7 @@ def _consultancy(cases: Sequence[Case], debaters: str, liar: str, half: int, **p
     """Consultancy (module docstring): on every item ``half`` debates with the consultant honest on
     the true side, then ``half`` with ``liar`` on the false side, each against the spot-check."""
 
-    def debates(case: Case) -> list[Debate]:
+    def debates(case: Case) -> list[Debates]:
         return [(case.truth, debaters, SPOT_CHECK, half), (not case.truth, liar, SPOT_CHECK, half)]
 
     seats = {"true side": {"alice": debaters, "bob": SPOT_CHECK}, "false side": {"alice": liar, "bob": SPOT_CHECK}}
@@ -375,7 +375,7 @@ def _debated(
     """``trials`` debates of ``protocol`` per item: Alice argues yes and Bob no, the true side's seat
     ``debaters``, the false side's its liar."""
 
-    def debates(case: Case) -> list[Debate]:
+    def debates(case: Case) -> list[Debates]:
         alice = debaters if case.truth else liars[Role.ALICE]
         return [(True, alice, liars[Role.BOB] if case.truth else debaters, trials)]
 
@@ -390,7 +390,7 @@ def _played(
     arm: str,
     protocol: str,
     cases: Sequence[Case],
-    debates: Callable[[Case], list[Debate]],
+    debates: Callable[[Case], list[Debates]],
     seats: dict[str, dict[str, str]],
     debating: tuple[Role, ...],
     *,
