@@ -1,7 +1,7 @@
 """``experiment judge-accuracy`` with the real SmolLM2-135M-Instruct in process as the judge (issue
 22, point 5), bounded to two claims and two debates an item: the arms' accounting, never the
-model's wisdom. On a one-step plan consultancy's spot-check and cross-examination's challenge
-check the same one step with the same draws, so the two arms agree item by item."""
+model's wisdom: each arm's counts add up, and consultancy's consultant argues each side of each
+claim once."""
 
 from __future__ import annotations
 
@@ -36,4 +36,7 @@ def test_smollm2_judges_two_claims_in_every_arm(
         assert arm["correct"] == sum(i["correct"] for i in arm["items"]) <= arm["n"]
         assert arm["ci"][0] <= (arm["accuracy"] if arm["n"] else 0) <= arm["ci"][1]
     assert arms["consultancy"]["n"] == arms["cross-exam"]["n"] == 4
-    assert arms["consultancy"]["items"] == arms["cross-exam"]["items"]
+    assert arms["consultancy"]["sides"] == {"alice": {"true": 2, "false": 2}}
+    assert sorted((i["item"], i["alice_argues"], i["n"]) for i in arms["consultancy"]["items"]) == sorted(
+        (i["item"], argued, 1) for i in arms["cross-exam"]["items"] for argued in ("no", "yes")
+    )

@@ -243,13 +243,16 @@ def experiment_judge_accuracy(
     seed: int = 0,
     liar: str | None = None,
     generation: Mapping[str, object] | None = None,
+    liar_bob: str | None = None,
 ) -> JudgeAccuracy:
     """``debatekit experiment judge-accuracy``: the judge's accuracy per arm (direct, consultancy,
     each of ``protocols``; default cross-exam and prover-estimator) with Wilson intervals, over the
-    built-in plans in both truths or ``dataset``'s claims; models generate as ``generation``'s keys
-    say (``--generation``); ``to_json()`` is what ``--json`` prints."""
+    built-in plans in both truths or ``dataset``'s claims; ``liar`` and ``liar_bob`` replace Alice's
+    and Bob's built-in liars; models generate as ``generation``'s keys say (``--generation``);
+    ``to_json()`` is what ``--json`` prints."""
     from debatekit.runs.experiment import judge_accuracy
 
     with _usage():
         return judge_accuracy(debaters, judge, None if dataset is None else str(dataset), protocols, trials,
-                              _seed(seed), liar, generation=tuple((generation or {}).items()))  # fmt: skip
+                              _seed(seed), liar, generation=tuple((generation or {}).items()),
+                              liar_bob=liar_bob)  # fmt: skip

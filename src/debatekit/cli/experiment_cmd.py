@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from debatekit.cli.logs_cmd import LogDirOption, NoLogOption, check_log_dir, start_log
 from debatekit.cli.options import GenerationOption, JsonOption, SeedOption
 from debatekit.mistakes import UserError
 
@@ -77,16 +78,29 @@ def judge_accuracy(
             help="Alice's built-in liar in every arm (default: each protocol's; see debatekit players).",
         ),
     ] = None,
+    liar_bob: Annotated[
+        str | None,
+        typer.Option(
+            "--liar-bob",
+            metavar="NAME",
+            help="Bob's built-in liar in every protocol's arm (default: each protocol's; see debatekit players).",
+        ),
+    ] = None,
     seed: SeedOption = 0,
     plot: Annotated[
         Path | None, typer.Option("--plot", metavar="FILE.png", help="Write a bar chart of accuracy per arm here.")
     ] = None,
     generation: GenerationOption = None,
     json_out: JsonOption = False,
+    log_dir: LogDirOption = None,
+    no_log: NoLogOption = False,
 ) -> None:
     """The judge's accuracy per arm, with Wilson intervals: direct judging (no debate), consultancy
-    (one consultant, a random spot-check) and each protocol, the debaters on the true and the false
-    side by the item's truth."""
+    (one consultant, on the true side in half the debates on each item, a random spot-check) and each
+    protocol, the debaters on the true and the false side by the item's truth; logged when done (see
+    `debatekit logs`, `debatekit report`)."""
+    import time
+
     from debatekit.cli.common import emit_json, stdout
     from debatekit.runs.experiment import judge_accuracy as measured
     from debatekit.runs.names import generation_file
@@ -95,12 +109,21 @@ def judge_accuracy(
         raise UserError(f"--plot writes a PNG: name a .png file, not {str(plot)!r}")
     names = [name.strip() for name in protocols.split(",") if name.strip()]
     chosen = () if generation is None else generation_file(generation)
-    result = measured(debaters, judge, dataset, names, trials, seed, liar, generation=chosen)
+    config = {"command": "judge-accuracy", "debaters": debaters, "judge": judge, "dataset": dataset,
+              "protocols": names, "trials": trials, "seed": seed, "liar": liar, "liar_bob": liar_bob,
+              "generation": dict(chosen)}  # fmt: skip
+    if not no_log:
+        check_log_dir(log_dir)
+    started = time.perf_counter()
+    result = measured(debaters, judge, dataset, names, trials, seed, liar, generation=chosen, liar_bob=liar_bob)
+    if not no_log:  # logged once done: a mistake leaves no folder
+        start_log(log_dir, config, None).finish(result.to_json(), time.perf_counter() - started)
     if plot is not None:
         from debatekit.experiments.report.draw import draw_accuracy
+        from debatekit.experiments.report.read import accuracy_from
 
         try:
-            draw_accuracy(result, plot)
+            draw_accuracy([accuracy_from(result.to_json(), "")], plot)
         except OSError as err:
             raise UserError(f"--plot: cannot write {str(plot)!r}: {err.strerror or err}") from None
     for arm in result.arms:
@@ -122,5 +145,6 @@ def judge_accuracy(
         shown = "-" if not arm.n else f"{arm.accuracy:.3f}"
         out.add_row(arm.name, shown, f"[{arm.ci[0]:.3f}, {arm.ci[1]:.3f}]", str(arm.n))
     out.caption = ("Alice argues yes and Bob no: the true side's seat honest, the false side's the liar; "
-                   "direct: P[yes] > 1/2 on the top question")  # fmt: skip
+                   "consultancy: the true side in half the debates; "
+                   "direct: P\\[yes] > 1/2 on the top question")  # fmt: skip
     stdout.print(out)

@@ -59,7 +59,9 @@ def check_log_dir(log_dir: Path | None) -> None:
 
 def logs(
     log_dir: LogDirOption = None,
-    command: Annotated[str | None, typer.Option(help="Only this command's logs (run, solve, plan, demo).")] = None,
+    command: Annotated[
+        str | None, typer.Option(help="Only this command's logs (run, solve, plan, demo, judge-accuracy).")
+    ] = None,
     protocol: Annotated[
         str | None,
         typer.Option(metavar="PROTOCOL", help=f"Only runs of this protocol ({', '.join(registry.names())})."),
@@ -73,7 +75,7 @@ def logs(
         bool, typer.Option("--json", help="Print each as JSON: folder, version, commit, whole configuration, outcome.")
     ] = False,
 ) -> None:
-    """List the logged commands (run, solve, plan, demo): folder, what (protocol, problem, size,
+    """List the logged commands (run, solve, plan, demo, judge-accuracy): folder, what (protocol, problem, size,
     truth, players, trials, constants, parameters), outcome."""
     from rich.table import Table
 

@@ -134,7 +134,8 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class LoggedRun:
-    """One logged command as ``debatekit logs`` lists it: ``run``, ``solve``, ``plan`` or ``demo``;
+    """One logged command as ``debatekit logs`` lists it: ``run``, ``solve``, ``plan``, ``demo`` or
+    ``judge-accuracy``;
     ``accept_rate`` (a run's) and ``outcome`` (its headline, in words) are None when it did not finish."""
 
     folder: Path
@@ -165,6 +166,9 @@ class LoggedRun:
         what += [f"size {self.size}" if self.size is not None else "", f"truth {self.truth}" if self.truth else ""]
         if self.command == "run":
             what += [f"{self.alice} vs {self.bob},", f"{self.trials} trials"]
+        if self.command == "judge-accuracy":
+            what += [f"debaters {config.get('debaters')}, judge {config.get('judge')}",
+                     f"on {config.get('dataset') or 'the built-in plans'},", f"{self.trials} trials"]  # fmt: skip
         params = config.get("params")  # a run's {NAME: VALUE}; solve's and the demo's -P as given, NAME=VALUE
         if isinstance(params, dict):
             params = [f"{key}={value}" for key, value in params.items()]
@@ -192,7 +196,11 @@ class LoggedRun:
 
 def outcome(command: str, summary: dict[str, Any]) -> str:
     """A finished command's headline: a run's accept rate, solve's exact value, plan's verifier
-    queries, whether the demo's guarantees held."""
+    queries, whether the demo's guarantees held, judge-accuracy's accuracy per arm."""
+    if command == "judge-accuracy":
+        arms = summary["arms"]
+        return ", ".join(f"{arm['name']} " + ("–" if arm["accuracy"] is None else f"{arm['accuracy']:.2f}")
+                         for arm in arms)  # fmt: skip
     if command == "solve":
         exact = summary.get("exact")
         return f"exact {exact}" if exact is not None else f"{len(summary.get('inputs', []))} inputs solved"

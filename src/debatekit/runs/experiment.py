@@ -7,14 +7,16 @@ row's question after its passage, or the row's decomposition), so their truth mu
 An arm plays the items it can (a protocol the plans whose features it needs) and lists the
 others as ``skipped``.
 
-Sides: every arm is run on cross-examination's frame, where Alice argues *yes* (the verifier
-outputs her a_T unless a check catches her) and Bob argues *no*. On an item whose truth is yes,
-Alice is on the true side and Bob on the false; on a no item the other way round; so over items
-in both truths (the built-in plans' default) each debater argues the true and the false side
+Sides: in each protocol's arm Alice argues *yes* (in cross-examination the verifier outputs her
+a_T unless a check catches her) and Bob argues *no*. On an item whose truth is
+yes, Alice is on the true side and Bob on the false; on a no item the other way round; so over
+items in both truths (the built-in plans' default) each debater argues the true and the false side
 equally often. The seat on the true side plays honestly (``honest``, or ``llm:P/M`` itself), the
-seat on the false side lies (``llm-liar:P/M``, or the built-in liar of :data:`LIARS`). An honest LLM
-argues what its model believes, so a weak model on the true side may argue the false answer: its
-arms then measure the debaters as much as the judge.
+seat on the false side lies (``llm-liar:P/M``, or the built-in liar of :data:`LIARS`, Alice's
+replaced by ``--liar`` and Bob's by ``--liar-bob``). An honest LLM argues what its model believes,
+so a weak model on the true side may argue the false answer: its arms then measure the debaters as
+much as the judge. Each arm reports per debating seat how many decided debates it argued the true
+side and the false side (``sides``).
 
 Arms:
 
@@ -22,12 +24,17 @@ Arms:
   judged step's text (its evidence) as context lines, a dataset row's question with its context.
   Correct iff P[yes] > 1/2 (a model's estimate as its generation states it; the built-in judge's
   is the ground truth P[M = 1]) equals the truth. One judgement per item.
-* ``consultancy``: one consultant, Alice, argues yes (the true side on yes items, the false side on
-  no items); the verifier spot-checks one step it draws uniformly at random, as cross-examination
+* ``consultancy``: one consultant, Alice, argues an assigned answer, and on every item she is
+  assigned the true answer in half the debates and the false one in the other half: ⌈trials/2⌉
+  debates each (an odd ``trials`` plays one more an item), honest on the true side, the liar on the
+  false. The verifier spot-checks one step it draws uniformly at random, as cross-examination
   checks a challenged step (a judged step asks the judge, a computed step is recomputed): a failed
-  check rejects her side (verdict no), else it wins. Played as cross-examination with Bob
-  ``point-random`` (a uniformly random step, never accept), which is exactly that spot-check, so a
-  liar whose transcript has k wrong steps of T is caught with probability k/T.
+  check rejects her answer for the other, else hers wins. Played as cross-examination with Bob
+  ``point-random`` (a uniformly random step, never accept), which is exactly that spot-check:
+  arguing yes, she argues the item's plan; arguing no, she argues yes on its negation
+  (:func:`negation`: the plan and one more step, ``not`` of its answer), so that a caught
+  consultant loses her answer either way (cross-examination's rejection is a no). A liar whose
+  transcript has k wrong steps of the T played is caught with probability k/T.
 * each protocol: the debaters in both seats, sides as above; correct iff the verdict equals the truth.
 
 Accuracy is correct / n with a Wilson interval (:func:`debatekit.analysis.stats.wilson`); a debate
@@ -37,7 +44,7 @@ left undecided (a model that could not be consulted) is counted apart, in no rat
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -87,16 +94,19 @@ class Case:
 
 @dataclass(frozen=True)
 class Arm:
-    """One arm's outcome: correct of n decided, per item (name, truth, correct, n), the items it
-    could not play (name and why), debates left undecided, and the seats' strategies."""
+    """One arm's outcome: correct of n decided, per item and answer Alice argued (name, truth, Alice
+    argues yes, correct, n; None where no one argues: ``direct``), the items it could not play (name
+    and why), debates left undecided, the seats' strategies, and the seats that debate."""
 
     name: str
     correct: int
     n: int
-    items: tuple[tuple[str, bool, int, int], ...]
+    items: tuple[tuple[str, bool, bool | None, int, int], ...]
     skipped: tuple[tuple[str, str], ...] = ()
     undecided: int = 0
     seats: dict[str, dict[str, str]] = field(default_factory=dict)
+    debating: tuple[Role, ...] = ()
+    """Alice for consultancy, both seats for a protocol, none for ``direct``."""
 
     @property
     def accuracy(self) -> float:
@@ -105,6 +115,16 @@ class Arm:
     @property
     def ci(self) -> tuple[float, float]:
         return wilson(self.correct, self.n)
+
+    @property
+    def sides(self) -> dict[str, dict[str, int]]:
+        """Per debating seat, the decided debates in which it argued the true side and the false side
+        (Alice argues what ``items`` say, Bob the other answer)."""
+        sides = {}
+        for role in self.debating:
+            true = sum(n for _, truth, yes, _, n in self.items if (yes == truth) is (role is Role.ALICE))
+            sides[role.value] = {"true": true, "false": sum(n for *_, n in self.items) - true}
+        return sides
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,11 +135,18 @@ class Arm:
             "correct": self.correct,
             "undecided": self.undecided,
             "seats": self.seats,
+            "sides": self.sides,
             "items": [
-                {"item": name, "truth": "yes" if t else "no", "correct": c, "n": n} for name, t, c, n in self.items
+                {"item": name, "truth": _answer(truth), "alice_argues": _answer(yes), "correct": c, "n": n}
+                for name, truth, yes, c, n in self.items
             ],
             "skipped": [{"item": name, "why": why} for name, why in self.skipped],
         }
+
+
+def _answer(yes: bool | None) -> str | None:
+    """A truth or an argued answer in words (None: no one argued)."""
+    return None if yes is None else "yes" if yes else "no"
 
 
 @dataclass(frozen=True)
@@ -146,7 +173,8 @@ class JudgeAccuracy:
             "trials": self.trials,
             "seed": self.seed,
             "generation": self.generation,
-            "sides": "Alice argues yes, Bob no; the true side's seat honest, the false side's the liar",
+            "sides": "each protocol: Alice argues yes, Bob no, the true side's seat honest, the false side's the "
+            "liar; consultancy: Alice argues the true answer in half the debates on every item, the false in half",
             "direct": "P[yes] > 1/2 on the top question (a plan's title, its judged steps' texts as context)",
             "arms": [arm.to_json() for arm in self.arms],
         }
@@ -211,12 +239,14 @@ def judge_accuracy(
     liar: str | None = None,
     cases: Sequence[Case] | None = None,
     generation: tuple[tuple[str, Any], ...] = (),
+    liar_bob: str | None = None,
 ) -> JudgeAccuracy:
     """The experiment (module docstring): ``debaters`` (``honest``, the built-in players, or
     ``llm:PROVIDER/MODEL``) judged by ``judge`` (``builtin``, the items' ground truth, or
     ``llm:PROVIDER/MODEL``) on ``cases`` (default: ``dataset``'s, :func:`cases_of`), ``trials``
-    debates per item and arm; ``liar`` replaces every arm's built-in Alice liar; models generate as
-    ``generation``'s keys say (``--generation``). Mistakes are :class:`UserError`."""
+    debates per item and arm; ``liar`` and ``liar_bob`` replace every arm's built-in Alice and Bob
+    liars; models generate as ``generation``'s keys say (``--generation``). Mistakes are
+    :class:`UserError`."""
     from debatekit.runs.names import OracleKind, OracleSpec, generation_of, model_spec
     from debatekit.runs.spec import positive
 
@@ -224,8 +254,9 @@ def judge_accuracy(
     model = model_spec(debaters)
     if debaters != "honest" and model is None:
         raise UserError(f"--debaters is honest (the built-in players) or llm:PROVIDER/MODEL, not {debaters!r}")
-    if model is not None and liar is not None:
-        raise UserError("--liar names a built-in liar; with llm debaters the liar is llm-liar:PROVIDER/MODEL")
+    for option, named in (("--liar", liar), ("--liar-bob", liar_bob)):
+        if model is not None and named is not None:
+            raise UserError(f"{option} names a built-in liar; with llm debaters the liar is llm-liar:PROVIDER/MODEL")
     spec = OracleSpec.parse(judge, "--judge")
     if spec.kind not in (OracleKind.BUILTIN, OracleKind.MODEL):
         raise UserError(f"--judge is builtin (the ground truth) or llm:PROVIDER/MODEL, not {judge!r}")
@@ -235,33 +266,52 @@ def judge_accuracy(
         raise UserError(
             f"--protocols: judge-accuracy plays {', '.join(LIARS)}, not {unknown[0] if unknown else '(none)'!r}"
         )
-    liars = _liars(chosen, liar)
+    liars = _liars(chosen, liar, liar_bob)
     chosen_generation = generation_of(generation)
     if cases is None:
         cases, where = cases_of(dataset)
     else:
         where = dataset or "given cases"
     arms = [_direct(cases, judge, spec.model if spec.kind is OracleKind.MODEL else None, chosen_generation)]
-    consultant = liars[CONSULTANT_FRAME] if model is None else {role: f"llm-liar:{model}" for role in PLAYING}
-    played = {"judge": judge, "trials": trials, "seed": seed, "generation": generation}
-    arms.append(_played(CONSULTANCY, CONSULTANT_FRAME, cases, debaters, consultant, bob=SPOT_CHECK, **played))
+    played = {"judge": judge, "seed": seed, "generation": generation}
+    consultant = liars[CONSULTANT_FRAME][Role.ALICE] if model is None else f"llm-liar:{model}"
+    arms.append(_consultancy(cases, debaters, consultant, -(-trials // 2), **played))
     for name in chosen:
         lying = liars[name] if model is None else {role: f"llm-liar:{model}" for role in PLAYING}
-        arms.append(_played(name, name, cases, debaters, lying, **played))
+        arms.append(_debated(name, cases, debaters, lying, trials, **played))
     return JudgeAccuracy(debaters, judge, where, trials, seed, tuple(arms), dict(generation))
 
 
-def _liars(chosen: Sequence[str], liar: str | None) -> dict[str, dict[Role, str]]:
-    """Each protocol's liars, Alice's replaced by ``liar`` (which every protocol played must have)."""
+def _liars(chosen: Sequence[str], liar: str | None, liar_bob: str | None) -> dict[str, dict[Role, str]]:
+    """Each protocol's liars, Alice's replaced by ``liar`` (which every protocol played, consultancy's
+    included, must have) and Bob's by ``liar_bob`` (which every protocol in ``chosen`` must have:
+    consultancy's Bob is the spot-check)."""
     from debatekit.protocols.registry import PROTOCOLS
 
-    if liar is None:
-        return LIARS
-    for name in {*chosen, CONSULTANT_FRAME}:
-        if liar not in PROTOCOLS[name].strategies[Role.ALICE] or liar == "honest":
-            known = ", ".join(s for s in PROTOCOLS[name].strategies[Role.ALICE] if s != "honest")
-            raise UserError(f"--liar: {name} has no Alice liar {liar!r} (its liars: {known})")
-    return {name: {**seats, Role.ALICE: liar} for name, seats in LIARS.items()}
+    liars = {name: dict(seats) for name, seats in LIARS.items()}
+    replaced = ((Role.ALICE, liar, "--liar", (CONSULTANT_FRAME, *chosen)), (Role.BOB, liar_bob, "--liar-bob", chosen))
+    for role, named, option, where in replaced:
+        if named is None:
+            continue
+        for name in dict.fromkeys(where):
+            if named not in PROTOCOLS[name].strategies[role] or named == "honest":
+                known = ", ".join(s for s in PROTOCOLS[name].strategies[role] if s != "honest")
+                raise UserError(f"{option}: {name} has no {role.value.title()} liar {named!r} (its liars: {known})")
+        for seats in liars.values():
+            seats[role] = named
+    return liars
+
+
+def negation(plan: Plan) -> Plan:
+    """``plan`` arguing the other answer: its steps and one more, the ``not`` of its answer, so T + 1
+    steps and the other truth (how consultancy's consultant argues no: yes on the negation)."""
+    from debatekit.problems.plan import Compute, Kind, Plan, ground_truth
+
+    last = plan.steps[-1]
+    steps = (*plan.steps, Compute(f"not-{last.id}", f"not: {last.claim}", (len(plan.steps) - 1,), Kind.NOT))
+    probability, lipschitz = ground_truth(steps, lambda why, step: ValueError(f"{plan.where}: {why}"))
+    return Plan(f"not-{plan.name}", f"not: {plan.title}", plan.where, plan.source, plan.note, not plan.truth, steps,
+                probability, lipschitz)  # fmt: skip
 
 
 def _direct(cases: Sequence[Case], judge: str, model: str | None, generation: Generation | None) -> Arm:
@@ -271,10 +321,10 @@ def _direct(cases: Sequence[Case], judge: str, model: str | None, generation: Ge
     else:
         answers = _asked(model, [case.top for case in cases], generation)
     scored = [(case, p) for case, p in zip(cases, answers, strict=True) if isinstance(p, float)]
-    items = tuple((case.name, case.truth, int((p > 0.5) == case.truth), 1) for case, p in scored)
+    items = tuple((case.name, case.truth, None, int((p > 0.5) == case.truth), 1) for case, p in scored)
     skipped = tuple((case.name, p) for case, p in zip(cases, answers, strict=True) if isinstance(p, str))
     seats = {"judge": {"alone": judge}}
-    return Arm(DIRECT, sum(c for _, _, c, _ in items), len(items), items, skipped, seats=seats)
+    return Arm(DIRECT, sum(c for *_, c, _ in items), len(items), items, skipped, seats=seats)
 
 
 def _asked(model: str, questions: Sequence[Question], generation: Generation | None) -> list[float | str]:
@@ -301,21 +351,53 @@ def _asked(model: str, questions: Sequence[Question], generation: Generation | N
     return asyncio.run(every())
 
 
+Debates = tuple[bool, str, str, int]
+"""One item's debates in an arm: whether Alice argues yes (else no: yes on the negation), Alice,
+Bob, and how many."""
+
+
+def _consultancy(cases: Sequence[Case], debaters: str, liar: str, half: int, **played: Any) -> Arm:
+    """Consultancy (module docstring): on every item ``half`` debates with the consultant honest on
+    the true side, then ``half`` with ``liar`` on the false side, each against the spot-check."""
+
+    def debates(case: Case) -> list[Debates]:
+        return [(case.truth, debaters, SPOT_CHECK, half), (not case.truth, liar, SPOT_CHECK, half)]
+
+    seats = {"true side": {"alice": debaters, "bob": SPOT_CHECK}, "false side": {"alice": liar, "bob": SPOT_CHECK}}
+    return _played(CONSULTANCY, CONSULTANT_FRAME, cases, debates, seats, (Role.ALICE,), **played)
+
+
+def _debated(
+    protocol: str, cases: Sequence[Case], debaters: str, liars: dict[Role, str], trials: int, **played: Any
+) -> Arm:
+    """``trials`` debates of ``protocol`` per item: Alice argues yes and Bob no, the true side's seat
+    ``debaters``, the false side's its liar."""
+
+    def debates(case: Case) -> list[Debates]:
+        alice = debaters if case.truth else liars[Role.ALICE]
+        return [(True, alice, liars[Role.BOB] if case.truth else debaters, trials)]
+
+    seats = {
+        "yes items": {"alice": debaters, "bob": liars[Role.BOB]},
+        "no items": {"alice": liars[Role.ALICE], "bob": debaters},
+    }
+    return _played(protocol, protocol, cases, debates, seats, PLAYING, **played)
+
+
 def _played(
     arm: str,
     protocol: str,
     cases: Sequence[Case],
-    debaters: str,
-    liars: dict[Role, str],
+    debates: Callable[[Case], list[Debates]],
+    seats: dict[str, dict[str, str]],
+    debating: tuple[Role, ...],
     *,
     judge: str,
-    trials: int,
     seed: int,
     generation: tuple[tuple[str, Any], ...],
-    bob: str | None = None,
 ) -> Arm:
-    """``trials`` debates of ``protocol`` per item it plays: Alice argues yes, Bob no (``bob``, where
-    given, plays Bob whatever the truth: consultancy's spot-check)."""
+    """Each item's ``debates`` in ``protocol``, on the item's plan where Alice argues yes and on its
+    :func:`negation` where she argues no; correct iff the verdict on what was played is its truth."""
     from debatekit.progress import progress
     from debatekit.protocols.registry import PROTOCOLS
     from debatekit.runs.prepare import play, prepare
@@ -328,21 +410,18 @@ def _played(
         if missing:
             skipped.append((case.name, f"{protocol} needs {', '.join(sorted(f.value for f in missing))}"))
             continue
-        alice = debaters if case.truth else liars[Role.ALICE]
-        second = bob or (liars[Role.BOB] if case.truth else debaters)
-        run = RunSpec(
-            protocol=protocol, problem=case.problem, truth=None if not isinstance(case.problem, str)
-            else Truth.yes if case.truth else Truth.no, alice=alice, bob=second, seed=seed, trials=trials,
-            verifier_oracle=judge, generation=generation,
-        )  # fmt: skip
-        with progress(trials, f"{arm}: {case.name}") as advance:
-            result = play(prepare(run), advance)
-        accepted = round(result.accept_rate * result.trials)
-        items.append((case.name, case.truth, accepted if case.truth else result.trials - accepted, result.trials))
-        undecided += result.undecided
-    seats = {
-        "yes items": {"alice": debaters, "bob": bob or liars[Role.BOB]},
-        "no items": {"alice": liars[Role.ALICE], "bob": bob or debaters},
-    }
-    correct, n = sum(c for _, _, c, _ in items), sum(n for _, _, _, n in items)
-    return Arm(arm, correct, n, tuple(items), tuple(skipped), undecided, seats)
+        for yes, alice, bob, trials in debates(case):
+            problem = case.problem if yes else negation(case.plan).instance()
+            truth = case.truth if yes else not case.truth
+            run = RunSpec(
+                protocol=protocol, problem=problem, truth=None if not isinstance(problem, str)
+                else Truth.yes if truth else Truth.no, alice=alice, bob=bob, seed=seed, trials=trials,
+                verifier_oracle=judge, generation=generation,
+            )  # fmt: skip
+            with progress(trials, f"{arm}: {case.name}" + ("" if yes else " (negated)")) as advance:
+                result = play(prepare(run), advance)
+            accepted = round(result.accept_rate * result.trials) if result.trials else 0
+            items.append((case.name, case.truth, yes, accepted if truth else result.trials - accepted, result.trials))
+            undecided += result.undecided
+    correct, n = sum(c for *_, c, _ in items), sum(n for *_, n in items)
+    return Arm(arm, correct, n, tuple(items), tuple(skipped), undecided, seats, debating)

@@ -6,15 +6,12 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from debatekit.analysis.calibration import Calibration
-from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Run
+from debatekit.experiments.report.rows import Accuracy, BitsPoint, Exact, Frontier, Run
 from debatekit.experiments.report.series import Rate, Rates, Row, exact_note
 from debatekit.protocols.stochastic.params import Constants, Proof
-
-if TYPE_CHECKING:
-    from debatekit.runs.experiment import JudgeAccuracy
 
 WIDTH_IN, DPI = 8.0, 100  # 800 px wide: the width a README shows, drawn at its own size
 TRUTH_COLOURS = {"yes": "tab:blue", "no": "tab:red"}
@@ -415,22 +412,24 @@ def draw_reliability(model: Calibration, chance: Calibration, label: str, path: 
     save(fig, path)
 
 
-def draw_accuracy(result: JudgeAccuracy, path: Path) -> None:
-    """``experiment judge-accuracy --plot``: the judge's accuracy per arm as bars with their Wilson
-    intervals, n under each arm's name."""
-    fig, axes = figure(1, 1, 4.5)
-    ax = axes[0][0]
-    arms = [arm for arm in result.arms if arm.n]
-    at = range(len(arms))
-    ax.bar(at, [arm.accuracy for arm in arms], color="tab:blue", zorder=3)
-    low = [arm.accuracy - arm.ci[0] for arm in arms]
-    high = [arm.ci[1] - arm.accuracy for arm in arms]
-    ax.errorbar(at, [arm.accuracy for arm in arms], yerr=[low, high], fmt="none", color="black", capsize=6, zorder=4)
-    ax.set_xticks(list(at), [f"{arm.name}\nn = {arm.n}" for arm in arms])
-    ax.axhline(0.5, **BOUND_STYLE, label="chance")
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("judge accuracy (95% Wilson interval)")
-    ax.set_title(f"judge {result.judge}, debaters {result.debaters} on {result.dataset}", fontsize=10)
-    ax.legend(loc="lower right")
+def draw_accuracy(series: list[Accuracy], path: Path) -> None:
+    """The judge's accuracy per arm as bars with their Wilson intervals, n under each arm's name, one
+    panel per experiment (``experiment judge-accuracy --plot``, and the report's ``accuracy.png``)."""
+    fig, axes = figure(len(series), 1, 4.5 * len(series))
+    for ax, experiment in zip(axes[:, 0], series, strict=True):
+        arms = [arm for arm in experiment.arms if arm.n and arm.accuracy is not None]
+        at = range(len(arms))
+        accuracy = [arm.accuracy for arm in arms]
+        ax.bar(at, accuracy, color="tab:blue", zorder=3)
+        low = [a - arm.ci[0] for a, arm in zip(accuracy, arms, strict=True)]
+        high = [arm.ci[1] - a for a, arm in zip(accuracy, arms, strict=True)]
+        ax.errorbar(at, accuracy, yerr=[low, high], fmt="none", color="black", capsize=6, zorder=4)
+        ax.set_xticks(list(at), [f"{arm.name}\nn = {arm.n}" for arm in arms])
+        ax.axhline(0.5, **BOUND_STYLE, label="chance")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("judge accuracy (95% Wilson interval)")
+        title = f"judge {experiment.judge}, debaters {experiment.debaters} on {experiment.dataset}"
+        ax.set_title(title + (f" ({experiment.source})" if experiment.source else ""), fontsize=10)
+        ax.legend(loc="lower right")
     fig.tight_layout()
     save(fig, path)

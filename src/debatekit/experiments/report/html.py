@@ -1,7 +1,7 @@
 """The report: each plot of :data:`PLOTS` (its ``series``, its ``draw`` and a one-line note, in the
 HTML instead of the plot, naming the runs that would produce it) drawn into a folder, and one
 self-contained ``report.html`` (Jinja2, ``experiments/templates``; each PNG embedded as a data URI
-and also written beside it) with a table of every run."""
+and also written beside it) with a table of every run and one of every judge-accuracy arm."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from debatekit.experiments.report.draw import (
     draw_accept,
+    draw_accuracy,
     draw_bits,
     draw_exact,
     draw_frontier,
@@ -28,6 +29,8 @@ from debatekit.experiments.report.series import (
     Rate,
     Row,
     accept_series,
+    accuracy_note,
+    accuracy_series,
     bits_series,
     datasets,
     exact_note,
@@ -99,6 +102,9 @@ PLOTS = (
     Plot("exact_vs_mc.png", "Exact against Monte Carlo values",
          "`solve` logs beside `run` logs of the same protocol, problem, size and truth", exact_series, draw_exact,
          lambda report: _beside_exact(report), exact_note),
+    Plot("accuracy.png", "Judge accuracy per arm: direct, consultancy and each protocol",
+         "`debatekit experiment judge-accuracy` logs", accuracy_series, draw_accuracy, lambda report: [],
+         accuracy_note),
 )  # fmt: skip
 
 

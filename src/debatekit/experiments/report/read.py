@@ -1,5 +1,6 @@
 """Reading a report's sources into its rows (:mod:`.rows`): a log folder, one run folder (``run``,
-``solve``, ``plan --frontier`` and ``demo`` logs) or a sweep folder (``results.parquet``, already flat)."""
+``solve``, ``plan --frontier``, ``demo`` and ``experiment judge-accuracy`` logs) or a sweep folder
+(``results.parquet``, already flat)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from debatekit.experiments.logs import RUN_FILE, SUMMARY_FILE
-from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, FrontierPoint, Report, Run
+from debatekit.experiments.report.rows import (
+    Accuracy,
+    AccuracyArm,
+    BitsPoint,
+    Exact,
+    Frontier,
+    FrontierPoint,
+    Report,
+    Run,
+)
 from debatekit.experiments.sweep import RESULTS_FILE, flat
 from debatekit.files import FileMistake, read_json, read_jsonl
 from debatekit.protocols.stochastic.params import Constants, Proof
@@ -45,7 +55,8 @@ def read_sweep(folder: Path) -> list[Run]:
 
 def read_run_folder(folder: Path) -> Report:
     """One logged run: ``run`` (a :class:`Run`), ``solve`` (an :class:`Exact`), ``plan --frontier``
-    (a :class:`Frontier`) or ``demo`` (its rows); an unfinished or unreadable one is noted as skipped."""
+    (a :class:`Frontier`), ``demo`` (its rows) or ``judge-accuracy`` (an :class:`Accuracy`); an
+    unfinished or unreadable one is noted as skipped."""
     report = Report(title=folder.name)
     try:
         head = read_json(folder / RUN_FILE)
@@ -66,6 +77,8 @@ def read_run_folder(folder: Path) -> Report:
             report.captions["frontier.png"] = "Planned, not played: certified by exact binomial tails (no seed)."
         elif command == "demo" and "rows" in summary:
             report.extend(from_demo(summary, folder.name))
+        elif command == "judge-accuracy" and "arms" in summary:
+            report.accuracies.append(accuracy_from(summary, folder.name))
         else:
             report.skipped.append(f"{folder.name} ({command}: nothing to draw)")
     except ReportError:
@@ -169,6 +182,20 @@ def frontier_from(data: dict[str, Any], source: str) -> Frontier:
         if name in data
     )
     return Frontier(source, float(data["K"]), int(data["T"]), points, constants)
+
+
+def accuracy_from(data: dict[str, Any], source: str) -> Accuracy:
+    """An :class:`Accuracy` from what ``experiment judge-accuracy --json`` prints."""
+    arms = tuple(map(_arm, data["arms"]))
+    return Accuracy(source, str(data["judge"]), str(data["debaters"]), str(data["dataset"]), int(data["trials"]),
+                    _int(data.get("seed")), arms)  # fmt: skip
+
+
+def _arm(arm: dict[str, Any]) -> AccuracyArm:
+    sides = {str(seat): {side: int(count) for side, count in told.items()} for seat, told in arm["sides"].items()}
+    accuracy = None if arm["accuracy"] is None else float(arm["accuracy"])
+    ci = (float(arm["ci"][0]), float(arm["ci"][1]))
+    return AccuracyArm(str(arm["name"]), accuracy, ci, int(arm["n"]), int(arm["correct"]), int(arm["undecided"]), sides)
 
 
 def from_demo(data: dict[str, Any], source: str = "demo") -> Report:

@@ -1,7 +1,8 @@
 """A report's rows: every source (a log folder, a run folder, a sweep folder, a demo's results) read
 into the same kinds: :class:`Run` (a ``run`` log, a sweep cell, a demo row), :class:`Exact` (a
-``solve`` log, the demo's exact rows), :class:`Frontier` (a ``plan --frontier`` log) and
-:class:`BitsPoint` (the most bits read at one size), gathered in a :class:`Report`."""
+``solve`` log, the demo's exact rows), :class:`Frontier` (a ``plan --frontier`` log),
+:class:`BitsPoint` (the most bits read at one size) and :class:`Accuracy` (an ``experiment
+judge-accuracy`` log), gathered in a :class:`Report`."""
 
 from __future__ import annotations
 
@@ -118,6 +119,34 @@ class BitsPoint:
     bound: int
 
 
+@dataclass(frozen=True)
+class AccuracyArm:
+    """One arm of a judge-accuracy experiment as its ``--json`` states it: correct of n decided, the
+    accuracy (None when n is 0) with its Wilson 95% interval, the debates left undecided, and per
+    debating seat the decided debates it argued the true and the false side."""
+
+    name: str
+    accuracy: float | None
+    ci: tuple[float, float]
+    n: int
+    correct: int
+    undecided: int
+    sides: dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """``experiment judge-accuracy``: the judge's accuracy per arm, and what fixed it."""
+
+    source: str
+    judge: str
+    debaters: str
+    dataset: str
+    trials: int
+    seed: int | None
+    arms: tuple[AccuracyArm, ...]
+
+
 @dataclass
 class Report:
     """Everything a report draws; ``bits`` adds points to those the runs give (the demo's scaling runs)."""
@@ -127,6 +156,7 @@ class Report:
     exact: list[Exact] = field(default_factory=list)
     frontiers: list[Frontier] = field(default_factory=list)
     bits: list[BitsPoint] = field(default_factory=list)
+    accuracies: list[Accuracy] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Run folders that could not be read (unfinished, unreadable or of another command)."""
     captions: dict[str, str] = field(default_factory=dict)
@@ -137,9 +167,10 @@ class Report:
         self.exact += other.exact
         self.frontiers += other.frontiers
         self.bits += other.bits
+        self.accuracies += other.accuracies
         self.skipped += other.skipped
         self.captions |= other.captions
 
     @property
     def empty(self) -> bool:
-        return not (self.runs or self.exact or self.frontiers or self.bits)
+        return not (self.runs or self.exact or self.frontiers or self.bits or self.accuracies)

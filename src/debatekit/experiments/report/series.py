@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from debatekit.analysis.stats import wilson
-from debatekit.experiments.report.rows import BitsPoint, Exact, Frontier, Report, Run, adversary
+from debatekit.experiments.report.rows import Accuracy, BitsPoint, Exact, Frontier, Report, Run, adversary
 
 
 @dataclass(frozen=True)
@@ -468,3 +468,20 @@ def exact_note(series: list[tuple[Exact, Row]]) -> str:
     return (f"Every one of the {len(series)} exact values is 1, as the guarantee (1) says: these protocols are "
             "deterministic with perfect completeness and soundness, so no adversary ever wins and there is no gap "
             "between exact and Monte Carlo to show; each interval says how many debates back the same.")  # fmt: skip
+
+
+def accuracy_series(report: Report) -> list[Accuracy]:
+    """The judge-accuracy experiments with an arm that decided a debate (or judged an item), as read."""
+    return [experiment for experiment in report.accuracies if any(arm.n for arm in experiment.arms)]
+
+
+def accuracy_note(series: list[Accuracy]) -> str:
+    """The accuracy plot's caption: the seeds and trials behind its bars."""
+    if not series:
+        return ""
+    seeds = sorted({e.seed for e in series if e.seed is not None})
+    trials = sorted({e.trials for e in series})
+    return (f"{len(series)} experiment{'' if len(series) == 1 else 's'}; seed{'' if len(seeds) == 1 else 's'} "
+            f"{', '.join(map(str, seeds)) or 'not recorded'}; {', '.join(map(str, trials))} debates per item and "
+            "protocol, consultancy half of them (rounded up) on each side; n decided debates (direct: items "
+            "judged) under each arm.")  # fmt: skip
