@@ -250,19 +250,22 @@ def dataset_table(result: DatasetResult) -> Table:
     stopped = f"INTERRUPTED after {done} of {result.asked} items: " if done < result.asked else ""
     out = Table(title=f"{stopped}{run.protocol} on the dataset {run.problem}: alice {run.alice} vs bob {run.bob}, "
                       f"{run.trials} debates an item")  # fmt: skip
-    for name, justify in (("item", "left"), ("truth", "left"), ("accept rate", "right"), ("theorem", "right"),
-                          ("within it", "left"), ("verifier queries (max)", "right")):  # fmt: skip
+    paid = any(item.result is not None and item.result.payoffs is not None for item in result.items)
+    columns = [("item", "left"), ("truth", "left"), ("accept rate", "right"), ("theorem", "right")]
+    columns += [("A's payoff / bound", "right")] if paid else []
+    for name, justify in (*columns, ("holds", "left"), ("verifier queries (max)", "right")):
         out.add_column(name, justify=justify)  # type: ignore[arg-type]
     for item in result.items:
         truth = "yes" if item.truth else "no"
         if item.result is None:
-            out.add_row(item.id, truth, "skipped", "", item.skipped, "")
+            out.add_row(item.id, truth, "skipped", "", *([""] if paid else []), item.skipped, "")
             continue
         r, g = item.result, item.result.guarantee
         lo, hi = r.accept_ci
         promise = f">= {g.completeness:g}" if item.truth else f"<= {g.soundness:g}"
+        payoff = [] if not paid else [_payoff(r)]
         within = {None: "no promise", True: "yes", False: "NO"}[item.promised]
-        out.add_row(item.id, truth, f"{r.accept_rate:.3f} [{lo:.3f}, {hi:.3f}]", promise, within,
+        out.add_row(item.id, truth, f"{r.accept_rate:.3f} [{lo:.3f}, {hi:.3f}]", promise, *payoff, within,
                     str(r.verifier_queries_max))  # fmt: skip
     lines = []
     for name, rate in result.pooled().items():
@@ -272,9 +275,21 @@ def dataset_table(result: DatasetResult) -> Table:
             lo, hi = wilson(rate.k, rate.n)
             lines.append(f"{said}: {rate.rate:.3f} [{lo:.3f}, {hi:.3f}] ({rate.k} of {rate.n} debates)")
     judged = [item.promised for item in result.played if item.promised is not None]
-    lines.append(f"items within the theorem's promise: {sum(judged)} of {len(judged)} it makes one for")
+    lines.append(f"items whose promise holds: {sum(judged)} of the {len(judged)} the theorem makes one for")
     out.caption = "pooled over the items played: " + "; ".join(lines)
     return out
+
+
+def _payoff(result: RunResult) -> str:
+    """A's mean payoff and the bound the theorem puts on it (none where it promises none)."""
+    from debatekit.protocols.payoffs import BoundKind
+
+    payoffs = result.payoffs
+    if payoffs is None:
+        return ""
+    bound = payoffs.conclusions.bound
+    said = f"{'>=' if bound.kind is BoundKind.COMPLETENESS else '<='} {bound.value:.3g}"
+    return f"{payoffs.mean:.3g} / {said if payoffs.conclusions.promised and bound.covers_bob else 'none'}"
 
 
 def _assigned(assignments: list[str] | None) -> list[tuple[str, str]]:

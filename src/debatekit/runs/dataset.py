@@ -48,17 +48,23 @@ class Played:
 
     @property
     def promised(self) -> bool | None:
-        """Whether its accept rate's interval reaches the theorem's promise on its side (module
-        docstring); None where the theorem promises nothing (a dishonest honest side, a vacuous bound)."""
+        """Whether what the theorem promises holds (module docstring): the accept rate's interval
+        reaches the promise on its side, and, in a game with payoffs, A's mean payoff's interval its
+        bound (:meth:`~debatekit.protocols.payoffs.Payoffs.holds`); None where it promises neither
+        (a dishonest honest side, a vacuous bound)."""
         result = self.result
         if result is None:
             return None
         g, (low, high) = result.guarantee, result.accept_ci
         honest = result.alice if self.truth else result.bob
         bound = g.completeness if self.truth else g.soundness
-        if honest != "honest" or bound is None or (self.truth and bound <= 0) or (not self.truth and bound >= 1):
-            return None
-        return high >= bound if self.truth else low <= bound
+        checks = []
+        if honest == "honest" and bound is not None and (bound > 0 if self.truth else bound < 1):
+            checks.append(high >= bound if self.truth else low <= bound)
+        payoff = None if result.payoffs is None else result.payoffs.holds()
+        if payoff is not None:
+            checks.append(payoff)
+        return all(checks) if checks else None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "truth": "yes" if self.truth else "no", "problem": self.run.problem,
