@@ -248,3 +248,20 @@ def test_the_report_of_a_dataset_run_has_a_row_an_item(
     assert sorted((r["problem"], r["truth"]) for r in rows) == [
         (f"{dataset}#both", "no"), (f"{dataset}#minutes", "yes"), (f"{dataset}#prime", "yes")
     ]  # fmt: skip
+
+
+def test_prover_estimator_over_a_dataset_checks_each_items_payoff_bound(
+    capsys: pytest.CaptureFixture[str], dataset: Path
+) -> None:
+    code, out, err = cli(capsys, "run", "prover-estimator", "--problem", dataset, "--trials", 6, "--alice",
+                         "bad-proof", "--no-log", "--json")  # fmt: skip
+    assert code == 0, err
+    items = [item for item in json.loads(out)["items"] if "skipped" not in item]
+    assert len(items) == 4  # a claim tree each, the noisy row's too (Definition 5.1 needs no certain judge)
+    for item in items:  # Thm 6.1: a dishonest A earns at most the bound, where it is below the honest floor
+        assert item["payoff_bound_kind"] == "soundness"
+        if item["payoff_bound_promised"]:
+            assert item["promised"] is True and item["payoff_ci"][0] <= item["payoff_bound"]
+        else:  # a one-step plan: the bound is vacuous, and the item says it promises nothing
+            assert item["promised"] is None and "vacuous" in item["payoff_bound_note"]
+    assert sum(item["payoff_bound_promised"] for item in items) >= 2
