@@ -7,7 +7,6 @@ went through (SmolLM2 on caffeine, ``--truth no --alice lie-output``: accept 1.0
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -20,36 +19,18 @@ pytest.importorskip("tenacity")
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.engine.record import read_records
 from debatekit.ledger import Ledger, Role
-from debatekit.llm.backend import Completion, Request
 from debatekit.llm.model import Limits, Model
 from debatekit.llm.players.base import LLM, strategy
 from debatekit.llm.players.cross_exam import Bob
 from debatekit.machine.transcript import StepKind
-from debatekit.oracle import Asker, Question
+from debatekit.oracle import Asker
 from debatekit.players.base import Seat, Strategy
 from debatekit.players.cross_exam import _consistent_lie, lie_output
 from debatekit.problems import PROBLEMS
 from debatekit.protocols.registry import PROTOCOLS
+from llm_helpers import Fake, truth_of
 
 CROSS_EXAM = PROTOCOLS["cross-exam"]
-
-
-class Fake:
-    """A backend whose P[yes] for a prompt is ``p_of(text)`` for the question ``text`` of
-    ``texts`` that it asks, counting its calls."""
-
-    endpoint = "fake://judge"
-
-    def __init__(self, p_of: Callable[[str], float], texts: Iterable[str]):
-        self.p_of, self.texts, self.calls = p_of, tuple(texts), 0
-
-    async def complete(self, request: Request) -> Completion:
-        self.calls += 1
-        prompt = request.messages[-1][1]
-        (text,) = [text for text in self.texts if f"Question: {text}\n" in prompt]
-        p = self.p_of(text)
-        top = (("Yes", math.log(p)), ("No", math.log(1 - p)))
-        return Completion("Yes" if p >= 0.5 else "No", 10, 1, "length", (top,))
 
 
 def llm_bob(p_of: Callable[[str], float], texts: Iterable[str]) -> tuple[Strategy, Fake]:
@@ -65,19 +46,6 @@ def caffeine_no():
 def seat(instance, role: Role) -> Seat:
     rng = np.random.default_rng(0)
     return Seat(instance, role, rng, Asker(instance.oracle, role, Ledger(), rng))
-
-
-def truth_of(instance) -> dict[str, float]:
-    """The judge's P[yes] on each judged question of the machine, whatever bits it is built from."""
-    machine = instance.machine
-    found: dict[str, float] = {}
-    for t in range(machine.length):
-        if machine.kind(t) is StepKind.ORACLE:
-            for bits in np.ndindex(*(2,) * len(machine.relevant(t))):
-                question = machine.rule(t, tuple(bits))
-                assert isinstance(question, Question)
-                found[question.text] = instance.oracle.probability(question)
-    return found
 
 
 def judged_steps(instance, message: np.ndarray) -> list[tuple[int, str, int]]:

@@ -7,7 +7,6 @@ soundness bound against the theorem's Bob, the completeness floor for the honest
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,53 +20,22 @@ from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.cli.main import main
 from debatekit.engine.record import read_records, replay
 from debatekit.ledger import Role
-from debatekit.llm.backend import Completion, Request
 from debatekit.llm.model import Limits, Model
 from debatekit.llm.players.base import LLM
 from debatekit.machine.transcript import StepKind
-from debatekit.oracle import Question
 from debatekit.players.base import Side, Strategy
 from debatekit.problems import PROBLEMS, Instance
 from debatekit.protocols.registry import PROTOCOLS
 from debatekit.runs.names import model_player
+from llm_helpers import Fake, truth_of
 
 RECURSIVE = ("naive-recursive", "prover-estimator")
 THEOREMS_BOB = {"naive-recursive": "omniscient"}
 """The Bob each protocol's soundness promise covers, where it is not ``honest``."""
 
 
-class Fake:
-    """A backend answering each question with P[yes] ``p_of(text)``, counting its calls."""
-
-    endpoint = "fake://judge"
-
-    def __init__(self, p_of: Callable[[str], float], texts: dict[str, float]):
-        self.p_of, self.texts, self.calls = p_of, texts, 0
-
-    async def complete(self, request: Request) -> Completion:
-        self.calls += 1
-        prompt = request.messages[-1][1]
-        (text,) = [text for text in self.texts if f"Question: {text}\n" in prompt]
-        p = min(max(self.p_of(text), 1e-12), 1 - 1e-12)
-        top = (("Yes", math.log(p)), ("No", math.log(1 - p)))
-        return Completion("Yes" if p >= 0.5 else "No", 10, 1, "length", (top,))
-
-
 def caffeine(truth: bool) -> Instance:
     return make_instance(PROBLEMS["caffeine"], PROBLEMS["caffeine"].default_size, truth, 0)
-
-
-def truth_of(instance: Instance) -> dict[str, float]:
-    """The judge's P[yes] on each judged question of the machine, whatever bits it is built from."""
-    machine = instance.machine
-    found: dict[str, float] = {}
-    for t in range(machine.length):
-        if machine.kind(t) is StepKind.ORACLE:
-            for bits in np.ndindex(*(2,) * len(machine.relevant(t))):
-                question = machine.rule(t, tuple(bits))
-                assert isinstance(question, Question)
-                found[question.text] = instance.oracle.probability(question)
-    return found
 
 
 def llm_of(instance: Instance, p_of: Callable[[str], float] | None = None) -> LLM:
