@@ -79,7 +79,7 @@ def test_the_default_dataset_is_every_built_in_plans_question_with_its_ground_tr
     ("name", "content", "why"),
     [
         ("d.csv", "question,truth\nIs it?,maybe\n", "d.csv:2: row 1: truth is yes or no"),
-        ("d.csv", "question,truth\nIs it?,yes\n,no\n", "d.csv:3: row 2: a row needs a question"),
+        ("d.csv", "question,truth\nIs it?,yes\n,no\n", "d.csv:3: row 2: a question is needed"),
         ("d.csv", "question,truth,p_yes\nIs it?,yes,1\n", "row 1: give the ground truth as truth"),
         ("d.csv", "question\nIs it?\n", "row 1: give the ground truth as truth"),
         ("d.csv", "question,p_yes\nIs it?,1.5\n", "row 1: p_yes is a probability in [0, 1]"),

@@ -219,13 +219,20 @@ def _csv_rows(file: Traversable) -> Iterable[tuple[int, dict[str, Any]]]:
         raise DatasetError(f"{file}:{reader.line_num}: not CSV: {err}") from None
 
 
-def _item(raw: dict[str, Any], n: int, where: str) -> Item:
-    unknown = sorted(set(raw) - COLUMNS)
+def _question(raw: dict[str, Any], known: frozenset[str], where: str, what: str) -> str:
+    """A row's or a step's question, once its keys are known ones (``what`` names them: a
+    misspelt one is refused, never dropped)."""
+    unknown = sorted(set(raw) - known)
     if unknown:
-        raise DatasetError(f"{where}: unknown column {unknown[0]!r}; the columns are {', '.join(sorted(COLUMNS))}")
+        raise DatasetError(f"{where}: unknown {what} {unknown[0]!r}; the {what}s are {', '.join(sorted(known))}")
     question = _text(raw.get("question"), "question", where)
     if not question:
-        raise DatasetError(f"{where}: a row needs a question")
+        raise DatasetError(f"{where}: a question is needed")
+    return question
+
+
+def _item(raw: dict[str, Any], n: int, where: str) -> Item:
+    question = _question(raw, COLUMNS, where, "column")
     if "context" in raw and "passage" in raw:
         raise DatasetError(f"{where}: give the passage as passage or context, one of them")
     passage = _text(raw.get("passage", raw.get("context")), "passage", where)
@@ -267,12 +274,7 @@ def _steps(value: Any, combine: Any, context: tuple[str, ...], question: str, wh
         at = f"{where}: step {k}"
         if not isinstance(raw, dict):
             raise DatasetError(f"{at}: a sub-claim is an object with a question and its truth")
-        unknown = sorted(set(raw) - STEP_KEYS)
-        if unknown:
-            raise DatasetError(f"{at}: unknown key {unknown[0]!r}; a step's keys are {', '.join(sorted(STEP_KEYS))}")
-        text = _text(raw.get("question"), "question", at)
-        if not text:
-            raise DatasetError(f"{at}: a sub-claim needs a question")
+        text = _question(raw, STEP_KEYS, at, "key")
         ident = _ident(raw.get("id", f"step {k}"), at)
         if any(s.claim == text or s.id == ident for s in steps):
             raise DatasetError(f"{at}: its question or id repeats an earlier step's")
