@@ -25,6 +25,7 @@ from debatekit.analysis.montecarlo import make_instance
 from debatekit.cli.main import main
 from debatekit.ledger import Role
 from debatekit.problems import PROBLEMS
+from debatekit.problems.dataset import SHIPPED, load
 from debatekit.protocols.registry import PROTOCOLS, protocols_of
 
 HERE = Path(__file__).resolve().parent
@@ -218,9 +219,10 @@ def test_problems_lists_one_line_each(capsys: pytest.CaptureFixture[str]) -> Non
     code, out, err = cli(capsys, "problems")
     assert code == 0, err
     lines = out.splitlines()
-    assert len(lines) == len(PROBLEMS)
+    assert len(lines) == len(PROBLEMS) + len(SHIPPED)
     names = [line.split()[0] for line in lines]
-    assert names == list(PROBLEMS)
+    assert names == [*PROBLEMS, *SHIPPED]  # the problems, then the shipped datasets
+    assert all("a dataset of" in line for line in lines[len(PROBLEMS) :])
     assert {"parity", "majority", "palindrome", "sat-witness"} <= set(names)
 
 
@@ -231,6 +233,9 @@ def test_problems_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(listed) == set(PROBLEMS)
     for name, p in listed.items():
         assert tuple(p["protocols"]) == protocols_of(PROBLEMS[name])
+    datasets = {d["name"]: (d["items"], d["decomposed"]) for d in one_json(out)["datasets"]}
+    read = {name: load(file) for name, file in SHIPPED.items()}
+    assert datasets == {name: (len(items), sum(bool(i.steps) for i in items)) for name, items in read.items()}
 
 
 @pytest.mark.parametrize("protocol", list(PROTOCOLS))

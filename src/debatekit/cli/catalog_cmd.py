@@ -18,15 +18,18 @@ def problems(
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
 ) -> None:
-    """List the built-in problems: name, description, protocols."""
+    """List the built-in problems: name, description, protocols; then the shipped datasets, each
+    played item by item (--problem NAME)."""
     from debatekit.cli.common import emit_json
     from debatekit.params import declared
     from debatekit.problems import PROBLEMS
+    from debatekit.problems.dataset import SHIPPED, named
     from debatekit.protocols.registry import protocols_of
 
     if params:
         list_params(json_out)
         return
+    datasets = {name: named(name) for name in SHIPPED}
     if json_out:
         emit_json(
             {
@@ -39,13 +42,21 @@ def problems(
                         "params": [_param_json(q) for q in declared(p.params)],
                     }
                     for p in PROBLEMS.values()
-                ]
+                ],
+                "datasets": [
+                    {"name": name, "items": len(items), "decomposed": sum(bool(i.steps) for i in items)}
+                    for name, items in datasets.items()
+                ],
             }
         )
         return
     width = max(map(len, PROBLEMS))
     for p in PROBLEMS.values():
         print(f"{p.name:<{width}}  {p.description} [{', '.join(protocols_of(p))}]")
+    for name, items in datasets.items():
+        decomposed = sum(bool(i.steps) for i in items)
+        print(f"{name:<{width}}  a dataset of {len(items)} claims ({decomposed} decomposed into steps), played item "
+              f"by item; one item: {name}#ID (docs/datasets.md)")  # fmt: skip
 
 
 def players(
