@@ -267,3 +267,23 @@ def test_a_signal_stops_a_ray_sweep_and_its_cluster(tmp_path, signum, code):
         assert [entry for entry in temp.iterdir() if entry != ray_files] == []
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_signal_stops_a_run_over_a_dataset_and_keeps_the_items_finished(tmp_path):
+    """A run over a dataset stopped in its first item: 130, and the summary (printed and in the
+    run folder) says interrupted, with that item's debates finished and none of the others."""
+    logs = tmp_path / "logs"
+    process = start("run", "cross-exam", "--problem", "compound", "--trials", "100000000", "--log-dir", str(logs),
+                    "--json")  # fmt: skip
+    until(lambda: logs.exists() and any(logs.iterdir()), "the run's folder")
+    time.sleep(3)
+    code, out, err = stopped(process, signal.SIGINT)
+    assert code == 130, err
+    printed = json.loads(out)
+    (folder,) = logs.iterdir()
+    written = json.loads((folder / "summary.json").read_text())
+    assert written.pop("elapsed_s") > 0 and written == printed
+    assert printed["interrupted"] is True
+    (first,) = printed["items"]
+    assert 0 < first["trials"] < first["trials_asked"] == 100000000
+    assert "Traceback" not in err

@@ -246,7 +246,7 @@ def dataset_table(result: DatasetResult) -> Table:
     from debatekit.analysis.stats import wilson
 
     run = result.run
-    done = len(result.items)
+    done = sum(item.result is None or item.result.trials_asked is None for item in result.items)
     stopped = f"INTERRUPTED after {done} of {result.asked} items: " if done < result.asked else ""
     out = Table(title=f"{stopped}{run.protocol} on the dataset {run.problem}: alice {run.alice} vs bob {run.bob}, "
                       f"{run.trials} debates an item")  # fmt: skip

@@ -171,21 +171,27 @@ def item_runs(run: RunSpec) -> list[tuple[str, bool, RunSpec | str]]:
 def played(run: RunSpec, progress: Callable[[int], None] | None = None) -> DatasetResult:
     """Every item of ``run``'s dataset played (module docstring), each prepared and played as ``run`` plays
     one problem; a mistake in any is a :class:`UserError` before any debate. A signal stops the run
-    with :class:`~debatekit.engine.interrupts.Interrupted` carrying the items finished, in order."""
+    with :class:`~debatekit.engine.interrupts.Interrupted` carrying the items finished, in order, and
+    the debates the item it stopped had finished (its result's ``trials_asked`` set)."""
     from debatekit.engine.interrupts import Interrupted
     from debatekit.runs.prepare import play, prepare
 
     runs = item_runs(run)
-    ready = {ident: prepare(item) for ident, _, item in runs if isinstance(item, RunSpec)}
     items: list[Played] = []
+    playing = None
     try:
+        ready = {ident: prepare(item) for ident, _, item in runs if isinstance(item, RunSpec)}
         for ident, truth, item in runs:
             if isinstance(item, str):
                 items.append(Played(ident, truth, dataclasses.replace(run, problem=f"{run.problem}#{ident}"), None,
                                     item))  # fmt: skip
             else:
-                items.append(Played(ident, truth, ready[ident].run, play(ready[ident], progress)))
+                playing = (ident, truth, ready[ident].run)
+                items.append(Played(*playing, play(ready[ident], progress)))
+                playing = None
     except Interrupted as stop:
+        if playing is not None and stop.result is not None:  # the item stopped: its debates finished
+            items.append(Played(*playing, stop.result))
         stop.result = DatasetResult(run, tuple(items), len(runs))
         raise
     return DatasetResult(run, tuple(items), len(runs))
