@@ -45,7 +45,6 @@ from typing import Any
 
 from debatekit.files import FileMistake, read_toml
 from debatekit.mistakes import UserError
-from debatekit.problems.dataset import is_dataset
 from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.spec import RunSpec, Truth
 
@@ -239,6 +238,8 @@ def _models(cell: RunSpec) -> bool:
 
 
 def _cells(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[RunSpec]:
+    from debatekit.problems.dataset import is_dataset
+
     names = sorted(params)
     assignments = [tuple(zip(names, values, strict=True)) for values in itertools.product(*(params[n] for n in names))]
     checked: dict[tuple, tuple[int, tuple[bool, ...]]] = {}  # checked once: the default size, the truths
