@@ -243,6 +243,12 @@ def test_liars_for_both_seats(monkeypatch: pytest.MonkeyPatch) -> None:
     seated = {(run.protocol, run.alice, run.bob) for run in played}
     assert seated == {("cross-exam", "honest", "point-random"), ("cross-exam", "lie-step", "point-random"),
                       ("cross-exam", "honest", "accept"), ("cross-exam", "lie-step", "honest")}  # fmt: skip
+    # each item's debates (and its negation's) from a seed of their own: the interval counts them independent
+    by_arm: dict[tuple, set[int]] = {}
+    for run in played:
+        by_arm.setdefault((run.protocol, run.bob), set()).add(run.seed)
+    assert all(len(seeds) == len([r for r in played if (r.protocol, r.bob) == key]) for key, seeds in by_arm.items())
+    assert len(by_arm[("cross-exam", "accept")] | by_arm[("cross-exam", "honest")]) > 1
 
 
 def test_the_api_is_what_json_prints(capsys: pytest.CaptureFixture[str]) -> None:

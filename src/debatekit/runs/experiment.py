@@ -38,7 +38,11 @@ Arms:
 * each protocol: the debaters in both seats, sides as above; correct iff the verdict equals the truth.
 
 Accuracy is correct / n with a Wilson interval (:func:`debatekit.analysis.stats.wilson`); a debate
-left undecided (a model that could not be consulted) is counted apart, in no rate.
+left undecided (a model that could not be consulted) is counted apart, in no rate. The interval
+counts debates as independent, so each item's debates are played from a seed of their own,
+:func:`~debatekit.engine.seeds.item_seed` of the run's seed and the item's name (its negation's:
+the name and ``/negated``), as a run over a dataset plays its items: with one seed for every item,
+debate i's draws (the judge's sampled answers among them) would be the same on every item.
 """
 
 from __future__ import annotations
@@ -398,6 +402,7 @@ def _played(
 ) -> Arm:
     """Each item's ``debates`` in ``protocol``, on the item's plan where Alice argues yes and on its
     :func:`negation` where she argues no; correct iff the verdict on what was played is its truth."""
+    from debatekit.engine.seeds import item_seed
     from debatekit.progress import progress
     from debatekit.protocols.registry import PROTOCOLS
     from debatekit.runs.prepare import play, prepare
@@ -413,9 +418,10 @@ def _played(
         for yes, alice, bob, trials in debates(case):
             problem = case.problem if yes else negation(case.plan).instance()
             truth = case.truth if yes else not case.truth
+            own = item_seed(seed, case.name if yes else f"{case.name}/negated")
             run = RunSpec(
                 protocol=protocol, problem=problem, truth=None if not isinstance(problem, str)
-                else Truth.yes if truth else Truth.no, alice=alice, bob=bob, seed=seed, trials=trials,
+                else Truth.yes if truth else Truth.no, alice=alice, bob=bob, seed=own, trials=trials,
                 verifier_oracle=judge, generation=generation,
             )  # fmt: skip
             with progress(trials, f"{arm}: {case.name}" + ("" if yes else " (negated)")) as advance:
