@@ -7,11 +7,13 @@ distinct judges); ``--judges`` simulated judges, each an asyncio task with its o
 their page, post its render beacon, read for ``--think`` seconds on average (0: none, the server's
 capacity), answer the question shown and load the next. Prints judgements per second, the p50 and p99
 latency of the next question (the page's GET), of an answer (POST to acknowledgement) and of a whole
-step (page, then answer, less the reading), side by side with the raw write rate of the same database
-(one-row transactions, each committed alone, as durable as an answer), and checks that none was lost:
-the answers in the database are exactly the ones acknowledged, none twice and no task over its R (exit
-1 otherwise). ``--db postgresql://...`` runs the store on an empty PostgreSQL database instead of a
-fresh SQLite file.
+step (page, then answer, less the reading), and the server's CPU time per judgement, side by side with
+the raw write rate of the same database (one-row transactions, each committed alone, as durable as an
+answer), and checks that none was lost: the answers in the database are exactly the ones acknowledged,
+none twice and no task over its R (exit 1 otherwise). ``--db postgresql://...`` runs the store on an
+empty PostgreSQL database instead of a fresh SQLite file. ``--profile FILE`` runs the server under
+cProfile, every thread of it, and writes the merged statistics to FILE (``python -m pstats FILE``);
+profiling slows the server, so its latencies are not the ones to report.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import asyncio
 import random
 import re
+import resource
 import socket
 import ssl
 import subprocess
@@ -133,6 +136,34 @@ async def load(
     return log, time.monotonic() - started
 
 
+PROFILED = """
+import cProfile, sys, threading, time
+profiles = [cProfile.Profile(time.thread_time)]
+
+def each_thread(*_):
+    sys.setprofile(None)
+    profiles.append(cProfile.Profile(time.thread_time))
+    profiles[-1].enable()
+
+def dump():
+    import pstats
+    for profile in profiles:
+        profile.create_stats()
+    stats = pstats.Stats(profiles[0])
+    for profile in profiles[1:]:
+        stats.add(profile)
+    stats.dump_stats({out!r})
+
+threading.setprofile(each_thread)
+profiles[0].enable()
+from debatekit.cli.main import main
+main()
+dump()
+"""
+"""The server's command under ``--profile``: a profiler per thread (the event loop's and the request threads'),
+timed by the thread's own CPU time (waits for locks and the GIL left out), merged when it stops."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judges", type=int, default=200, help="concurrent simulated judges (default 200)")
@@ -146,6 +177,7 @@ def main() -> None:
         help="mean seconds a judge reads a question before answering, uniform on [0, 2x] (default 0: no pause)",
     )
     parser.add_argument("--db", help="an empty PostgreSQL database's postgresql:// URL (default: a fresh SQLite file)")
+    parser.add_argument("--profile", metavar="FILE", help="profile the server (cProfile, all threads) into FILE")
     args = parser.parse_args()
     if args.db is not None and not is_url(args.db):
         parser.error(f"--db {args.db}: give a postgresql:// URL (without it, a fresh SQLite file is used)")
@@ -157,7 +189,10 @@ def main() -> None:
             parser.error(f"--db {args.db}: the database holds judges or tasks already; give an empty one")
         tokens = [store.invite(f"judge {i}")[1] for i in range(args.judges)]
         port = free_port()
-        command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()"]
+        code = "from debatekit.cli.main import entry; entry()"
+        if args.profile:
+            code = PROFILED.format(out=str(Path(args.profile).resolve()))
+        command = [sys.executable, "-c", code]
         server = subprocess.Popen([*command, "judge", "serve", "--db", str(db), "--port", str(port)])
         try:
             url = f"http://127.0.0.1:{port}"
@@ -175,6 +210,7 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait(10)
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the server is the only child
         export = store.export()
         stored = sorted((j["task"], j["judge"]) for j in export["judgements"])
         judge_ids = {token: store.judge(token).id for token in tokens}
@@ -189,6 +225,8 @@ def main() -> None:
     )
     print(f"judgements acknowledged: {n / elapsed:.0f} per second ({n}); refused: {len(log['refused'])}")
     print(f"raw write rate, one-row transactions: {raw:.0f} per second")
+    cpu = used.ru_utime + used.ru_stime
+    print(f"server CPU: {cpu:.1f} s, {1000 * cpu / max(n, 1):.1f} ms per judgement (page, render beacon, answer)")
     for name, key in (("next question (GET page)", "page"), ("answer (POST to 303)", "answer"), ("judge step", "step")):
         p50, p99 = (percentile(log[key], q) * 1000 for q in (0.5, 0.99))
         print(f"{name + ':':27} p50 {p50:5.0f} ms, p99 {p99:5.0f} ms")

@@ -151,14 +151,15 @@ class Committer:
         threading.Thread(target=self._serve, name=f"judge store writer {key[1]}", daemon=True).start()
 
     @classmethod
-    def run(cls, location: str, connect: Callable[[], Any], work: Callable[[Any], Any]) -> Any:
-        """``work(db)`` in a write transaction on the database at ``location``, once committed."""
+    def start(cls, location: str, connect: Callable[[], Any], work: Callable[[Any], Any]) -> Future[Any]:
+        """``work(db)`` queued for a write transaction on the database at ``location``: its result, once
+        committed, in the future returned (an event loop awaits it without a thread of its own waiting)."""
         done: Future[Any] = Future()
         key = (os.getpid(), location)
         with cls._guard:
             committer = cls._running.get(key) or cls._running.setdefault(key, cls(key, connect))
             committer._queue.put((work, done))
-        return done.result()
+        return done
 
     def _serve(self) -> None:
         db = None
@@ -481,7 +482,27 @@ class Store:
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """``work(db)`` as one write transaction, returned once committed (:class:`Committer`)."""
-        return Committer.run(self._writer, self._connect, work)
+        return self._writing(work).result()
+
+    def _writing(self, work: Callable[[Any], T], after: Callable[[T], None] | None = None) -> Future[T]:
+        """``work(db)`` queued as one write transaction: a future of its result once committed, and
+        ``after(result)`` run (before the future is done)."""
+        committed = Committer.start(self._writer, self._connect, work)
+        if after is None:
+            return committed
+        done: Future[T] = Future()
+
+        def finish(committed: Future[T]) -> None:
+            try:
+                result = committed.result()
+                after(result)
+            except BaseException as err:
+                done.set_exception(err)
+            else:
+                done.set_result(result)
+
+        committed.add_done_callback(finish)
+        return done
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -853,9 +874,14 @@ class Store:
         return self._write(offer)
 
     def hold(self, judge: Judge, task_id: int, slot: int, now: float | None = None) -> bool:
+        """:meth:`holding`, once committed."""
+        return self.holding(judge, task_id, slot, now).result()
+
+    def holding(self, judge: Judge, task_id: int, slot: int, now: float | None = None) -> Future[bool]:
         """Hold ``slot`` of a task for ``judge`` for :data:`CLAIM_SECONDS` from now, its page having been
-        rendered (the first render is when it was shown: a render again keeps that time). False when
-        the slot is no longer theirs to take (other judges filled or hold the task, or it closed)."""
+        rendered (the first render is when it was shown: a render again keeps that time): a future of
+        whether it was, False when the slot is no longer theirs to take (other judges filled or hold the
+        task, or it closed)."""
         now = time.time() if now is None else now
 
         def hold(db: SQLite | PostgreSQL) -> bool:
@@ -874,10 +900,11 @@ class Store:
             )
             return True
 
-        held = self._write(hold)
-        if held:
-            self._unpeek(judge, task_id)  # counted as a claim now
-        return held
+        def claimed(held: bool) -> None:
+            if held:
+                self._unpeek(judge, task_id)  # counted as a claim now
+
+        return self._writing(hold, claimed)
 
     def submit(
         self,
@@ -889,11 +916,24 @@ class Store:
         explanation: str | None = None,
         rendered: float | None = None,
     ) -> Outcome:
+        """:meth:`submitting`, once committed."""
+        return self.submitting(judge, task_id, slot, answer, confidence, explanation, rendered).result()
+
+    def submitting(
+        self,
+        judge: Judge,
+        task_id: int,
+        slot: int,
+        answer: int,
+        confidence: float | None = None,
+        explanation: str | None = None,
+        rendered: float | None = None,
+    ) -> Future[Outcome]:
         """Record ``judge``'s ``answer`` (0 or 1, with their ``confidence`` and ``explanation``) in
         ``slot`` of a task held for them, or, given when its page was ``rendered`` (a form the
         server signed), of one with room for them. The same answer submitted twice counts once
         (:attr:`Outcome.ALREADY`); anything else that is not a fresh answer to the judge's own open
-        slot raises :class:`Refused` and changes nothing."""
+        slot is :class:`Refused` (raised here, or by the future) and changes nothing."""
         if answer not in (0, 1):
             raise Refused("answer", "an answer is yes (1) or no (0)")
         if confidence is not None and not 0 <= confidence <= 1:
@@ -935,11 +975,13 @@ class Store:
                 db.execute("DELETE FROM claims WHERE task = ?", (task_id,))
             return Outcome.RECORDED
 
-        outcome = self._write(submit)
-        self._unpeek(judge, task_id)  # counted as an answer now
-        return outcome
+        return self._writing(submit, lambda _: self._unpeek(judge, task_id))  # counted as an answer now
 
     def skip(self, judge: Judge, task_id: int) -> None:
+        """:meth:`skipping`, once committed."""
+        self.skipping(judge, task_id).result()
+
+    def skipping(self, judge: Judge, task_id: int) -> Future[None]:
         """``judge`` is unsure of a task shown to them: it goes back to the other judges (their held
         slot released) and is never shown to this judge again; the skip is recorded once."""
 
@@ -952,8 +994,7 @@ class Store:
             )
             db.execute("DELETE FROM claims WHERE task = ? AND judge = ?", (task_id, judge.id))
 
-        self._write(skip)
-        self._unpeek(judge, task_id)
+        return self._writing(skip, lambda _: self._unpeek(judge, task_id))
 
     # -- the experimenter's view -------------------------------------------------------------------
 
