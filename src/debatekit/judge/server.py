@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from fastapi import FastAPI, Form, Request
 from fastapi.exceptions import RequestValidationError
@@ -258,7 +258,11 @@ def flag(query: Mapping[str, str], name: str) -> bool:
 async def read_form(request: Request, fields: dict[str, Field]) -> dict[str, Any]:
     """The form ``request`` carries (URL-encoded or multipart), checked against ``fields``: the values
     present, integers as ``int``; any missing, too long or not a number is :func:`malformed`."""
-    form = await request.form()
+    form: Mapping[str, Any]
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):  # a page's form
+        form = dict(parse_qsl((await request.body()).decode(errors="replace"), keep_blank_values=True))
+    else:
+        form = await request.form()
     values: dict[str, Any] = {}
     wrong = []
     for name, field in fields.items():

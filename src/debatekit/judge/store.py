@@ -744,18 +744,20 @@ class Store:
 
     def _next(
         self, db: SQLite | PostgreSQL, judge: Judge, now: float, peeked: dict[int, int] | None = None
-    ) -> tuple[int, int, bool] | None:
-        """(task, slot, held) of ``judge``'s next question: the one held for them, else (below their
-        quota) the oldest real task with room for them that they did not skip, or a gold one when due
-        (after every :data:`GOLD_EVERY` real ones, or when no real one waits). ``peeked``: pages other
-        judges were shown lately, by task; the oldest task with room for those too is preferred."""
+    ) -> tuple[Offer, bool] | None:
+        """``judge``'s next question and whether it is held for them: the one held for them, else (below
+        their quota) the oldest real task with room for them that they did not skip, or a gold one when
+        due (after every :data:`GOLD_EVERY` real ones, or when no real one waits); each found with its
+        task in one query. ``peeked``: pages other judges were shown lately, by task; the oldest task
+        with room for those too is preferred."""
+        given = "(SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given"
         row = db.execute(
-            "SELECT claims.task, claims.slot FROM claims JOIN tasks ON tasks.id = claims.task"
+            f"SELECT tasks.*, claims.slot, {given} FROM claims JOIN tasks ON tasks.id = claims.task"
             " WHERE claims.judge = ? AND tasks.closed IS NULL ORDER BY claims.task LIMIT 1",
             (judge.id,),
         ).fetchone()
         if row is not None:
-            return row["task"], row["slot"], True
+            return _offer(row, row["slot"]), True
         if judge.quota is not None and self._given(db, judge) >= judge.quota:
             return None
         unskipped = "NOT EXISTS (SELECT 1 FROM skips WHERE skips.task = tasks.id AND skips.judge = :judge)"
@@ -766,7 +768,7 @@ class Store:
         )
         peeked = peeked or {}
         rows = db.execute(
-            f"SELECT tasks.id, tasks.needed, {mine} AS mine, {taken} AS taken"
+            f"SELECT tasks.*, {mine} AS mine, {taken} AS taken, {given}"
             f" FROM tasks WHERE closed IS NULL AND gold IS NULL AND {unskipped}"
             f" AND {mine} < per_judge AND {taken} < needed ORDER BY tasks.id LIMIT :window",
             {"judge": judge.id, "now": now, "window": 1 + len(peeked)},  # one at least is not a page shown
@@ -774,7 +776,7 @@ class Store:
         free = [row for row in rows if row["taken"] + peeked.get(row["id"], 0) < row["needed"]]
         real = (free or rows or [None])[0]
         gold = db.execute(
-            f"SELECT id FROM tasks WHERE closed IS NULL AND gold IS NOT NULL AND {unskipped}"
+            f"SELECT tasks.*, {given} FROM tasks WHERE closed IS NULL AND gold IS NOT NULL AND {unskipped}"
             " AND NOT EXISTS (SELECT 1 FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
             " ORDER BY id LIMIT 1",
             {"judge": judge.id},
@@ -788,8 +790,8 @@ class Store:
                 {"judge": judge.id},
             ).fetchone()
             if real is None or gold_done * GOLD_EVERY <= real_done:
-                return gold["id"], 0, False
-        return None if real is None else (real["id"], real["mine"], False)
+                return _offer(gold, 0), False
+        return None if real is None else (_offer(real, real["mine"]), False)
 
     def _room(self, db: SQLite | PostgreSQL, judge: Judge, task: Row | sqlite3.Row, slot: int, now: float) -> bool:
         """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
@@ -814,15 +816,6 @@ class Store:
         """How many answers ``judge`` gave (read only for a judge with a quota)."""
         return db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
 
-    def _offer(self, db: SQLite | PostgreSQL, task_id: int, slot: int) -> Offer:
-        row = db.execute(
-            "SELECT tasks.*, (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given"
-            " FROM tasks WHERE id = ?",
-            (task_id,),
-        ).fetchone()
-        task = _task(row)
-        return Offer(task, slot, 1 if task.gold is not None else task.needed - row["given"])  # gold looks like any
-
     def peek(self, judge: Judge, now: float | None = None) -> Offer | None:
         """The task :meth:`offer` would show ``judge`` next, holding nothing (a page's GET: a link
         preview or a bot reserves no slot; :meth:`hold` does, once the page is rendered). The pages
@@ -841,8 +834,8 @@ class Store:
             found = self._next(db, judge, now, {task_id: n for task_id, n in peeked.items() if n})
             if found is None:
                 return None
-            self._peeks.setdefault(found[0], {})[judge.id] = now + PEEK_SECONDS
-        return self._offer(db, found[0], found[1])
+            self._peeks.setdefault(found[0].task.id, {})[judge.id] = now + PEEK_SECONDS
+        return found[0]
 
     def _unpeek(self, judge: Judge, task_id: int) -> None:
         """The page :meth:`peek` showed ``judge`` no longer counts against the task's room."""
@@ -858,18 +851,18 @@ class Store:
             found = self._next(db, judge, now)
             if found is None:
                 return None
-            task_id, slot, held = found
+            offered, held = found
             if held:
                 db.execute(
                     "UPDATE claims SET expires = ? WHERE task = ? AND judge = ? AND slot = ?",
-                    (now + CLAIM_SECONDS, task_id, judge.id, slot),
+                    (now + CLAIM_SECONDS, offered.task.id, judge.id, offered.slot),
                 )
             else:
                 db.execute(
                     "INSERT INTO claims (task, judge, slot, shown, expires) VALUES (?, ?, ?, ?, ?)",
-                    (task_id, judge.id, slot, now, now + CLAIM_SECONDS),
+                    (offered.task.id, judge.id, offered.slot, now, now + CLAIM_SECONDS),
                 )
-            return self._offer(db, task_id, slot)
+            return offered
 
         return self._write(offer)
 
@@ -1138,6 +1131,12 @@ def _task(row: Row | sqlite3.Row) -> Task:
         row["gold"],
         row["feedback"],
     )
+
+
+def _offer(row: Row | sqlite3.Row, slot: int) -> Offer:
+    """A task's row with its answers ``given``, shown in ``slot`` (gold looks like any question: one answer needed)."""
+    task = _task(row)
+    return Offer(task, slot, 1 if task.gold is not None else task.needed - row["given"])
 
 
 def _judge(row: Row | sqlite3.Row) -> Judge:
