@@ -935,36 +935,39 @@ class Store:
             raise Refused("answer", f"an explanation is at most {MAX_EXPLANATION} characters")
 
         def submit(db: SQLite | PostgreSQL) -> Outcome:
-            task = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            mine = "task = :task AND judge = :judge AND slot = :slot"
+            key = {"task": task_id, "judge": judge.id, "slot": slot}
+            task = db.execute(  # the task, the judge's answer in this slot and their claim on it, in one read
+                f"SELECT tasks.*, (SELECT answer FROM answers WHERE {mine}) AS given,"
+                f" (SELECT shown FROM claims WHERE {mine}) AS claimed FROM tasks WHERE id = :task",
+                key,
+            ).fetchone()
             if task is None:
                 raise Refused("unknown", f"there is no task {task_id}")
-            given = db.execute(
-                "SELECT answer FROM answers WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot)
-            ).fetchone()
-            if given is not None:
-                if given["answer"] != answer:
+            if task["given"] is not None:
+                if task["given"] != answer:
                     raise Refused("changed", "you already answered this question; your first answer stands")
                 return Outcome.ALREADY
             if task["closed"] is not None:
                 raise Refused("closed", "this question already has all the answers it needs")
-            now = time.time()
-            claim = db.execute(
-                "SELECT shown FROM claims WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot)
-            ).fetchone()
-            if claim is None and rendered is None:
+            now, shown = time.time(), task["claimed"]
+            if shown is None and rendered is None:
                 raise Refused("not yours", f"task {task_id} was not shown to you")
-            if claim is None and not self._room(db, judge, task, slot, now):
+            if shown is None and not self._room(db, judge, task, slot, now):
                 raise Refused("taken", "other judges gave or are giving the answers this question needs")
             db.execute(
                 "INSERT INTO answers (task, judge, slot, answer, shown, submitted, confidence, explanation)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (task_id, judge.id, slot, answer, rendered if claim is None else claim["shown"], now, confidence,
+                (task_id, judge.id, slot, answer, rendered if shown is None else shown, now, confidence,
                  explanation or None),
             )  # fmt: skip
-            db.execute("DELETE FROM claims WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot))
-            count = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
-            if task["gold"] is None and count >= task["needed"]:
-                db.execute("UPDATE tasks SET closed = ? WHERE id = ?", (now, task_id))
+            db.execute(f"DELETE FROM claims WHERE {mine}", key)
+            closed = db.execute(  # at R answers a real task closes
+                "UPDATE tasks SET closed = :now WHERE id = :task AND gold IS NULL"
+                " AND (SELECT COUNT(*) FROM answers WHERE task = :task) >= needed",
+                {"now": now, "task": task_id},
+            ).rowcount
+            if closed:
                 db.execute("DELETE FROM claims WHERE task = ?", (task_id,))
             return Outcome.RECORDED
 
