@@ -35,18 +35,21 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from fastapi import FastAPI, Form, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from debatekit.judge.store import MAX_EXPLANATION, Judge, Refused, Store
 from debatekit.judge.study import export_csv
+
+T = TypeVar("T")
 
 MAX_BODY = 8 * MAX_EXPLANATION + 1024
 """Largest request body accepted, in bytes: an answer form with the longest explanation, URL-encoded."""
@@ -366,6 +369,7 @@ def create_app(
     tokens by client address (default :data:`FAILED_TOKENS` per :data:`FAILED_WINDOW`);
     ``instructions`` and ``consent``: the experimenter's pages as safe HTML (``study.read_markdown``)."""
     store = Store(db_path)
+    local = isinstance(store.location, Path)
     failed = Failures() if failures is None else failures
     secret = store.form_secret()
     env = Environment(
@@ -415,14 +419,26 @@ def create_app(
             raise Problem(403, "accept the consent page first: open your link again")
         return judge
 
+    async def read(reads: Callable[..., T], *args: Any) -> T:
+        """``reads(*args)``, reads of the store: inline on a SQLite file (each a few microseconds), in a
+        thread on PostgreSQL (each a round trip, which the event loop must not wait for)."""
+        if local:
+            return reads(*args)
+        return await run_in_threadpool(reads, *args)
+
     async def judge_page(request: Request) -> HTMLResponse:
         """The judge's next question and its context lines, nothing else of the debate (with a note on
         the last answer when it was not counted: :data:`MOVED_ON`; a gold question's feedback after
         the judge answered it); the consent page first, when there is one; holds nothing."""
-        token, query = request.path_params["token"], request.query_params
+        query = request.query_params
         answered, skipped, note, gold = flag(query, "answered"), flag(query, "skipped"), query.get("note"), None
         if query.get("gold") is not None:
             gold = number(query["gold"], "gold")
+        return await read(next_page, request, answered, skipped, note, gold)
+
+    def next_page(request: Request, answered: bool, skipped: bool, note: str | None, gold: int | None) -> HTMLResponse:
+        """:func:`judge_page`'s reads and its page, once its link's query is checked."""
+        token = request.path_params["token"]
         judge = judge_of(request, token)
         common = {"judge": judge, "token": token, "instructions": instructions is not None}
         if consent is not None and judge.consented is None:
@@ -462,7 +478,7 @@ def create_app(
         """The render beacon: the page was rendered, so its slot is held for the judge from now (204),
         or others took it meanwhile (409: the page moves on)."""
         form = await read_form(request, BEACON)
-        judge = posted(request, request.path_params["token"])
+        judge = await read(posted, request, request.path_params["token"])
         signed(judge, form["task"], form["slot"], form["rendered"], form["csrf"])
         held = await asyncio.wrap_future(store.holding(judge, form["task"], form["slot"]))
         return Response(status_code=204 if held else 409)
@@ -472,7 +488,7 @@ def create_app(
         submit counts once. A task that does not exist is refused as one not shown to the judge (the same 403)."""
         form = await read_form(request, ANSWER)
         token, task, slot, answer = request.path_params["token"], form["task"], form["slot"], form["answer"]
-        judge = posted(request, token)
+        judge = await read(posted, request, token)
         if answer != "skip":
             bit, p = judged(answer, form.get("confidence"))
         when = signed(judge, task, slot, form["rendered"], form["csrf"])
@@ -486,12 +502,12 @@ def create_app(
             if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
                 return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
-        answered = store.task(task)
+        answered = await read(store.task, task)
         after = f"&gold={task}" if answered is not None and answered.feedback else ""  # a gold question's feedback
         return RedirectResponse(f"/j/{token}?answered=true{after}", status_code=303)
 
-    # the judges' own requests, many a minute: plain routes on the event loop, no thread and no
-    # dependency injection each; reads inline, writes awaited on the store's writer
+    # the judges' own requests, many a minute: plain routes on the event loop, no dependency injection
+    # each; reads as `read` runs them, writes awaited on the store's writer (no thread waits for them)
     app.add_route("/j/{token}", judge_page, methods=["GET"])
     app.add_route("/render.js", render_js, methods=["GET"])
     app.add_route("/j/{token}/shown", shown, methods=["POST"])
