@@ -19,7 +19,10 @@ token bound by HMAC to the judge, the task and the slot, and a cross-site Origin
 Sec-Fetch-Site is refused (403). A task that does not exist and one that is not the judge's get the
 same 403, so task ids cannot be probed; an address that sends :data:`FAILED_TOKENS` wrong judge or
 experimenter links within :data:`FAILED_WINDOW` seconds is refused (429) until the window passes.
-Pages are server-rendered Jinja2 with plain forms; no cookies.
+Pages are server-rendered Jinja2 with plain forms; no cookies. The judges' own requests (their page,
+its render beacon, an answer: many a second in a large study) are plain async routes, their form read
+once, the store read inline (SQLite) or in a thread (PostgreSQL) and its writes awaited, so that no
+thread waits on a commit; the rest (experimenter's pages, consent, instructions) are FastAPI's.
 """
 
 from __future__ import annotations

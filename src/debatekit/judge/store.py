@@ -16,7 +16,9 @@ counts once. A slot is held for a judge once their page is rendered
 (:meth:`Store.hold`), never by a GET (:meth:`Store.peek`), and a real task closes at R answers;
 gold questions (known answers, under :data:`GOLD_RUN`) are answered once by each judge and never
 close. Tokens are stored as SHA-256 hashes only. One connection per thread (and per process) for
-reading, opened on first use, and one writer thread per process and database.
+reading, opened on first use, and one writer thread per process and database; the judges' writes
+(:meth:`Store.holding`, :meth:`Store.submitting`, :meth:`Store.skipping`) also come as futures, which the
+server's event loop awaits.
 """
 
 from __future__ import annotations
