@@ -49,7 +49,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from debatekit.judge.store import MAX_EXPLANATION, Judge, Refused, Store
+from debatekit.judge.store import MAX_EXPLANATION, Judge, Refused, Store, Task
 from debatekit.judge.study import export_csv
 
 T = TypeVar("T")
@@ -266,7 +266,7 @@ async def read_form(request: Request, fields: dict[str, Field]) -> dict[str, Any
     present, integers as ``int``; any missing, too long or not a number is :func:`malformed`."""
     form: Mapping[str, Any]
     if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):  # a page's form
-        form = dict(parse_qsl((await request.body()).decode(errors="replace"), keep_blank_values=True))
+        form = dict(parse_qsl((await request.body()).decode(errors="replace")))
     else:
         form = await request.form()
     values: dict[str, Any] = {}
@@ -486,12 +486,17 @@ def create_app(
         held = await asyncio.wrap_future(store.holding(judge, form["task"], form["slot"]))
         return Response(status_code=204 if held else 409)
 
+    def answering(request: Request, token: str, task_id: int) -> tuple[Judge, Task | None]:
+        """The judge sending an answer (:func:`posted`) and the task it answers, read before the answer is
+        written: what the next page needs of it (a gold question's feedback) never changes."""
+        return posted(request, token), store.task(task_id)
+
     async def submit(request: Request) -> Response:
         """Record one answer (:func:`judged`) to a task shown to this judge, or its skip; a double
         submit counts once. A task that does not exist is refused as one not shown to the judge (the same 403)."""
         form = await read_form(request, ANSWER)
         token, task, slot, answer = request.path_params["token"], form["task"], form["slot"], form["answer"]
-        judge = await read(posted, request, token)
+        judge, answered = await read(answering, request, token, task)
         if answer != "skip":
             bit, p = judged(answer, form.get("confidence"))
         when = signed(judge, task, slot, form["rendered"], form["csrf"])
@@ -505,11 +510,10 @@ def create_app(
             if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
                 return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
-        answered = await read(store.task, task)
         after = f"&gold={task}" if answered is not None and answered.feedback else ""  # a gold question's feedback
         return RedirectResponse(f"/j/{token}?answered=true{after}", status_code=303)
 
-    # the judges' own requests, many a minute: plain routes on the event loop, no dependency injection
+    # the judges' own requests, many a second: plain routes on the event loop, no dependency injection
     # each; reads as `read` runs them, writes awaited on the store's writer (no thread waits for them)
     app.add_route("/j/{token}", judge_page, methods=["GET"])
     app.add_route("/render.js", render_js, methods=["GET"])
