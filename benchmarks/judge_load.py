@@ -3,15 +3,17 @@
 On 127.0.0.1 only, bounded in count (``--tasks`` x ``--answers`` judgements) and in time (``--seconds``):
 ``debatekit judge serve`` runs as its own process on a fresh database; a producer thread creates the
 tasks through the store, keyed as the People oracle keys them (one per debate, R answers each from
-distinct judges); ``--judges`` simulated judges, each an asyncio task with its own httpx client, load
+distinct judges); ``--judges`` simulated judges, each an asyncio task with its own kept-alive connection, load
 their page, post its render beacon, read for ``--think`` seconds on average (0: none, the server's
 capacity), answer the question shown and load the next. Prints judgements per second, the p50 and p99
 latency of the next question (the page's GET), of an answer (POST to acknowledgement) and of a whole
-step (page, then answer, less the reading), side by side with the raw write rate of the same database
-(one-row transactions, each committed alone, as durable as an answer), and checks that none was lost:
-the answers in the database are exactly the ones acknowledged, none twice and no task over its R (exit
-1 otherwise). ``--db postgresql://...`` runs the store on an empty PostgreSQL database instead of a
-fresh SQLite file.
+step (page, then answer, less the reading), and the server's CPU time per judgement, side by side with
+the raw write rate of the same database (one-row transactions, each committed alone, as durable as an
+answer), and checks that none was lost: the answers in the database are exactly the ones acknowledged,
+none twice and no task over its R (exit 1 otherwise). ``--db postgresql://...`` runs the store on an
+empty PostgreSQL database instead of a fresh SQLite file. ``--profile FILE`` runs the server under
+cProfile, every thread of it, and writes the merged statistics to FILE (``python -m pstats FILE``);
+profiling slows the server, so its latencies are not the ones to report.
 """
 
 from __future__ import annotations
@@ -20,21 +22,19 @@ import argparse
 import asyncio
 import random
 import re
+import resource
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlencode, urlsplit
 
 from debatekit.judge.store import PostgreSQL, SQLite, Store, TaskKey, is_url
 
-TLS = ssl.create_default_context()
-"""Shared by the judges' clients (plain HTTP never uses it; building one per client costs ~20 ms)."""
 FIELD = re.compile(r'name="(task|slot|rendered|csrf)" value="([^"]*)"')
 
 
@@ -76,20 +76,68 @@ def produce(store: Store, tasks: int, answers: int, done: threading.Event) -> No
     done.set()
 
 
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    text: str
+
+
+class Browser:
+    """One judge's connection, HTTP/1.1 kept alive between requests as a browser keeps it, reopened after
+    ``idle`` seconds without one (before Uvicorn's keep-alive of 5 s ends it) or when the server closed it.
+    A few lines of asyncio instead of an HTTP library, so that the judges' own CPU is small beside the
+    server's on the same cores."""
+
+    def __init__(self, host: str, port: int, idle: float = 4.0):
+        self.host, self.port, self.idle = host, port, idle
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self._used = 0.0
+
+    async def request(self, method: str, path: str, form: dict[str, str] | None = None) -> Reply:
+        if self._streams is not None and time.monotonic() - self._used > self.idle:
+            await self.close()
+        if self._streams is None:
+            self._streams = await asyncio.open_connection(self.host, self.port)
+        reader, writer = self._streams
+        body = urlencode(form).encode() if form is not None else b""
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        if form is not None:
+            head += f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(body)}\r\n"
+        writer.write(head.encode() + b"\r\n" + body)
+        status = int((await reader.readuntil(b"\r\n")).split()[1])
+        headers = {}
+        while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
+            name, _, value = line.decode().partition(":")
+            headers[name.lower()] = value.strip()
+        text = (await reader.readexactly(int(headers.get("content-length", 0)))).decode()
+        self._used = time.monotonic()
+        if headers.get("connection") == "close":
+            await self.close()
+        return Reply(status, headers, text)
+
+    async def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
 async def judge(
     url: str, token: str, deadline: float, produced: threading.Event, log: dict[str, list], think: float
 ) -> None:
     """One judge, with a connection of their own as a browser has, arriving within the first ``2 * think``
     seconds: page, answer, page, ... until nothing is left for them or time is up."""
     await asyncio.sleep(random.uniform(0, 2 * think))  # judges open their links at different moments
-    # idle connections closed before Uvicorn's keep-alive of 5 s ends them, as a browser's would be
-    limits = httpx.Limits(keepalive_expiry=4.0)
-    async with httpx.AsyncClient(base_url=url, timeout=30, verify=TLS, limits=limits) as client:
-        await judging(client, token, deadline, produced, log, think)
+    where = urlsplit(url)
+    browser = Browser(where.hostname, where.port)
+    try:
+        await judging(browser, token, deadline, produced, log, think)
+    finally:
+        await browser.close()
 
 
 async def judging(
-    client: httpx.AsyncClient,
+    browser: Browser,
     token: str,
     deadline: float,
     produced: threading.Event,
@@ -98,7 +146,7 @@ async def judging(
 ) -> None:
     while time.monotonic() < deadline:
         started = time.monotonic()
-        page = await client.get(f"/j/{token}")
+        page = await browser.request("GET", f"/j/{token}")
         log["page"].append(time.monotonic() - started)
         fields = dict(FIELD.findall(page.text))
         if not fields:
@@ -106,22 +154,22 @@ async def judging(
                 return
             await asyncio.sleep(0.05)
             continue
-        shown = await client.post(f"/j/{token}/shown", data=fields)  # the page's render beacon, as a browser's
+        shown = await browser.request("POST", f"/j/{token}/shown", fields)  # the page's render beacon, as a browser's
         shown_at = time.monotonic()
-        if shown.status_code == 409:  # other judges took it meanwhile: the page moves on
+        if shown.status == 409:  # other judges took it meanwhile: the page moves on
             log["refused"].append("taken")
             continue
         await asyncio.sleep(random.uniform(0, 2 * think))  # reading the question
         posted = time.monotonic()
-        done = await client.post(f"/j/{token}/answer", data={**fields, "answer": "yes"})
+        done = await browser.request("POST", f"/j/{token}/answer", {**fields, "answer": "yes"})
         now = time.monotonic()
         moved_on = done.headers.get("location", "").partition("?note=")[2]  # a late answer: the next question
-        if done.status_code == 303 and not moved_on:
+        if done.status == 303 and not moved_on:
             log["acknowledged"].append((int(fields["task"]), token))
             log["answer"].append(now - posted)
             log["step"].append(now - started - (posted - shown_at))
         else:
-            log["refused"].append(moved_on or done.status_code)
+            log["refused"].append(moved_on or done.status)
 
 
 async def load(
@@ -131,6 +179,34 @@ async def load(
     started = time.monotonic()
     await asyncio.gather(*(judge(url, token, started + seconds, produced, log, think) for token in tokens))
     return log, time.monotonic() - started
+
+
+PROFILED = """
+import cProfile, sys, threading, time
+profiles = [cProfile.Profile(time.thread_time)]
+
+def each_thread(*_):
+    sys.setprofile(None)
+    profiles.append(cProfile.Profile(time.thread_time))
+    profiles[-1].enable()
+
+def dump():
+    import pstats
+    for profile in profiles:
+        profile.create_stats()
+    stats = pstats.Stats(profiles[0])
+    for profile in profiles[1:]:
+        stats.add(profile)
+    stats.dump_stats({out!r})
+
+threading.setprofile(each_thread)
+profiles[0].enable()
+from debatekit.cli.main import main
+main()
+dump()
+"""
+"""The server's command under ``--profile``: a profiler per thread (the event loop's and the request threads'),
+timed by the thread's own CPU time (waits for locks and the GIL left out), merged when it stops."""
 
 
 def main() -> None:
@@ -146,6 +222,7 @@ def main() -> None:
         help="mean seconds a judge reads a question before answering, uniform on [0, 2x] (default 0: no pause)",
     )
     parser.add_argument("--db", help="an empty PostgreSQL database's postgresql:// URL (default: a fresh SQLite file)")
+    parser.add_argument("--profile", metavar="FILE", help="profile the server (cProfile, all threads) into FILE")
     args = parser.parse_args()
     if args.db is not None and not is_url(args.db):
         parser.error(f"--db {args.db}: give a postgresql:// URL (without it, a fresh SQLite file is used)")
@@ -157,24 +234,29 @@ def main() -> None:
             parser.error(f"--db {args.db}: the database holds judges or tasks already; give an empty one")
         tokens = [store.invite(f"judge {i}")[1] for i in range(args.judges)]
         port = free_port()
-        command = [sys.executable, "-c", "from debatekit.cli.main import entry; entry()"]
+        code = "from debatekit.cli.main import entry; entry()"
+        if args.profile:
+            code = PROFILED.format(out=str(Path(args.profile).resolve()))
+        command = [sys.executable, "-c", code]
         server = subprocess.Popen([*command, "judge", "serve", "--db", str(db), "--port", str(port)])
         try:
             url = f"http://127.0.0.1:{port}"
             for _ in range(200):
                 try:
-                    httpx.get(f"{url}/j/-")
+                    socket.create_connection(("127.0.0.1", port)).close()
                     break
-                except httpx.TransportError:
+                except OSError:
                     time.sleep(0.05)
             produced = threading.Event()
             producer = threading.Thread(target=produce, args=(store, args.tasks, args.answers, produced))
             producer.start()
+            generating = time.process_time()
             log, elapsed = asyncio.run(load(url, tokens, args.seconds, produced, args.think))
             producer.join()
         finally:
             server.terminate()
             server.wait(10)
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the server is the only child
         export = store.export()
         stored = sorted((j["task"], j["judge"]) for j in export["judgements"])
         judge_ids = {token: store.judge(token).id for token in tokens}
@@ -189,6 +271,9 @@ def main() -> None:
     )
     print(f"judgements acknowledged: {n / elapsed:.0f} per second ({n}); refused: {len(log['refused'])}")
     print(f"raw write rate, one-row transactions: {raw:.0f} per second")
+    cpu = used.ru_utime + used.ru_stime
+    print(f"server CPU: {cpu:.1f} s, {1000 * cpu / max(n, 1):.1f} ms per judgement (page, render beacon, answer)")
+    print(f"load generator CPU (these judges and the producer): {time.process_time() - generating:.1f} s")
     for name, key in (("next question (GET page)", "page"), ("answer (POST to 303)", "answer"), ("judge step", "step")):
         p50, p99 = (percentile(log[key], q) * 1000 for q in (0.5, 0.99))
         print(f"{name + ':':27} p50 {p50:5.0f} ms, p99 {p99:5.0f} ms")

@@ -165,6 +165,31 @@ def test_a_malformed_answer_gets_a_clear_4xx_and_changes_nothing(s, case, status
     assert s.state() == before
 
 
+@pytest.mark.parametrize("query", ["answered=maybe", "skipped=2", "gold=first", "gold=1.5"])
+def test_a_malformed_page_link_gets_a_clear_422(s, query) -> None:
+    response = s.client.get(f"/j/{s.ann_token}?{query}")
+    name = query.partition("=")[0]
+    assert response.status_code == 422 and f"malformed request: check {name}" in response.text
+
+
+def test_an_empty_field_is_a_missing_one(s) -> None:
+    fields = s.render(s.ann_token)
+    before = s.state()
+    response = s.post(s.ann_token, {**fields, "answer": "yes", "csrf": "", "slot": ""})
+    assert response.status_code == 422 and "malformed request: check csrf, slot" in response.text
+    assert s.state() == before
+
+
+@pytest.mark.parametrize("encoding", ["urlencoded", "multipart"])
+def test_an_answer_in_either_form_encoding_keeps_its_explanation_exactly(s, encoding) -> None:
+    explanation = "Größe & 50% = ✓; a=b\nsecond line"
+    data = {**s.render(s.ann_token), "answer": "submit", "confidence": "0.8", "explanation": explanation}
+    files = {"attachment": ("note.txt", b"ignored")} if encoding == "multipart" else None
+    response = s.client.post(f"/j/{s.ann_token}/answer", data=data, files=files, follow_redirects=False)
+    assert response.status_code == 303
+    assert [(a.answer, a.confidence, a.explanation) for a in s.store.answers(s.task.id)] == [(1, 0.8, explanation)]
+
+
 def test_a_form_from_its_own_origin_is_accepted(s) -> None:
     fields = form_fields(s.page(s.ann_token))
     headers = {

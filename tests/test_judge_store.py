@@ -5,6 +5,7 @@ runs on both backends: a SQLite file and a real PostgreSQL server (postgres_help
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 import time
@@ -238,6 +239,41 @@ def test_writes_queued_together_share_one_commit(store_location, monkeypatch) ->
         t.join(30)
     assert len({j.id for j in invited}) == 20 == store.judge_count()
     assert len(commits) == 2
+
+
+def test_an_event_loop_awaits_writes_without_a_thread_of_its_own(store) -> None:
+    """``holding``, ``submitting`` and ``skipping`` hand back futures an event loop awaits: their result
+    once committed, a refusal raised by the future and changing nothing."""
+    task = store.task_for(KEY, "q", (), 2, 1)
+    later = store.task_for(TaskKey("run-a", 1, "verifier", 0), "later", (), 1, 1)
+    a, b = store.invite("a")[0], store.invite("b")[0]
+
+    async def judging() -> list:
+        waits = [store.holding(a, task.id, 0), store.submitting(a, task.id, 0, 1, 0.9, "why")]
+        outcomes = [await asyncio.wrap_future(done) for done in waits]
+        outcomes.append(await asyncio.wrap_future(store.submitting(a, task.id, 0, 1)))
+        before = snapshot(store)
+        with pytest.raises(Refused) as refused:
+            await asyncio.wrap_future(store.submitting(a, task.id, 0, 0))
+        assert refused.value.kind == "changed" and snapshot(store) == before
+        outcomes.append(await asyncio.wrap_future(store.skipping(b, task.id)))
+        return outcomes
+
+    assert asyncio.run(judging()) == [True, Outcome.RECORDED, Outcome.ALREADY, None]
+    assert [(x.judge, x.answer, x.confidence, x.explanation) for x in store.answers(task.id)] == [(a.id, 1, 0.9, "why")]
+    assert store.peek(b).task.id == later.id  # b skipped the first
+
+
+def test_a_page_shown_stops_counting_once_its_hold_is_committed(store) -> None:
+    """A judge's page counts against its task's room until the render beacon's hold is committed, then its
+    claim does, never both: a hold's future is done only after the page stopped counting."""
+    task = store.task_for(KEY, "q", (), 2, 1)
+    store.task_for(TaskKey("run-a", 1, "verifier", 0), "later", (), 2, 1)
+    a, b, c = (store.invite(name)[0] for name in "abc")
+    assert store.peek(a).task.id == task.id
+    assert store.holding(a, task.id, 0).result()
+    assert store.peek(b).task.id == task.id  # a's claim counts once: room for b
+    assert store.peek(c).task.id != task.id  # a's claim and b's page fill it
 
 
 def test_a_postgresql_url_is_shown_without_its_password() -> None:

@@ -133,7 +133,7 @@ def serve(
     except OSError as err:
         raise UserError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     typer.echo(f"judges' server on http://{host}:{port} (database {where(db)}); stop with Ctrl-C", err=True)
-    uvicorn.run(create_app(db, **pages), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(db, **pages), host=host, port=port, log_level="warning", access_log=False)
 
 
 @app.command(

@@ -19,11 +19,15 @@ token bound by HMAC to the judge, the task and the slot, and a cross-site Origin
 Sec-Fetch-Site is refused (403). A task that does not exist and one that is not the judge's get the
 same 403, so task ids cannot be probed; an address that sends :data:`FAILED_TOKENS` wrong judge or
 experimenter links within :data:`FAILED_WINDOW` seconds is refused (429) until the window passes.
-Pages are server-rendered Jinja2 with plain forms; no cookies.
+Pages are server-rendered Jinja2 with plain forms; no cookies. The judges' own requests (their page,
+its render beacon, an answer: many a second in a large study) are plain async routes, their form read
+once, the store read inline (SQLite) or in a thread (PostgreSQL) and its writes awaited, so that no
+thread waits on a commit; the rest (experimenter's pages, consent, instructions) are FastAPI's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import os
@@ -31,20 +35,24 @@ import re
 import threading
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
-from urllib.parse import urlsplit
+from typing import Annotated, Any, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
 from fastapi import FastAPI, Form, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from debatekit.judge.store import MAX_EXPLANATION, Judge, Refused, Store
+from debatekit.judge.store import MAX_EXPLANATION, Judge, Refused, Store, Task
 from debatekit.judge.study import export_csv
+
+T = TypeVar("T")
 
 MAX_BODY = 8 * MAX_EXPLANATION + 1024
 """Largest request body accepted, in bytes: an answer form with the longest explanation, URL-encoded."""
@@ -197,17 +205,89 @@ def error_pages(app: FastAPI, page: Callable[..., HTMLResponse]) -> None:
     a :class:`Problem` it raised, a malformed request (the fields named, nothing echoed), an HTTP error."""
 
     @app.exception_handler(Problem)
-    def problem(request: Request, err: Problem) -> HTMLResponse:
+    async def problem(request: Request, err: Problem) -> HTMLResponse:
         return page("error.html", err.status, status=err.status, message=str(err))
 
     @app.exception_handler(RequestValidationError)
-    def malformed(request: Request, err: RequestValidationError) -> HTMLResponse:
-        fields = sorted({str(e["loc"][-1]) for e in err.errors()})
-        return page("error.html", 422, status=422, message=f"malformed request: check {', '.join(fields)}")
+    async def invalid(request: Request, err: RequestValidationError) -> HTMLResponse:
+        return await problem(request, malformed([str(e["loc"][-1]) for e in err.errors()]))
 
     @app.exception_handler(HTTPException)
-    def http_error(request: Request, err: HTTPException) -> HTMLResponse:
+    async def http_error(request: Request, err: HTTPException) -> HTMLResponse:
         return page("error.html", err.status_code, status=err.status_code, message=str(err.detail))
+
+
+@dataclass(frozen=True)
+class Field:
+    """A form field of the judges' routes: an integer, or text of at most ``longest`` characters; an
+    empty value is an absent one."""
+
+    longest: int | None = None
+    required: bool = True
+
+
+BEACON = {"task": Field(), "slot": Field(), "rendered": Field(32), "csrf": Field(64)}
+"""The render beacon's form (the judge's page's hidden fields)."""
+ANSWER = {
+    **BEACON,
+    "answer": Field(8),
+    "confidence": Field(32, required=False),
+    "explanation": Field(MAX_EXPLANATION, required=False),
+}
+"""The answer form: the page's hidden fields, the button pressed, the slider and the explanation."""
+
+INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+TRUE, FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
+"""A flag's spellings in a query string (as FastAPI reads a bool)."""
+
+
+def malformed(names: list[str]) -> Problem:
+    """A request whose ``names`` are missing or malformed (422): the fields named, nothing echoed."""
+    return Problem(422, f"malformed request: check {', '.join(sorted(set(names)))}")
+
+
+def number(value: str, name: str) -> int:
+    """``value`` as an integer, else :func:`malformed`."""
+    if INTEGER.fullmatch(value) is None:
+        raise malformed([name])
+    return int(value)
+
+
+def flag(query: Mapping[str, str], name: str) -> bool:
+    """The flag ``name`` of a query string (absent: False), else :func:`malformed`."""
+    value = query.get(name, "false").lower()
+    if value not in TRUE | FALSE:
+        raise malformed([name])
+    return value in TRUE
+
+
+async def read_form(request: Request, fields: dict[str, Field]) -> dict[str, Any]:
+    """The form ``request`` carries (URL-encoded or multipart), checked against ``fields``: the values
+    present, integers as ``int``; any missing, too long or not a number is :func:`malformed`."""
+    form: Mapping[str, Any]
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):  # a page's form
+        form = dict(parse_qsl((await request.body()).decode(errors="replace")))
+    else:
+        form = await request.form()
+    values: dict[str, Any] = {}
+    wrong = []
+    for name, field in fields.items():
+        value = form.get(name) or None
+        if value is None:
+            if field.required:
+                wrong.append(name)
+        elif not isinstance(value, str) or (field.longest is not None and len(value) > field.longest):
+            wrong.append(name)
+        elif field.longest is None:
+            if INTEGER.fullmatch(value) is None:
+                wrong.append(name)
+            else:
+                values[name] = int(value)
+        else:
+            values[name] = value
+    if wrong:
+        raise malformed(wrong)
+    return values
 
 
 def form_token(secret: bytes, judge: int, task: int | str, slot: int = 0, rendered: str = "") -> str:
@@ -292,16 +372,20 @@ def create_app(
     tokens by client address (default :data:`FAILED_TOKENS` per :data:`FAILED_WINDOW`);
     ``instructions`` and ``consent``: the experimenter's pages as safe HTML (``study.read_markdown``)."""
     store = Store(db_path)
+    local = isinstance(store.location, Path)
     failed = Failures() if failures is None else failures
     secret = store.form_secret()
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape())
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(), auto_reload=False
+    )
     env.filters["ago"] = ago
     env.filters["blocks"] = blocks
+    templates = {name: env.get_template(name) for name in env.list_templates(extensions=["html"])}
     app = FastAPI(title="debatekit judges", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(Guard, limit=max_body)
 
     def page(template: str, code: int = 200, **context: Any) -> HTMLResponse:
-        return HTMLResponse(env.get_template(template).render(**context), status_code=code)
+        return HTMLResponse(templates[template].render(**context), status_code=code)
 
     def client(request: Request) -> str:
         return request.client.host if request.client is not None else "unknown"
@@ -338,14 +422,26 @@ def create_app(
             raise Problem(403, "accept the consent page first: open your link again")
         return judge
 
-    @app.get("/j/{token}", response_class=HTMLResponse)
-    def judge_page(
-        request: Request, token: str, answered: bool = False, skipped: bool = False, note: str | None = None,
-        gold: int | None = None,
-    ) -> HTMLResponse:  # fmt: skip
+    async def read(reads: Callable[..., T], *args: Any) -> T:
+        """``reads(*args)``, reads of the store: inline on a SQLite file (each a few microseconds), in a
+        thread on PostgreSQL (each a round trip, which the event loop must not wait for)."""
+        if local:
+            return reads(*args)
+        return await run_in_threadpool(reads, *args)
+
+    async def judge_page(request: Request) -> HTMLResponse:
         """The judge's next question and its context lines, nothing else of the debate (with a note on
         the last answer when it was not counted: :data:`MOVED_ON`; a gold question's feedback after
         the judge answered it); the consent page first, when there is one; holds nothing."""
+        query = request.query_params
+        answered, skipped, note, gold = flag(query, "answered"), flag(query, "skipped"), query.get("note"), None
+        if query.get("gold") is not None:
+            gold = number(query["gold"], "gold")
+        return await read(next_page, request, answered, skipped, note, gold)
+
+    def next_page(request: Request, answered: bool, skipped: bool, note: str | None, gold: int | None) -> HTMLResponse:
+        """:func:`judge_page`'s reads and its page, once its link's query is checked."""
+        token = request.path_params["token"]
         judge = judge_of(request, token)
         common = {"judge": judge, "token": token, "instructions": instructions is not None}
         if consent is not None and judge.consented is None:
@@ -378,55 +474,51 @@ def create_app(
         store.consent(judge)
         return RedirectResponse(f"/j/{token}", status_code=303)
 
-    @app.get("/render.js")
-    def render_js() -> Response:
+    async def render_js(request: Request) -> Response:
         return Response(RENDER_JS, media_type="text/javascript")
 
-    @app.post("/j/{token}/shown")
-    def shown(
-        request: Request,
-        token: str,
-        task: Annotated[int, Form()],
-        slot: Annotated[int, Form()],
-        rendered: Annotated[str, Form(max_length=32)],
-        csrf: Annotated[str, Form(max_length=64)],
-    ) -> Response:
+    async def shown(request: Request) -> Response:
         """The render beacon: the page was rendered, so its slot is held for the judge from now (204),
         or others took it meanwhile (409: the page moves on)."""
-        judge = posted(request, token)
-        signed(judge, task, slot, rendered, csrf)
-        return Response(status_code=204 if store.hold(judge, task, slot) else 409)
+        form = await read_form(request, BEACON)
+        judge = await read(posted, request, request.path_params["token"])
+        signed(judge, form["task"], form["slot"], form["rendered"], form["csrf"])
+        held = await asyncio.wrap_future(store.holding(judge, form["task"], form["slot"]))
+        return Response(status_code=204 if held else 409)
 
-    @app.post("/j/{token}/answer")
-    def submit(
-        request: Request,
-        token: str,
-        task: Annotated[int, Form()],
-        slot: Annotated[int, Form()],
-        rendered: Annotated[str, Form(max_length=32)],
-        csrf: Annotated[str, Form(max_length=64)],
-        answer: Annotated[str, Form(max_length=8)],
-        confidence: Annotated[str | None, Form(max_length=32)] = None,
-        explanation: Annotated[str, Form(max_length=MAX_EXPLANATION)] = "",
-    ) -> Response:
+    def answering(request: Request, token: str, task_id: int) -> tuple[Judge, Task | None]:
+        """The judge sending an answer (:func:`posted`) and the task it answers, read before the answer is
+        written: what the next page needs of it (a gold question's feedback) never changes."""
+        return posted(request, token), store.task(task_id)
+
+    async def submit(request: Request) -> Response:
         """Record one answer (:func:`judged`) to a task shown to this judge, or its skip; a double
         submit counts once. A task that does not exist is refused as one not shown to the judge (the same 403)."""
-        judge = posted(request, token)
+        form = await read_form(request, ANSWER)
+        token, task, slot, answer = request.path_params["token"], form["task"], form["slot"], form["answer"]
+        judge, answered = await read(answering, request, token, task)
         if answer != "skip":
-            bit, p = judged(answer, confidence)
-        when = signed(judge, task, slot, rendered, csrf)
+            bit, p = judged(answer, form.get("confidence"))
+        when = signed(judge, task, slot, form["rendered"], form["csrf"])
         try:
             if answer == "skip":
-                store.skip(judge, task)
+                await asyncio.wrap_future(store.skipping(judge, task))
                 return RedirectResponse(f"/j/{token}?skipped=true", status_code=303)
-            store.submit(judge, task, slot, bit, p, explanation.strip() or None, rendered=when)
+            explanation = form.get("explanation", "").strip() or None
+            await asyncio.wrap_future(store.submitting(judge, task, slot, bit, p, explanation, rendered=when))
         except Refused as refused:
             if refused.kind in MOVED_ON:  # nothing to fix: on to the next question, saying why
                 return RedirectResponse(f"/j/{token}?note={refused.kind}", status_code=303)
             raise Problem(REFUSED_STATUS[refused.kind], str(refused)) from None
-        answered = store.task(task)
         after = f"&gold={task}" if answered is not None and answered.feedback else ""  # a gold question's feedback
         return RedirectResponse(f"/j/{token}?answered=true{after}", status_code=303)
+
+    # the judges' own requests, many a second: plain routes on the event loop, no dependency injection
+    # each; reads as `read` runs them, writes awaited on the store's writer (no thread waits for them)
+    app.add_route("/j/{token}", judge_page, methods=["GET"])
+    app.add_route("/render.js", render_js, methods=["GET"])
+    app.add_route("/j/{token}/shown", shown, methods=["POST"])
+    app.add_route("/j/{token}/answer", submit, methods=["POST"])
 
     @app.get("/admin/{token}", response_class=HTMLResponse)
     def admin_page(request: Request, token: str) -> HTMLResponse:

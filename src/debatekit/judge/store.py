@@ -16,7 +16,9 @@ counts once. A slot is held for a judge once their page is rendered
 (:meth:`Store.hold`), never by a GET (:meth:`Store.peek`), and a real task closes at R answers;
 gold questions (known answers, under :data:`GOLD_RUN`) are answered once by each judge and never
 close. Tokens are stored as SHA-256 hashes only. One connection per thread (and per process) for
-reading, opened on first use, and one writer thread per process and database.
+reading, opened on first use, and one writer thread per process and database; the judges' writes
+(:meth:`Store.holding`, :meth:`Store.submitting`, :meth:`Store.skipping`) also come as futures, which the
+server's event loop awaits.
 """
 
 from __future__ import annotations
@@ -151,14 +153,15 @@ class Committer:
         threading.Thread(target=self._serve, name=f"judge store writer {key[1]}", daemon=True).start()
 
     @classmethod
-    def run(cls, location: str, connect: Callable[[], Any], work: Callable[[Any], Any]) -> Any:
-        """``work(db)`` in a write transaction on the database at ``location``, once committed."""
+    def start(cls, location: str, connect: Callable[[], Any], work: Callable[[Any], Any]) -> Future[Any]:
+        """``work(db)`` queued for a write transaction on the database at ``location``: its result, once
+        committed, in the future returned (an event loop awaits it without a thread of its own waiting)."""
         done: Future[Any] = Future()
         key = (os.getpid(), location)
         with cls._guard:
             committer = cls._running.get(key) or cls._running.setdefault(key, cls(key, connect))
             committer._queue.put((work, done))
-        return done.result()
+        return done
 
     def _serve(self) -> None:
         db = None
@@ -481,7 +484,27 @@ class Store:
 
     def _write(self, work: Callable[[Any], T]) -> T:
         """``work(db)`` as one write transaction, returned once committed (:class:`Committer`)."""
-        return Committer.run(self._writer, self._connect, work)
+        return self._writing(work).result()
+
+    def _writing(self, work: Callable[[Any], T], after: Callable[[T], None] | None = None) -> Future[T]:
+        """``work(db)`` queued as one write transaction: a future of its result once committed, and
+        ``after(result)`` run (before the future is done)."""
+        committed = Committer.start(self._writer, self._connect, work)
+        if after is None:
+            return committed
+        done: Future[T] = Future()
+
+        def finish(committed: Future[T]) -> None:
+            try:
+                result = committed.result()
+                after(result)
+            except BaseException as err:
+                done.set_exception(err)
+            else:
+                done.set_result(result)
+
+        committed.add_done_callback(finish)
+        return done
 
     def close(self) -> None:
         """Close this thread's connection."""
@@ -723,18 +746,20 @@ class Store:
 
     def _next(
         self, db: SQLite | PostgreSQL, judge: Judge, now: float, peeked: dict[int, int] | None = None
-    ) -> tuple[int, int, bool] | None:
-        """(task, slot, held) of ``judge``'s next question: the one held for them, else (below their
-        quota) the oldest real task with room for them that they did not skip, or a gold one when due
-        (after every :data:`GOLD_EVERY` real ones, or when no real one waits). ``peeked``: pages other
-        judges were shown lately, by task; the oldest task with room for those too is preferred."""
+    ) -> tuple[Offer, bool] | None:
+        """``judge``'s next question and whether it is held for them: the one held for them, else (below
+        their quota) the oldest real task with room for them that they did not skip, or a gold one when
+        due (after every :data:`GOLD_EVERY` real ones, or when no real one waits); each found with its
+        task in one query. ``peeked``: pages other judges were shown lately, by task; the oldest task
+        with room for those too is preferred."""
+        given = "(SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given"
         row = db.execute(
-            "SELECT claims.task, claims.slot FROM claims JOIN tasks ON tasks.id = claims.task"
+            f"SELECT tasks.*, claims.slot, {given} FROM claims JOIN tasks ON tasks.id = claims.task"
             " WHERE claims.judge = ? AND tasks.closed IS NULL ORDER BY claims.task LIMIT 1",
             (judge.id,),
         ).fetchone()
         if row is not None:
-            return row["task"], row["slot"], True
+            return _offer(row, row["slot"]), True
         if judge.quota is not None and self._given(db, judge) >= judge.quota:
             return None
         unskipped = "NOT EXISTS (SELECT 1 FROM skips WHERE skips.task = tasks.id AND skips.judge = :judge)"
@@ -745,7 +770,7 @@ class Store:
         )
         peeked = peeked or {}
         rows = db.execute(
-            f"SELECT tasks.id, tasks.needed, {mine} AS mine, {taken} AS taken"
+            f"SELECT tasks.*, {mine} AS mine, {taken} AS taken, {given}"
             f" FROM tasks WHERE closed IS NULL AND gold IS NULL AND {unskipped}"
             f" AND {mine} < per_judge AND {taken} < needed ORDER BY tasks.id LIMIT :window",
             {"judge": judge.id, "now": now, "window": 1 + len(peeked)},  # one at least is not a page shown
@@ -753,7 +778,7 @@ class Store:
         free = [row for row in rows if row["taken"] + peeked.get(row["id"], 0) < row["needed"]]
         real = (free or rows or [None])[0]
         gold = db.execute(
-            f"SELECT id FROM tasks WHERE closed IS NULL AND gold IS NOT NULL AND {unskipped}"
+            f"SELECT tasks.*, {given} FROM tasks WHERE closed IS NULL AND gold IS NOT NULL AND {unskipped}"
             " AND NOT EXISTS (SELECT 1 FROM answers WHERE answers.task = tasks.id AND answers.judge = :judge)"
             " ORDER BY id LIMIT 1",
             {"judge": judge.id},
@@ -767,8 +792,8 @@ class Store:
                 {"judge": judge.id},
             ).fetchone()
             if real is None or gold_done * GOLD_EVERY <= real_done:
-                return gold["id"], 0, False
-        return None if real is None else (real["id"], real["mine"], False)
+                return _offer(gold, 0), False
+        return None if real is None else (_offer(real, real["mine"]), False)
 
     def _room(self, db: SQLite | PostgreSQL, judge: Judge, task: Row | sqlite3.Row, slot: int, now: float) -> bool:
         """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
@@ -793,15 +818,6 @@ class Store:
         """How many answers ``judge`` gave (read only for a judge with a quota)."""
         return db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
 
-    def _offer(self, db: SQLite | PostgreSQL, task_id: int, slot: int) -> Offer:
-        row = db.execute(
-            "SELECT tasks.*, (SELECT COUNT(*) FROM answers WHERE answers.task = tasks.id) AS given"
-            " FROM tasks WHERE id = ?",
-            (task_id,),
-        ).fetchone()
-        task = _task(row)
-        return Offer(task, slot, 1 if task.gold is not None else task.needed - row["given"])  # gold looks like any
-
     def peek(self, judge: Judge, now: float | None = None) -> Offer | None:
         """The task :meth:`offer` would show ``judge`` next, holding nothing (a page's GET: a link
         preview or a bot reserves no slot; :meth:`hold` does, once the page is rendered). The pages
@@ -820,8 +836,8 @@ class Store:
             found = self._next(db, judge, now, {task_id: n for task_id, n in peeked.items() if n})
             if found is None:
                 return None
-            self._peeks.setdefault(found[0], {})[judge.id] = now + PEEK_SECONDS
-        return self._offer(db, found[0], found[1])
+            self._peeks.setdefault(found[0].task.id, {})[judge.id] = now + PEEK_SECONDS
+        return found[0]
 
     def _unpeek(self, judge: Judge, task_id: int) -> None:
         """The page :meth:`peek` showed ``judge`` no longer counts against the task's room."""
@@ -837,25 +853,30 @@ class Store:
             found = self._next(db, judge, now)
             if found is None:
                 return None
-            task_id, slot, held = found
+            offered, held = found
             if held:
                 db.execute(
                     "UPDATE claims SET expires = ? WHERE task = ? AND judge = ? AND slot = ?",
-                    (now + CLAIM_SECONDS, task_id, judge.id, slot),
+                    (now + CLAIM_SECONDS, offered.task.id, judge.id, offered.slot),
                 )
             else:
                 db.execute(
                     "INSERT INTO claims (task, judge, slot, shown, expires) VALUES (?, ?, ?, ?, ?)",
-                    (task_id, judge.id, slot, now, now + CLAIM_SECONDS),
+                    (offered.task.id, judge.id, offered.slot, now, now + CLAIM_SECONDS),
                 )
-            return self._offer(db, task_id, slot)
+            return offered
 
         return self._write(offer)
 
     def hold(self, judge: Judge, task_id: int, slot: int, now: float | None = None) -> bool:
+        """:meth:`holding`, once committed."""
+        return self.holding(judge, task_id, slot, now).result()
+
+    def holding(self, judge: Judge, task_id: int, slot: int, now: float | None = None) -> Future[bool]:
         """Hold ``slot`` of a task for ``judge`` for :data:`CLAIM_SECONDS` from now, its page having been
-        rendered (the first render is when it was shown: a render again keeps that time). False when
-        the slot is no longer theirs to take (other judges filled or hold the task, or it closed)."""
+        rendered (the first render is when it was shown: a render again keeps that time): a future of
+        whether it was, False when the slot is no longer theirs to take (other judges filled or hold the
+        task, or it closed)."""
         now = time.time() if now is None else now
 
         def hold(db: SQLite | PostgreSQL) -> bool:
@@ -874,10 +895,11 @@ class Store:
             )
             return True
 
-        held = self._write(hold)
-        if held:
-            self._unpeek(judge, task_id)  # counted as a claim now
-        return held
+        def claimed(held: bool) -> None:
+            if held:
+                self._unpeek(judge, task_id)  # counted as a claim now
+
+        return self._writing(hold, claimed)
 
     def submit(
         self,
@@ -889,11 +911,24 @@ class Store:
         explanation: str | None = None,
         rendered: float | None = None,
     ) -> Outcome:
+        """:meth:`submitting`, once committed."""
+        return self.submitting(judge, task_id, slot, answer, confidence, explanation, rendered).result()
+
+    def submitting(
+        self,
+        judge: Judge,
+        task_id: int,
+        slot: int,
+        answer: int,
+        confidence: float | None = None,
+        explanation: str | None = None,
+        rendered: float | None = None,
+    ) -> Future[Outcome]:
         """Record ``judge``'s ``answer`` (0 or 1, with their ``confidence`` and ``explanation``) in
         ``slot`` of a task held for them, or, given when its page was ``rendered`` (a form the
         server signed), of one with room for them. The same answer submitted twice counts once
         (:attr:`Outcome.ALREADY`); anything else that is not a fresh answer to the judge's own open
-        slot raises :class:`Refused` and changes nothing."""
+        slot is :class:`Refused` (raised here, or by the future) and changes nothing."""
         if answer not in (0, 1):
             raise Refused("answer", "an answer is yes (1) or no (0)")
         if confidence is not None and not 0 <= confidence <= 1:
@@ -902,44 +937,49 @@ class Store:
             raise Refused("answer", f"an explanation is at most {MAX_EXPLANATION} characters")
 
         def submit(db: SQLite | PostgreSQL) -> Outcome:
-            task = db.execute("SELECT * FROM tasks WHERE id = ?", (task_id,)).fetchone()
+            mine = "task = :task AND judge = :judge AND slot = :slot"
+            key = {"task": task_id, "judge": judge.id, "slot": slot}
+            task = db.execute(  # the task, the judge's answer in this slot and their claim on it, in one read
+                f"SELECT tasks.*, (SELECT answer FROM answers WHERE {mine}) AS given,"
+                f" (SELECT shown FROM claims WHERE {mine}) AS claimed FROM tasks WHERE id = :task",
+                key,
+            ).fetchone()
             if task is None:
                 raise Refused("unknown", f"there is no task {task_id}")
-            given = db.execute(
-                "SELECT answer FROM answers WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot)
-            ).fetchone()
-            if given is not None:
-                if given["answer"] != answer:
+            if task["given"] is not None:
+                if task["given"] != answer:
                     raise Refused("changed", "you already answered this question; your first answer stands")
                 return Outcome.ALREADY
             if task["closed"] is not None:
                 raise Refused("closed", "this question already has all the answers it needs")
-            now = time.time()
-            claim = db.execute(
-                "SELECT shown FROM claims WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot)
-            ).fetchone()
-            if claim is None and rendered is None:
+            now, shown = time.time(), task["claimed"]
+            if shown is None and rendered is None:
                 raise Refused("not yours", f"task {task_id} was not shown to you")
-            if claim is None and not self._room(db, judge, task, slot, now):
+            if shown is None and not self._room(db, judge, task, slot, now):
                 raise Refused("taken", "other judges gave or are giving the answers this question needs")
             db.execute(
                 "INSERT INTO answers (task, judge, slot, answer, shown, submitted, confidence, explanation)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (task_id, judge.id, slot, answer, rendered if claim is None else claim["shown"], now, confidence,
+                (task_id, judge.id, slot, answer, rendered if shown is None else shown, now, confidence,
                  explanation or None),
             )  # fmt: skip
-            db.execute("DELETE FROM claims WHERE task = ? AND judge = ? AND slot = ?", (task_id, judge.id, slot))
-            count = db.execute("SELECT COUNT(*) FROM answers WHERE task = ?", (task_id,)).fetchone()[0]
-            if task["gold"] is None and count >= task["needed"]:
-                db.execute("UPDATE tasks SET closed = ? WHERE id = ?", (now, task_id))
+            db.execute(f"DELETE FROM claims WHERE {mine}", key)
+            closed = db.execute(  # at R answers a real task closes
+                "UPDATE tasks SET closed = :now WHERE id = :task AND gold IS NULL"
+                " AND (SELECT COUNT(*) FROM answers WHERE task = :task) >= needed",
+                {"now": now, "task": task_id},
+            ).rowcount
+            if closed:
                 db.execute("DELETE FROM claims WHERE task = ?", (task_id,))
             return Outcome.RECORDED
 
-        outcome = self._write(submit)
-        self._unpeek(judge, task_id)  # counted as an answer now
-        return outcome
+        return self._writing(submit, lambda _: self._unpeek(judge, task_id))  # counted as an answer now
 
     def skip(self, judge: Judge, task_id: int) -> None:
+        """:meth:`skipping`, once committed."""
+        self.skipping(judge, task_id).result()
+
+    def skipping(self, judge: Judge, task_id: int) -> Future[None]:
         """``judge`` is unsure of a task shown to them: it goes back to the other judges (their held
         slot released) and is never shown to this judge again; the skip is recorded once."""
 
@@ -952,8 +992,7 @@ class Store:
             )
             db.execute("DELETE FROM claims WHERE task = ? AND judge = ?", (task_id, judge.id))
 
-        self._write(skip)
-        self._unpeek(judge, task_id)
+        return self._writing(skip, lambda _: self._unpeek(judge, task_id))
 
     # -- the experimenter's view -------------------------------------------------------------------
 
@@ -1097,6 +1136,12 @@ def _task(row: Row | sqlite3.Row) -> Task:
         row["gold"],
         row["feedback"],
     )
+
+
+def _offer(row: Row | sqlite3.Row, slot: int) -> Offer:
+    """A task's row with its answers ``given``, shown in ``slot`` (gold looks like any question: one answer needed)."""
+    task = _task(row)
+    return Offer(task, slot, 1 if task.gold is not None else task.needed - row["given"])
 
 
 def _judge(row: Row | sqlite3.Row) -> Judge:
