@@ -17,6 +17,7 @@ from debatekit.files import FileMistake
         ("bytes.json", b'{"a": "\xff"}', files.read_json, 1, "not UTF-8"),
         ("digits.json", b"1" * 5000, files.read_json, 1, "not valid JSON"),
         ("cut.jsonl", b'{"a": 1}\n\n{"b": 2}\n{"c": [1, ', files.read_jsonl, 4, "not valid JSON"),
+        ("open.jsonl", b'{"a": 1}\n{"b": 2}\n{"c":\n{"d": 4}\n', files.read_jsonl, 3, "not valid JSON"),
         ("deep.jsonl", b'{"a": 1}\n' + b"[" * 100000, files.read_jsonl, 2, "nested deeper"),
         ("list.jsonl", b'{"a": 1}\n[1]\n', files.read_jsonl, 2, "expected a JSON object"),
         ("deep.toml", b"a = " + b"[" * 100000 + b"]" * 100000, files.read_toml, 1, "nested deeper"),

@@ -110,7 +110,7 @@ def read_jsonl(file: Source, line_limit: int = MAX_LINE) -> Iterator[tuple[int, 
             text = _text(raw, file, number)
             if not text.strip():
                 continue
-            value = parse_json(text, file, number)
+            value = parse_json(text.rstrip("\r\n"), file, number)  # an error at the line's end is on it, not the next
             if not isinstance(value, dict):
                 raise FileMistake(file, number, f"expected a JSON object, got {type(value).__name__}")
             yield number, value
