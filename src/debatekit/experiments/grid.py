@@ -138,7 +138,9 @@ def expand(
             tables.append((where, _axes(merged)))
         except GridError as err:
             raise GridError(where + str(err)) from err
-    count = sum(math.prod(map(len, [*axes.values(), *params.values()])) for _, (axes, params, _, _) in tables)
+    count = sum(
+        math.prod(map(len, [*axes.values(), *params.values()])) * len(combos) for _, (axes, params, _, combos) in tables
+    )
     if count > MAX_CELLS:
         raise GridError(f"{count} cells, more than the {MAX_CELLS} a grid may hold; split it into several grids, "
                         "or give each cell more trials")  # fmt: skip
@@ -219,22 +221,14 @@ def _product(
     axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int, combos: list[dict[str, Any]]
 ) -> list[RunSpec]:
     """The cells of one grid: its axes' product, each with every combination of its settings (``combos``)."""
+    from debatekit.runs.names import names_a_model
+
     cells = _cells(axes, params, trials)
     out = [dataclasses.replace(cell, **setting) for cell in cells for setting in combos]
     for cell in out:
-        if cell.generation and not _models(cell):
+        if cell.generation and not names_a_model(cell):
             raise GridError("generation sets how models answer: name one (llm:PROVIDER/MODEL) as a player or oracle")
     return out
-
-
-def _models(cell: RunSpec) -> bool:
-    """Whether a model plays or judges in ``cell``."""
-    from debatekit.runs.names import model_player, model_spec
-
-    oracles = (cell.oracle, cell.prover_oracle, cell.verifier_oracle)
-    return any(isinstance(o, str) and model_spec(o) is not None for o in oracles) or any(
-        isinstance(p, str) and model_player(p) is not None for p in (cell.alice, cell.bob)
-    )
 
 
 def _cells(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int) -> list[RunSpec]:

@@ -28,7 +28,7 @@ from debatekit.runs.spec import Truth, described
 if TYPE_CHECKING:
     from debatekit.analysis.montecarlo import Oracles
     from debatekit.llm.generation import Generation
-    from debatekit.runs.spec import OracleChoice, Player
+    from debatekit.runs.spec import OracleChoice, Player, RunSpec
 
 
 class OracleKind(Enum):
@@ -273,6 +273,14 @@ def instance(found: Problem, size: int | None, truth: Truth | None, seed: int, p
         return make_instance(found, found.default_size if size is None else size, answer, seed, params)
     except InstanceError as err:
         raise UserError(str(err)) from err
+
+
+def names_a_model(run: RunSpec) -> bool:
+    """Whether a model plays (``llm:``, ``llm-liar:``) or judges (``llm:PROVIDER/MODEL``) in ``run``."""
+    oracles = (run.oracle, run.prover_oracle, run.verifier_oracle)
+    return any(isinstance(o, str) and model_spec(o) is not None for o in oracles) or any(
+        isinstance(p, str) and model_player(p) is not None for p in (run.alice, run.bob)
+    )
 
 
 def prompt_dir(path: Path | None) -> Path | None:

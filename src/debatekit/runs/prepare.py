@@ -89,8 +89,7 @@ def prepare(run: RunSpec) -> Prepared:
         configure,
         generation_of,
         instance,
-        model_player,
-        model_spec,
+        names_a_model,
         oracles,
         params_json,
         problem_for,
@@ -127,10 +126,7 @@ def prepare(run: RunSpec) -> Prepared:
     positive(run.answers_per_judge, "--answers-per-judge")
     routed = oracles(case, run.oracle, run.prover_oracle, run.verifier_oracle, run.judge_db, run.answers_per_judge,
                      run.reuse_answers, generation, prompts)  # fmt: skip
-    named = [p for p in (run.oracle, run.prover_oracle, run.verifier_oracle) if isinstance(p, str)]
-    models = any(model_spec(text) is not None for text in named) or any(
-        isinstance(p, str) and model_player(p) is not None for p in (run.alice, run.bob)
-    )
+    models = names_a_model(run)
     if run.generation and not models:
         raise UserError("--generation sets how models answer: name one (llm:PROVIDER/MODEL) as a player or an oracle")
     params = params_json(spec, problem_values)
