@@ -112,7 +112,7 @@ def run(
     one falling back to the packaged; the record's header names each file read and its SHA-256."""
     from debatekit.problems import Instance
     from debatekit.progress import progress
-    from debatekit.runs.dataset import is_dataset_run, item_runs, played
+    from debatekit.runs.dataset import debates, is_dataset_run, item_runs, played
     from debatekit.runs.prepare import play, prepare, writable
 
     with _usage():
@@ -143,8 +143,9 @@ def run(
         if is_dataset_run(asked):
             if record is not None or resume:
                 raise UserError(f"{problem} is a dataset: run keeps no records of it; sweep it, or name one item")
-            with progress(trials * len(item_runs(asked)), f"{protocol} on {problem}") as advance:
-                return played(asked, advance)
+            runs = item_runs(asked)
+            with progress(debates(runs), f"{protocol} on {problem}") as advance:
+                return played(asked, runs, advance)
         ready = prepare(asked)
         written = writable(None if record is None else Path(record), ready.spec, resume, overwrite)
         with progress(trials, ready.title) as advance:

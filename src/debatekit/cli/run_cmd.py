@@ -213,14 +213,14 @@ def _dataset(asked: RunSpec, json_out: bool, no_log: bool, log_dir: Path) -> Non
     from debatekit.cli.logs_cmd import start_log
     from debatekit.engine.interrupts import Interrupted
     from debatekit.progress import progress
-    from debatekit.runs.dataset import item_runs, played
+    from debatekit.runs.dataset import debates, item_runs, played
 
-    count = sum(isinstance(item, RunSpec) for _, _, item in item_runs(asked))
+    runs = item_runs(asked)
     log = None if no_log else start_log(log_dir, {"command": "run"} | asked.to_json(), None, False)
     started, stopped = time.perf_counter(), None
-    with progress(asked.trials * count, f"{asked.protocol} on {asked.problem}") as advance:
+    with progress(debates(runs), f"{asked.protocol} on {asked.problem}") as advance:
         try:
-            result = played(asked, advance)
+            result = played(asked, runs, advance)
         except Interrupted as stop:
             stopped, result = stop, stop.result
     for item in result.played:

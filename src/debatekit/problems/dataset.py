@@ -151,7 +151,7 @@ def item_problem(name: str) -> Problem:
     if found is None:
         raise DatasetError(f"{name!r} names no item of a dataset (DATASET#ID)")
     dataset, ident = found
-    items = {item.id: item for item in named(dataset)}
+    items = _indexed(dataset, _stamp(dataset))
     if ident not in items:
         raise DatasetError(f"{dataset}: no item with the id {ident!r}")
     return items[ident].problem(name, f"{dataset}{ITEM}{ident}")
@@ -159,20 +159,25 @@ def item_problem(name: str) -> Problem:
 
 def named(name: str) -> tuple[Item, ...]:
     """The items of the dataset ``name`` (:func:`source`), read once while its file is unchanged."""
+    return tuple(_indexed(name, _stamp(name)).values())
+
+
+def _stamp(name: str) -> tuple[int, int] | None:
+    """What tells a dataset file's versions apart (its modification time and size; None: shipped)."""
     file = source(name)
-    stamp = None
-    if isinstance(file, Path):
-        try:
-            stat = file.stat()
-        except OSError as err:
-            raise DatasetError(f"{name}: cannot read it: {err.strerror or err}") from None
-        stamp = (stat.st_mtime_ns, stat.st_size)
-    return _loaded(name, stamp)
+    if not isinstance(file, Path):
+        return None
+    try:
+        stat = file.stat()
+    except OSError as err:
+        raise DatasetError(f"{name}: cannot read it: {err.strerror or err}") from None
+    return stat.st_mtime_ns, stat.st_size
 
 
 @functools.lru_cache(maxsize=8)
-def _loaded(name: str, stamp: tuple[int, int] | None) -> tuple[Item, ...]:
-    return load(source(name))
+def _indexed(name: str, stamp: tuple[int, int] | None) -> dict[str, Item]:
+    """The dataset's items by id, in the file's order (an item looked up once per run, not searched for)."""
+    return {item.id: item for item in load(source(name))}
 
 
 def load(file: Traversable) -> tuple[Item, ...]:

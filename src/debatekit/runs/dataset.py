@@ -127,6 +127,11 @@ class DatasetResult:
         }
 
 
+def debates(runs: list[tuple[str, bool, RunSpec | str]]) -> int:
+    """The debates ``runs`` (:func:`item_runs`) play: the items played, not those skipped."""
+    return sum(item.trials for _, _, item in runs if isinstance(item, RunSpec))
+
+
 def is_dataset_run(run: RunSpec) -> bool:
     """Whether ``run``'s problem names a whole dataset."""
     from debatekit.problems.dataset import is_dataset
@@ -168,15 +173,17 @@ def item_runs(run: RunSpec) -> list[tuple[str, bool, RunSpec | str]]:
     return out
 
 
-def played(run: RunSpec, progress: Callable[[int], None] | None = None) -> DatasetResult:
-    """Every item of ``run``'s dataset played (module docstring), each prepared and played as ``run`` plays
-    one problem; a mistake in any is a :class:`UserError` before any debate. A signal stops the run
-    with :class:`~debatekit.engine.interrupts.Interrupted` carrying the items finished, in order, and
-    the debates the item it stopped had finished (its result's ``trials_asked`` set)."""
+def played(
+    run: RunSpec, runs: list[tuple[str, bool, RunSpec | str]], progress: Callable[[int], None] | None = None
+) -> DatasetResult:
+    """Every item of ``run``'s dataset played (module docstring), as :func:`item_runs` gave them
+    (``runs``), each prepared and played as ``run`` plays one problem; a mistake in any is a
+    :class:`UserError` before any debate. A signal stops the run with
+    :class:`~debatekit.engine.interrupts.Interrupted` carrying the items finished, in order, and the
+    debates the item it stopped had finished (its result's ``trials_asked`` set)."""
     from debatekit.engine.interrupts import Interrupted
     from debatekit.runs.prepare import play, prepare
 
-    runs = item_runs(run)
     items: list[Played] = []
     playing = None
     try:
