@@ -241,3 +241,24 @@ def test_exact_analysis_needs_known_oracle_probabilities():
     instance = replace(judged_copy_instance(0.5), oracle=SampleOracle(lambda q, rng: 1))
     with pytest.raises(ExactError):
         accept_probability(CROSS, instance, sends(Role.ALICE, (1, 1)), sends(Role.BOB, 0))
+
+
+def test_a_check_mixing_certain_and_uncertain_answers_is_summed_exactly():
+    """The exact solver answers a certain query at once and forks on an uncertain one; a later
+    pass replays each answer in its own place: the check below asks q1 (p = 1/2), q2 (certain yes),
+    q3 (p = 1/4) and accepts iff the answers spell 1, 1, 0, so P = 1/2 * 1 * 3/4, exactly."""
+    from debatekit.analysis.exact import _checked, _Script
+    from debatekit.engine.nodes import Judge, Query
+
+    oracle = FunctionOracle({"q1": 0.5, "q2": 1.0, "q3": 0.25}.__getitem__)
+    seen: list[tuple[int, int, int]] = []
+
+    def check() -> Any:
+        answers = (yield Query("q1")), (yield Query("q2")), (yield Query("q3"))
+        seen.append(answers)
+        return int(answers == (1, 1, 0))
+
+    ends = _checked(Judge(check), _Script(oracle), 1)
+    assert sorted(seen) == [(0, 1, 0), (0, 1, 1), (1, 1, 0), (1, 1, 1)]
+    assert sum(w for w, end in ends if end.verdict == 1) == Fraction(3, 8)
+    assert sum(w for w, _ in ends) == 1

@@ -20,6 +20,10 @@ class Role(Enum):
     BOB = "bob"
     VERIFIER = "verifier"
 
+    __hash__ = object.__hash__
+    """Members are singletons compared by identity, so they hash by identity, in C (Enum's own
+    hash is Python code hashing the name, paid on each of the engine's dict lookups by role)."""
+
     @property
     def opponent(self) -> Role:
         if self is Role.VERIFIER:
@@ -48,6 +52,10 @@ def loser_verdict(loser: Role, alice_argues: int = 1) -> int:
     return 1 - alice_argues if loser is Role.ALICE else alice_argues
 
 
+_NONE_ASKED = dict.fromkeys(Role, 0)
+"""No queries by any role (a new ledger's count, copied)."""
+
+
 @dataclass
 class Ledger:
     """Counts for one debate. ``bits_read`` are prover-message bits the verifier read;
@@ -56,7 +64,7 @@ class Ledger:
     their answers, draws and the verifier's reads, each an event of :mod:`debatekit.engine.events`
     (which imports this module, so the list is not typed here)."""
 
-    queries: dict[Role, int] = field(default_factory=lambda: dict.fromkeys(Role, 0))
+    queries: dict[Role, int] = field(default_factory=_NONE_ASKED.copy)
     bits_read: int = 0
     input_bits_read: int = 0
     events: list[Any] | None = None

@@ -51,6 +51,10 @@ class NoRandom:
         raise ExactError("a strategy drew from its random generator; for exact analysis, return a Dist")
 
 
+NO_RANDOM: Any = NoRandom()
+"""The one :class:`NoRandom` every seat of an exact analysis is given (it holds nothing)."""
+
+
 class _Fork(Exception):
     def __init__(self, outcomes: list[tuple[int, Weight]]):
         self.outcomes = outcomes
@@ -74,10 +78,15 @@ class _Script:
         if self.position < len(self.answers):  # an answer fixed on an earlier pass
             self.position += 1
             return self.answers[self.position - 1]
-        # Fraction(p) is the float's exact value, so a query keeps the result exact (1.0 stays 1);
-        # built only where the check forks (Dist.bernoulli's outcomes, without building a Dist).
-        p = Fraction(self._p(query))
-        raise _Fork([(1, p), (0, 1 - p)] if 0 < p < 1 else [(int(p >= 1), 1)])
+        p = self._p(query)
+        if p <= 0 or p >= 1:  # a certain answer: fixed at once, as a fork with one outcome would be
+            self.answers.append(int(p >= 1))
+            self.position += 1
+            return self.answers[-1]
+        # Fraction(p) is the float's exact value, so a query keeps the result exact; built only
+        # where the check forks (Dist.bernoulli's outcomes, without building a Dist).
+        p = Fraction(p)
+        raise _Fork([(1, p), (0, 1 - p)])
 
 
 @dataclass
@@ -143,18 +152,28 @@ class _Search:
         return best
 
     def judge(self, node: Judge) -> Weight:
-        total: Weight = 0
-        for weight, end in _checked(node, self.script, self.alice_argues):
-            if not isinstance(end, End):
-                raise ExactError(f"exact search reads verdicts; this check ends in {type(end).__name__}")
-            total += weight * int(end.verdict == self.target)
-        return total
+        script = self.script
+        script.answers, script.position = [], 0
+        try:  # the common case first: no query whose answer is uncertain, so one pass and no fork
+            return self.won(judge(node, script, self.alice_argues))
+        except _Fork:
+            return sum((weight * self.won(end) for weight, end in _checked(node, script, self.alice_argues)), start=0)
+
+    def won(self, end: End | Payoff) -> int:
+        """Whether the check's ``end`` is the target verdict (1 or 0)."""
+        if not isinstance(end, End):
+            raise ExactError(f"exact search reads verdicts; this check ends in {type(end).__name__}")
+        return int(end.verdict == self.target)
 
 
 def _checked(node: Judge, script: _Script, alice_argues: int) -> list[tuple[Weight, End | Payoff]]:
     """The verifier's check with every sequence of oracle answers: (probability, end) pairs."""
+    script.answers, script.position = [], 0
+    try:  # the common case first: no query whose answer is uncertain, so one pass and no fork
+        return [(1, judge(node, script, alice_argues))]
+    except _Fork as fork:
+        pending: list[tuple[list[int], Weight]] = [([a], w) for a, w in fork.outcomes]
     out: list[tuple[Weight, End | Payoff]] = []
-    pending: list[tuple[list[int], Weight]] = [([], 1)]  # an int until a fork: the common case stays cheap
     while pending:
         answers, weight = pending.pop()
         script.answers, script.position = answers, 0
@@ -186,7 +205,7 @@ def _setup(
     script = _Script(instance.oracle)
     copies = own_copies(instance, strategies)  # a user's seat its own copy; built-ins read the verifier's
     players = {
-        role: s.factory(Seat(copies[role], role, NoRandom(), Asker(instance.oracle, role, ledger, NoRandom())))  # type: ignore[arg-type]
+        role: s.factory(Seat(copies[role], role, NO_RANDOM, Asker(instance.oracle, role, ledger, NO_RANDOM)))
         for role, s in strategies.items()
     }
     return spec.debate(instance, Reader(ledger)), players, script

@@ -41,6 +41,9 @@ _REPR.maxstring = _REPR.maxother = 40
 _REPR.maxlevel = 2
 
 
+_WORD = 1 << 63
+"""Integers smaller than it are described by their digits at once (:func:`safe_repr`)."""
+
 HOSTILE = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 """What a player's object may raise from its own methods (``sys.exit()`` and ``raise
 KeyboardInterrupt`` included) while the engine reads or describes it; a signal that stops the run
@@ -51,6 +54,8 @@ def safe_repr(value: Any) -> str:
     """A short repr for error messages that cannot fail or end the process, whatever ``value``'s
     methods (or its type's metaclass) do: its ``__repr__`` may raise, call ``sys.exit()`` or
     return a ``str`` subclass with methods of its own; the text kept is a plain ``str``."""
+    if type(value) is int and -_WORD <= value < _WORD:  # the common case (a word naming nothing), at once
+        return str(value)
     try:
         text = str.__str__(_REPR.repr(value))
     except HOSTILE:

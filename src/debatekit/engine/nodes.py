@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from types import GeneratorType
 from typing import Any
 
 from debatekit.engine.events import Drawn, Moved
@@ -272,21 +273,38 @@ def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End | 
     while reading loses for its sender."""
     try:
         result = node.check()
-        if isinstance(result, Generator):
+        if isinstance(result, GeneratorType):
             result = yield from result
-    except Malformed as bad:
-        return forfeit(bad.sender, bad.reason, alice_argues)
-    except Exception as err:  # the verifier's own code (its reader included)
-        raise InternalError.of(err) from err
+    except Exception as err:
+        return _failed(err, alice_argues)
     return result if isinstance(result, End | Payoff) else End(result)
 
 
 def judge(node: Judge, answer: Callable[[Hashable], int], alice_argues: int = 1) -> End | Payoff:
-    """Run the verifier's check, answering each of its oracle queries with ``answer(question)``."""
-    steps = checking(node, alice_argues)
+    """Run the verifier's check, answering each of its oracle queries with ``answer(question)``:
+    :func:`checking`'s end, driven here without that generator (the exact solver judges every
+    leaf of its search here). What ``answer`` raises is the caller's and passes through."""
     try:
-        query = next(steps)
+        result = node.check()
+    except Exception as err:
+        return _failed(err, alice_argues)
+    if isinstance(result, GeneratorType):
+        answered = None
         while True:
-            query = steps.send(answer(query.question))
-    except StopIteration as stop:
-        return stop.value
+            try:
+                query = result.send(answered)
+            except StopIteration as stop:
+                result = stop.value
+                break
+            except Exception as err:
+                return _failed(err, alice_argues)
+            answered = answer(query.question)
+    return result if isinstance(result, End | Payoff) else End(result)
+
+
+def _failed(err: Exception, alice_argues: int) -> End:
+    """A check that raised: a malformed message met while reading loses for its sender; anything
+    else is the verifier's own code failing (its reader included)."""
+    if isinstance(err, Malformed):
+        return forfeit(err.sender, err.reason, alice_argues)
+    raise InternalError.of(err) from err

@@ -24,16 +24,17 @@ class Gate(IntEnum):
     NOT = 3
 
 
-_NOT = int(Gate.NOT)
-"""Read in every call of :meth:`Circuit.relevant`; an enum member's lookup costs more on Python 3.11."""
+_AND, _OR, _XOR, _NOT = map(int, Gate)
+"""The gates as plain ints, read in every step of evaluation and of :meth:`Circuit.relevant`: an
+enum member's lookup costs more on Python 3.11."""
 
 
-def _apply(op: Gate | int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if op == Gate.AND:
+def _apply(op: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if op == _AND:
         return a & b
-    if op == Gate.OR:
+    if op == _OR:
         return a | b
-    if op == Gate.XOR:
+    if op == _XOR:
         return a ^ b
     return 1 - a
 
@@ -122,12 +123,14 @@ class Circuit(TranscriptMachine):
         """Boolean mask of gates whose claimed value does not follow from their claimed inputs."""
         values = np.concatenate([np.asarray(inputs, dtype=np.uint8), transcript])
         a, b = values[self.in0], values[self.in1]
-        expected = np.where(
-            self.ops == Gate.AND,
-            a & b,
-            np.where(self.ops == Gate.OR, a | b, np.where(self.ops == Gate.XOR, a ^ b, 1 - a)),
-        )
+        is_and, is_or, is_xor = self._kinds
+        expected = np.where(is_and, a & b, np.where(is_or, a | b, np.where(is_xor, a ^ b, 1 - a)))
         return expected != transcript
+
+    @cached_property
+    def _kinds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Which gates are AND, OR and XOR (the rest are NOT), found once for :meth:`local_errors`."""
+        return self.ops == Gate.AND, self.ops == Gate.OR, self.ops == Gate.XOR
 
     def first_error(self, inputs: np.ndarray, transcript: np.ndarray, ask: Ask) -> int | None:
         wrong = np.flatnonzero(self.local_errors(inputs, transcript))
