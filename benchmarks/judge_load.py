@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
-from debatekit.judge.store import PostgreSQL, SQLite, Store, TaskKey, is_url
+from debatekit.judge.database import PostgreSQL, SQLite, is_url
+from debatekit.judge.store import Store, TaskKey
 
 FIELD = re.compile(r'name="(task|slot|rendered|csrf)" value="([^"]*)"')
 

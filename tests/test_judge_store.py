@@ -13,16 +13,8 @@ from concurrent.futures import Future
 
 import pytest
 
-from debatekit.judge.store import (
-    CLAIM_SECONDS,
-    Committer,
-    Outcome,
-    Refused,
-    Store,
-    TaskKey,
-    postgres_sql,
-    redacted,
-)
+from debatekit.judge.database import Committer, postgres_sql, redacted
+from debatekit.judge.store import CLAIM_SECONDS, Outcome, Refused, Store, TaskKey
 
 KEY = TaskKey("run-a", 0, "verifier", 0)
 

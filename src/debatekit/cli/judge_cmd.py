@@ -50,7 +50,7 @@ UrlOption = Annotated[str, typer.Option("--url", help="The address judges reach 
 
 def where(db: str) -> str:
     """``--db`` as shown to a person (a PostgreSQL URL without its password)."""
-    from debatekit.judge.store import redacted
+    from debatekit.judge.database import redacted
 
     return redacted(db)
 
@@ -58,7 +58,8 @@ def where(db: str) -> str:
 def open_store(db: str) -> Store:
     """The store at ``db`` (a SQLite file or a PostgreSQL URL), or a one-line UserError saying why it
     cannot be opened."""
-    from debatekit.judge.store import Store, is_url
+    from debatekit.judge.database import is_url
+    from debatekit.judge.store import Store
 
     if is_url(db):
         try:
@@ -196,7 +197,7 @@ def export(
     statistics (answers, skips, median time, gold accuracy, completion codes) and Krippendorff's alpha."""
     import json
 
-    from debatekit.judge.store import is_url
+    from debatekit.judge.database import is_url
     from debatekit.judge.study import export_csv
 
     if not is_url(db) and not Path(db).is_file():

@@ -1,4 +1,5 @@
-"""The judges' store: the only module that speaks SQL, on SQLite or on a PostgreSQL server.
+"""The judges' store: what is stored and when, in SQL on SQLite or on a PostgreSQL server (the
+connections, the schema and the writer thread are :mod:`debatekit.judge.database`'s).
 
 Doubly-efficient debate promises that a person never reads the whole argument: the verifier asks
 the human-judgement oracle about one local step. Each such query is a *task*, keyed by the query
@@ -7,8 +8,8 @@ its relevant coordinates I(t) as context lines and the R answers it needs (stoch
 one question R times: a panel of distinct judges, at most ``per_judge`` answers each).
 
 Durability: SQLite in WAL mode with ``synchronous=FULL`` (or PostgreSQL, given a ``postgresql://``
-URL: the same SQL, the dialects' few differences in :class:`SQLite` and :class:`PostgreSQL`); writes
-run one at a time, those waiting committed together (:class:`Committer`), and an answer is
+URL: the same SQL, the dialects' few differences in :mod:`~debatekit.judge.database`); writes
+run one at a time, those waiting committed together (its ``Committer``), and an answer is
 acknowledged to a judge only once committed, so it survives kill -9 (and power loss).
 Idempotence: a task is created or found by its key, so a debate resumed after a crash finds its
 task and the answers already given; an answer is unique on (task, judge, slot), so a double submit
@@ -28,94 +29,23 @@ import hashlib
 import hmac
 import json
 import os
-import queue
-import re
 import secrets
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
 from pathlib import Path
 from statistics import median
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
+
+from debatekit.judge.database import Committer, Database, Record, connect, create_tables, is_url
 
 T = TypeVar("T")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS judges (
-    id {key},
-    name TEXT NOT NULL,
-    token_hash TEXT NOT NULL UNIQUE,
-    created DOUBLE PRECISION NOT NULL,
-    revoked DOUBLE PRECISION,
-    quota INTEGER,
-    code TEXT,
-    consented DOUBLE PRECISION
-);
-CREATE TABLE IF NOT EXISTS tasks (
-    id {key},
-    run TEXT NOT NULL,
-    debate INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    number INTEGER NOT NULL,
-    question TEXT NOT NULL,
-    context TEXT NOT NULL,
-    needed INTEGER NOT NULL CHECK (needed >= 1),
-    per_judge INTEGER NOT NULL CHECK (per_judge >= 1),
-    created DOUBLE PRECISION NOT NULL,
-    closed DOUBLE PRECISION,
-    gold INTEGER CHECK (gold IN (0, 1)),
-    feedback TEXT,
-    UNIQUE (run, debate, role, number)
-);
-CREATE INDEX IF NOT EXISTS open_tasks ON tasks (closed, id);
-CREATE TABLE IF NOT EXISTS claims (
-    task INTEGER NOT NULL REFERENCES tasks (id),
-    judge INTEGER NOT NULL REFERENCES judges (id),
-    slot INTEGER NOT NULL,
-    shown DOUBLE PRECISION NOT NULL,
-    expires DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (task, judge, slot)
-);
-CREATE INDEX IF NOT EXISTS claims_of_judge ON claims (judge);
-CREATE TABLE IF NOT EXISTS answers (
-    id {key},
-    task INTEGER NOT NULL REFERENCES tasks (id),
-    judge INTEGER NOT NULL REFERENCES judges (id),
-    slot INTEGER NOT NULL,
-    answer INTEGER NOT NULL CHECK (answer IN (0, 1)),
-    shown DOUBLE PRECISION NOT NULL,
-    submitted DOUBLE PRECISION NOT NULL,
-    confidence DOUBLE PRECISION CHECK (confidence BETWEEN 0 AND 1),
-    explanation TEXT,
-    UNIQUE (task, judge, slot)
-);
-CREATE INDEX IF NOT EXISTS answers_of_judge ON answers (judge, submitted);
-CREATE TABLE IF NOT EXISTS skips (
-    task INTEGER NOT NULL REFERENCES tasks (id),
-    judge INTEGER NOT NULL REFERENCES judges (id),
-    at DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (task, judge)
-);
-CREATE TABLE IF NOT EXISTS settings (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-"""
-
 CLAIM_SECONDS = 600.0
 """How long a task shown to a judge keeps its slot for them before another judge may take it."""
-
-ADDED_COLUMNS = {
-    "judges": ("revoked DOUBLE PRECISION", "quota INTEGER", "code TEXT", "consented DOUBLE PRECISION"),
-    "tasks": ("gold INTEGER", "feedback TEXT"),
-    "answers": ("confidence DOUBLE PRECISION", "explanation TEXT"),
-}
-"""Columns a database made by an earlier version lacks, added when it is opened."""
 
 GOLD_RUN = "gold"
 """The run key of gold questions: never a run's fingerprint, so no debate's oracle ever reads them."""
@@ -126,102 +56,8 @@ GOLD_EVERY = 3
 MAX_EXPLANATION = 2000
 """Longest explanation kept with an answer, in characters."""
 
-
-BATCH = 256
-"""Most write transactions of one process committed together (:class:`Committer`)."""
-
-IDLE_SECONDS = 5.0
-"""How long a :class:`Committer` waits for work before its thread ends (the next write starts another)."""
-
 PEEK_SECONDS = 5.0
 """How long a question a page showed counts against its room when the next page picks one (:meth:`Store.peek`)."""
-
-
-class Committer:
-    """Group commit: the process's one writer thread for a database. Request threads queue their write
-    transactions; the writer runs all that wait back to back in one transaction of the database,
-    each in a savepoint of its own (one refused or failing rolls back alone), and acknowledges each
-    only once that transaction committed: many answers per fsync, each as durable as if alone.
-    Writers of other processes queue on the database's own lock (``BEGIN IMMEDIATE``)."""
-
-    _running: ClassVar[dict[tuple[int, str], Committer]] = {}
-    _guard: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self, key: tuple[int, str], connect: Callable[[], Any]):
-        self._key, self._connect = key, connect
-        self._queue: queue.SimpleQueue[tuple[Callable[[Any], Any], Future[Any]]] = queue.SimpleQueue()
-        threading.Thread(target=self._serve, name=f"judge store writer {key[1]}", daemon=True).start()
-
-    @classmethod
-    def start(cls, location: str, connect: Callable[[], Any], work: Callable[[Any], Any]) -> Future[Any]:
-        """``work(db)`` queued for a write transaction on the database at ``location``: its result, once
-        committed, in the future returned (an event loop awaits it without a thread of its own waiting)."""
-        done: Future[Any] = Future()
-        key = (os.getpid(), location)
-        with cls._guard:
-            committer = cls._running.get(key) or cls._running.setdefault(key, cls(key, connect))
-            committer._queue.put((work, done))
-        return done
-
-    def _serve(self) -> None:
-        db = None
-        try:
-            db = self._connect()
-            while True:
-                try:
-                    batch = [self._queue.get(timeout=IDLE_SECONDS)]
-                except queue.Empty:
-                    with self._guard:
-                        if self._queue.empty():
-                            del self._running[self._key]
-                            return
-                    continue
-                while len(batch) < BATCH and not self._queue.empty():
-                    batch.append(self._queue.get())
-                self._commit(db, batch)
-        except BaseException as err:  # the connection failed: the waiting writers learn why
-            with self._guard:
-                self._running.pop(self._key, None)
-            while not self._queue.empty():
-                self._queue.get()[1].set_exception(err)
-        finally:
-            if db is not None:
-                db.close()
-
-    @staticmethod
-    def _commit(db: Any, batch: list[tuple[Callable[[Any], Any], Future[Any]]]) -> None:
-        results: list[tuple[Future[Any], Any, BaseException | None]] = []
-        alone = len(batch) == 1  # no savepoint: its failure rolls back the whole transaction
-        try:
-            db.begin()
-            for work, done in batch:
-                if not alone:
-                    db.execute("SAVEPOINT work")
-                try:
-                    result = work(db)
-                except Exception as err:
-                    if alone:
-                        db.rollback()
-                        done.set_exception(err)
-                        return
-                    db.execute("ROLLBACK TO SAVEPOINT work")
-                    results.append((done, None, err))
-                else:
-                    results.append((done, result, None))
-                if not alone:
-                    db.execute("RELEASE SAVEPOINT work")
-            db.commit()
-        except Exception as err:
-            with contextlib.suppress(Exception):
-                db.rollback()
-            for _, done in batch:
-                done.set_exception(err)
-            return
-        for done, result, error in results:
-            if error is None:
-                done.set_result(result)
-            else:
-                done.set_exception(error)
 
 
 def token_hash(token: str) -> str:
@@ -315,126 +151,6 @@ class Refused(Exception):
         self.kind = kind
 
 
-class SQLite:
-    """A connection to the store in a SQLite file: WAL, ``synchronous=FULL``, write transactions
-    ``BEGIN IMMEDIATE`` (the database's one writer lock, waited on up to ``busy`` seconds)."""
-
-    key = "INTEGER PRIMARY KEY"
-
-    def __init__(self, path: Path, busy: float):
-        self._db = sqlite3.connect(path, timeout=busy, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
-        if self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
-            raise sqlite3.OperationalError(f"{path}: WAL mode is not available")
-        self._db.execute("PRAGMA synchronous = FULL")
-        self._db.execute("PRAGMA foreign_keys = ON")
-
-    def execute(self, sql: str, parameters: Any = ()) -> Any:
-        return self._db.execute(sql, parameters)
-
-    def executemany(self, sql: str, rows: Iterable[Any]) -> None:
-        self._db.executemany(sql, rows)
-
-    def begin(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def commit(self) -> None:
-        self._db.execute("COMMIT")
-
-    def rollback(self) -> None:
-        if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
-
-    def upgrade(self) -> None:
-        """Add the columns a database made by an earlier version lacks."""
-        for table, columns in ADDED_COLUMNS.items():
-            if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-                have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
-                for column in columns:
-                    if column.split()[0] not in have:
-                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-
-    def close(self) -> None:
-        self._db.close()
-
-
-class Row(tuple):
-    """A result row read by position or by column name, as :class:`sqlite3.Row`."""
-
-    names: dict[str, int]
-
-    def __getitem__(self, key: Any) -> Any:
-        return super().__getitem__(self.names[key] if isinstance(key, str) else key)
-
-    def keys(self) -> list[str]:
-        return list(self.names)
-
-
-def _rows(cursor: Any) -> Callable[[Sequence[Any]], Row]:
-    names = {column.name: i for i, column in enumerate(cursor.description or ())}
-
-    def row(values: Sequence[Any]) -> Row:
-        made = Row(values)
-        made.names = names
-        return made
-
-    return row
-
-
-@lru_cache(maxsize=256)
-def postgres_sql(sql: str) -> str:
-    """The store's SQL (``?`` and ``:name`` parameters) as psycopg takes it (``%s``, ``%(name)s``)."""
-    return re.sub(r"(?<![:\w]):([a-z_]+)", r"%(\1)s", sql.replace("%", "%%").replace("?", "%s"))
-
-
-class PostgreSQL:
-    """A connection to the store in a PostgreSQL database (psycopg, the ``postgres`` extra): write
-    transactions take one advisory lock first, so writers run one at a time, as on SQLite."""
-
-    key = "INTEGER GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"
-    LOCK = 0x6A75646765
-    """The advisory lock of the store's writers ("judge")."""
-
-    def __init__(self, url: str):
-        import psycopg  # the postgres extra's
-
-        self._db = psycopg.connect(url, autocommit=True, row_factory=_rows)
-
-    def execute(self, sql: str, parameters: Any = ()) -> Any:
-        return self._db.execute(postgres_sql(sql), parameters or None)
-
-    def executemany(self, sql: str, rows: Iterable[Any]) -> None:
-        rows = list(rows)
-        if rows:
-            self._db.cursor().executemany(postgres_sql(sql), rows)
-
-    def begin(self) -> None:
-        self._db.execute(f"BEGIN; SELECT pg_advisory_xact_lock({self.LOCK})")  # one round trip
-
-    def commit(self) -> None:
-        self._db.execute("COMMIT")
-
-    def rollback(self) -> None:
-        self._db.rollback()
-
-    def upgrade(self) -> None:
-        """Nothing: no earlier version stored judges in PostgreSQL."""
-
-    def close(self) -> None:
-        self._db.close()
-
-
-def is_url(location: str | os.PathLike[str]) -> bool:
-    """Whether ``location`` names a PostgreSQL database (``postgresql://...``) rather than a SQLite file."""
-    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
-
-
-def redacted(location: str | os.PathLike[str]) -> str:
-    """``location`` to show a person: a PostgreSQL URL without its password."""
-    return re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", str(location))
-
-
 class Store:
     """The judges, tasks and answers in one SQLite file (created on first open) or, given a
     ``postgresql://`` URL, in a PostgreSQL database (its tables created on first open)."""
@@ -452,13 +168,7 @@ class Store:
             with contextlib.suppress(FileExistsError):  # a new database is the experimenter's alone (0600)
                 os.close(os.open(self.location, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
-        def create(db: SQLite | PostgreSQL) -> None:
-            db.upgrade()
-            for statement in SCHEMA.replace("{key}", db.key).split(";"):
-                if statement.strip():
-                    db.execute(statement)
-
-        self._write(create)
+        self._write(create_tables)
 
     @property
     def path(self) -> Path:
@@ -469,12 +179,10 @@ class Store:
 
     # -- connections ---------------------------------------------------------------------------
 
-    def _connect(self) -> SQLite | PostgreSQL:
-        if isinstance(self.location, Path):
-            return SQLite(self.location, self._busy)
-        return PostgreSQL(self.location)
+    def _connect(self) -> Database:
+        return connect(self.location, self._busy)
 
-    def _db(self) -> SQLite | PostgreSQL:
+    def _db(self) -> Database:
         """This thread's (and process's) connection, for reading."""
         db = getattr(self._local, "db", None)
         if db is None or self._local.pid != os.getpid():
@@ -559,7 +267,7 @@ class Store:
         """Revoke every judge named ``name``: their links stop working and the questions held for
         them are released; their answers stay. How many were revoked."""
 
-        def revoke(db: SQLite | PostgreSQL) -> int:
+        def revoke(db: Database) -> int:
             ids = [row["id"] for row in db.execute("SELECT id FROM judges WHERE name = ? AND revoked IS NULL", (name,))]
             db.executemany("UPDATE judges SET revoked = ? WHERE id = ?", [(time.time(), i) for i in ids])
             db.executemany("DELETE FROM claims WHERE judge = ?", [(i,) for i in ids])
@@ -591,7 +299,7 @@ class Store:
         """The key that binds form tokens to a judge and a task; made once, shared by every server
         process on this database."""
 
-        def secret(db: SQLite | PostgreSQL) -> bytes:
+        def secret(db: Database) -> bytes:
             db.execute(
                 "INSERT INTO settings (key, value) VALUES ('form', ?) ON CONFLICT DO NOTHING", (secrets.token_hex(32),)
             )
@@ -610,7 +318,7 @@ class Store:
         if key.run == GOLD_RUN:
             raise ValueError(f"the run key {GOLD_RUN!r} is the gold questions'")
 
-        def ask(db: SQLite | PostgreSQL) -> Task:
+        def ask(db: Database) -> Task:
             db.execute(
                 "INSERT INTO tasks (run, debate, role, number, question, context, needed, per_judge, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, debate, role, number) DO NOTHING",
@@ -666,7 +374,7 @@ class Store:
             keys = self.runs_asked(run) or [run]
             chosen = f"run IN ({', '.join('?' * len(keys))})"
 
-        def close(db: SQLite | PostgreSQL) -> int:
+        def close(db: Database) -> int:
             ids = [row["id"] for row in db.execute(f"SELECT id FROM tasks WHERE closed IS NULL AND {chosen}", keys)]
             db.executemany("UPDATE tasks SET closed = ? WHERE id = ?", [(time.time(), i) for i in ids])
             db.executemany("DELETE FROM claims WHERE task = ?", [(i,) for i in ids])
@@ -721,7 +429,7 @@ class Store:
         among the real ones (:meth:`offer`); a question already gold is kept once. How many were new."""
         questions = list(questions)
 
-        def add(db: SQLite | PostgreSQL) -> int:
+        def add(db: Database) -> int:
             added = 0
             known = {
                 (row[0], row[1]) for row in db.execute("SELECT question, context FROM tasks WHERE run = ?", (GOLD_RUN,))
@@ -745,7 +453,7 @@ class Store:
         return self._write(add)
 
     def _next(
-        self, db: SQLite | PostgreSQL, judge: Judge, now: float, peeked: dict[int, int] | None = None
+        self, db: Database, judge: Judge, now: float, peeked: dict[int, int] | None = None
     ) -> tuple[Offer, bool] | None:
         """``judge``'s next question and whether it is held for them: the one held for them, else (below
         their quota) the oldest real task with room for them that they did not skip, or a gold one when
@@ -795,7 +503,7 @@ class Store:
                 return _offer(gold, 0), False
         return None if real is None else (_offer(real, real["mine"]), False)
 
-    def _room(self, db: SQLite | PostgreSQL, judge: Judge, task: Row | sqlite3.Row, slot: int, now: float) -> bool:
+    def _room(self, db: Database, judge: Judge, task: Record, slot: int, now: float) -> bool:
         """Whether ``judge`` may fill ``slot`` of the open ``task`` now: their next slot, below its
         ``per_judge`` and their quota, not skipped, and (a real task) its answers plus other judges'
         held slots short of R."""
@@ -814,7 +522,7 @@ class Store:
         return task["gold"] is not None or seen["taken"] < task["needed"]
 
     @staticmethod
-    def _given(db: SQLite | PostgreSQL, judge: Judge) -> int:
+    def _given(db: Database, judge: Judge) -> int:
         """How many answers ``judge`` gave (read only for a judge with a quota)."""
         return db.execute("SELECT COUNT(*) FROM answers WHERE judge = ?", (judge.id,)).fetchone()[0]
 
@@ -849,7 +557,7 @@ class Store:
         from now. None when nothing waits for this judge."""
         now = time.time() if now is None else now
 
-        def offer(db: SQLite | PostgreSQL) -> Offer | None:
+        def offer(db: Database) -> Offer | None:
             found = self._next(db, judge, now)
             if found is None:
                 return None
@@ -879,7 +587,7 @@ class Store:
         task, or it closed)."""
         now = time.time() if now is None else now
 
-        def hold(db: SQLite | PostgreSQL) -> bool:
+        def hold(db: Database) -> bool:
             held = db.execute(
                 "UPDATE claims SET expires = ? WHERE task = ? AND judge = ? AND slot = ?",
                 (now + CLAIM_SECONDS, task_id, judge.id, slot),
@@ -936,7 +644,7 @@ class Store:
         if explanation is not None and len(explanation) > MAX_EXPLANATION:
             raise Refused("answer", f"an explanation is at most {MAX_EXPLANATION} characters")
 
-        def submit(db: SQLite | PostgreSQL) -> Outcome:
+        def submit(db: Database) -> Outcome:
             mine = "task = :task AND judge = :judge AND slot = :slot"
             key = {"task": task_id, "judge": judge.id, "slot": slot}
             task = db.execute(  # the task, the judge's answer in this slot and their claim on it, in one read
@@ -983,7 +691,7 @@ class Store:
         """``judge`` is unsure of a task shown to them: it goes back to the other judges (their held
         slot released) and is never shown to this judge again; the skip is recorded once."""
 
-        def skip(db: SQLite | PostgreSQL) -> None:
+        def skip(db: Database) -> None:
             if db.execute("SELECT 1 FROM tasks WHERE id = ?", (task_id,)).fetchone() is None:
                 raise Refused("unknown", f"there is no task {task_id}")
             db.execute(
@@ -1123,7 +831,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     }
 
 
-def _task(row: Row | sqlite3.Row) -> Task:
+def _task(row: Record) -> Task:
     return Task(
         row["id"],
         TaskKey(row["run"], row["debate"], row["role"], row["number"]),
@@ -1138,17 +846,17 @@ def _task(row: Row | sqlite3.Row) -> Task:
     )
 
 
-def _offer(row: Row | sqlite3.Row, slot: int) -> Offer:
+def _offer(row: Record, slot: int) -> Offer:
     """A task's row with its answers ``given``, shown in ``slot`` (gold looks like any question: one answer needed)."""
     task = _task(row)
     return Offer(task, slot, 1 if task.gold is not None else task.needed - row["given"])
 
 
-def _judge(row: Row | sqlite3.Row) -> Judge:
+def _judge(row: Record) -> Judge:
     return Judge(row["id"], row["name"], row["created"], row["quota"], row["code"], row["consented"])
 
 
-def _answer(row: Row | sqlite3.Row) -> Answer:
+def _answer(row: Record) -> Answer:
     return Answer(
         row["task"],
         row["judge"],

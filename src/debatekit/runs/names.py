@@ -154,7 +154,7 @@ def _oracle(
         try:
             return People(judge_db, answers_per_judge, fresh=fresh)
         except Exception as err:  # sqlite's or psycopg's errors for a database it cannot open
-            from debatekit.judge.store import redacted
+            from debatekit.judge.database import redacted
 
             reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise UserError(f"--judge-db: cannot open {redacted(judge_db)!r}: {reason}") from err

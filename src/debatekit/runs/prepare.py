@@ -186,7 +186,7 @@ def _panel(spec: ProtocolSpec, case: Instance, verifier: Any, per_judge: int) ->
     judges = verifier.store.judge_count()
     most = judges * per_judge
     if needed > most:
-        from debatekit.judge.store import redacted
+        from debatekit.judge.database import redacted
 
         db = redacted(verifier.store.location)
         if spec.panel is None or most == 0:

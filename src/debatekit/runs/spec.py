@@ -58,7 +58,7 @@ for a Python player with numpy, far below what would trouble the machine."""
 
 def judge_db_of(value: Any) -> Path | str | None:
     """``--judge-db`` as the judges' store takes it: a PostgreSQL URL kept as text, else a file's path."""
-    from debatekit.judge.store import is_url
+    from debatekit.judge.database import is_url
 
     return None if value is None else str(value) if is_url(str(value)) else Path(str(value))
 
