@@ -56,10 +56,14 @@ OpenSpiel's are the states expectiminimax visits (the root and every child it ap
 which adds a chance state for each challenge of an oracle step). For parity both are T + 4 for truth
 yes and 2^(T+1) + 2 for truth no.
 
-Each time is the median of ``--repeat`` runs in this one process (``time.perf_counter``; with
-``--clock cpu``, ``time.process_time``, steadier on a shared machine), the debatekit side timing
-``solve`` whole (its setup included), the OpenSpiel side timing ``game.new_initial_state()`` and the
-search (the game object, built from the same instance, is made outside: nothing in it is searched).
+Each time is per search, the median of ``--repeat`` rounds in this one process (``time.perf_counter``;
+with ``--clock cpu``, ``time.process_time``, steadier on a shared machine); each round times one run
+of each side in turn, so a CPU whose clock is still rising from idle, or a neighbour's load, slows
+both alike, and a run is as many searches as take about 5 ms (after a first, untimed search of
+each), so a search of tens of microseconds is not timed alone (``timing.paired_times``). The
+debatekit side times ``solve`` whole (its setup included), the OpenSpiel side
+``game.new_initial_state()`` and the search (the game object, built from the same instance, is made
+outside: nothing in it is searched).
 A truth's sizes stop growing once its next run would pass ``--limit`` seconds (a truth-no run doubles
 with each n). ``--profile N`` runs cProfile on both sides at size N instead (for ``--truth``; both:
 no, then yes) and prints the functions with the most time of their own.
@@ -94,7 +98,7 @@ from debatekit.prob import Dist
 from debatekit.problems.registry import PROBLEMS, Instance
 from debatekit.protocols.cross_exam import machine_of
 from debatekit.protocols.registry import PROTOCOLS
-from timing import median_time, print_table
+from timing import paired_times, print_table
 
 try:
     import pyspiel
@@ -314,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--problem", default="parity", help="a problem cross-examination plays (default parity)")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(range(3, 21)), help="problem sizes n")
     parser.add_argument("--truth", choices=("no", "yes", "both"), default="both")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per measure (median)")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds per measure (median)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=float, default=60.0, help="stop growing n once a run passes this (s)")
     parser.add_argument("--profile", type=int, metavar="N", help="cProfile both sides at size N instead of timing")
@@ -345,8 +349,8 @@ def main(argv: list[str] | None = None) -> int:
             game = pyspiel.load_game(
                 GAME_NAME, {"problem": args.problem, "size": size, "truth": truth, "seed": args.seed}
             )
-            dk_time, solution = median_time(lambda: solve(spec, instance, budget=10**12), args.repeat, clock)  # noqa: B023
-            os_time, (os_value, os_positions) = median_time(lambda: openspiel_value(game), args.repeat, clock)  # noqa: B023
+            sides = (lambda: solve(spec, instance, budget=10**12), lambda: openspiel_value(game))  # noqa: B023
+            (dk_time, os_time), (solution, (os_value, os_positions)) = paired_times(sides, args.repeat, clock)
             honest = Fraction(solution.exact)
             if Fraction(os_value) != (honest if truth else 1 - honest):
                 mismatches.append(f"n = {size}, truth {truth}: debatekit {honest}, OpenSpiel (Alice) {os_value}")
@@ -370,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  n = {size}, truth {rows[-1][2]}: {ratio:.2f}x", file=sys.stderr, flush=True)
             if max(dk_time, os_time) * (2 if not truth else 1) > args.limit:
                 stopped.add(truth)
-    print(f"\n{args.problem}, seed {args.seed}, median of {args.repeat} runs ({args.clock} time)")
+    print(f"\n{args.problem}, seed {args.seed}, median of {args.repeat} rounds, sides in turn ({args.clock} time)")
     print("value: the honest side's exact win probability from debatekit's solve (OpenSpiel's Alice value is it for")
     print("truth yes, 1 minus it for truth no); us/pos: microseconds per position\n")
     print_table(rows)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -19,6 +20,29 @@ def median_time(
         result = fn()
         times.append(clock() - start)
     return statistics.median(times), result
+
+
+def paired_times(
+    fns: Sequence[Callable[[], Any]], repeat: int, clock: Callable[[], float] = time.perf_counter, least: float = 0.005
+) -> tuple[list[float], list[Any]]:
+    """Median seconds per call of each of ``fns``, and the last result of each, timed in turn: each
+    round runs every one once, so what drifts while they are measured (a CPU's clock rising from
+    idle, a neighbour's load) falls on all alike. A run is as many calls as take about ``least``
+    seconds (counted from a first, untimed call of each, which also warms it), so a call of a few
+    microseconds is not timed alone."""
+    results, numbers = [], []
+    for fn in fns:
+        start = clock()
+        results.append(fn())
+        numbers.append(max(1, math.ceil(least / max(clock() - start, 1e-7))))
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = clock()
+            for _ in range(numbers[i]):
+                results[i] = fn()
+            times[i].append((clock() - start) / numbers[i])
+    return [statistics.median(each) for each in times], results
 
 
 def print_table(rows: list[tuple[str, ...]]) -> None:

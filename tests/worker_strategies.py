@@ -231,7 +231,9 @@ class RawForkingBob(ExitingBob):
 
     def challenge(self, message: Any) -> Any:
         path = os.environ["DEBATEKIT_TEST_PIDS"]
-        pid = ctypes.CDLL(None).fork()
+        # PyDLL keeps the GIL through the call: forked while another thread held it (the worker's
+        # watch on its parent wakes twice a second), the child would wait for it forever.
+        pid = ctypes.PyDLL(None).fork()
         if pid == 0:
             os.setsid()
             with open(path, "a") as pids:

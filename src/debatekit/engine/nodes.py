@@ -273,7 +273,7 @@ def checking(node: Judge, alice_argues: int = 1) -> Generator[Query, int, End | 
     while reading loses for its sender."""
     try:
         result = node.check()
-        if isinstance(result, GeneratorType):
+        if _generates(result):
             result = yield from result
     except Exception as err:
         return _failed(err, alice_argues)
@@ -288,7 +288,7 @@ def judge(node: Judge, answer: Callable[[Hashable], int], alice_argues: int = 1)
         result = node.check()
     except Exception as err:
         return _failed(err, alice_argues)
-    if isinstance(result, GeneratorType):
+    if _generates(result):
         answered = None
         while True:
             try:
@@ -300,6 +300,11 @@ def judge(node: Judge, answer: Callable[[Hashable], int], alice_argues: int = 1)
                 return _failed(err, alice_argues)
             answered = answer(query.question)
     return result if isinstance(result, End | Payoff) else End(result)
+
+
+def _generates(result: Any) -> bool:
+    """Whether a check returned a generator of queries (a generator function's, tested first)."""
+    return type(result) is GeneratorType or isinstance(result, Generator)
 
 
 def _failed(err: Exception, alice_argues: int) -> End:
