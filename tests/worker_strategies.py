@@ -240,10 +240,17 @@ class RawForkingBob(ExitingBob):
                 pids.write(f"{os.getpid()}\n")
             while True:
                 time.sleep(1)
-        deadline = time.monotonic() + 5  # the child has left, and said so
-        while str(pid) not in Path(path).read_text().split() and time.monotonic() < deadline:
+        deadline = time.monotonic() + 5  # the child has left, and said so (in a file it may not have made yet)
+        while str(pid) not in _lines(path) and time.monotonic() < deadline:
             time.sleep(0.01)
         return ACCEPT
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text().split()
+    except FileNotFoundError:
+        return []
 
 
 class GarblingBob(ExitingBob):
