@@ -66,6 +66,10 @@ from debatekit.oracle import Unanswered
 from debatekit.players.base import Seat, Strategy, StrategyError
 
 GIB = 1 << 30
+SPIN = 0.001
+"""Seconds the engine polls a worker's pipe for its reply before it sleeps on it (:meth:`Worker._receive`)."""
+_give_way: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
+"""The engine's CPU given to whoever waits for it, between polls (a system without it polls on)."""
 RETIRED, ENDED = "retired", "the run ended"
 """Why a pool ends a worker that did nothing wrong."""
 
@@ -219,19 +223,35 @@ class Worker:
                 raise PlayerFailed(self._died()) from None
 
     def _receive(self, deadline: float | None, timeout: float | None) -> Any:
+        """The next frame from the worker. For :data:`SPIN` seconds the engine polls for it, giving
+        its CPU away between polls (a worker woken on the engine's core runs at once, where one
+        waiting for a core takes a scheduler's tick), then waits in ``select``; one thread polls
+        at a time (:data:`_POLLING`), the others of a run with debates in flight wait at once."""
+        polling = _POLLING.acquire(blocking=False)
+        try:
+            return self._frame(deadline, timeout, time.perf_counter() + SPIN if polling else 0.0)
+        finally:
+            if polling:
+                _POLLING.release()
+
+    def _frame(self, deadline: float | None, timeout: float | None, spin: float) -> Any:
         while True:
             if len(self._buffer) >= HEADER.size:
                 (size,) = HEADER.unpack_from(self._buffer)
                 if size > self.limits.frame:
                     raise WireError(f"a frame of {size} bytes (at most {self.limits.frame})")
                 if len(self._buffer) >= HEADER.size + size:
-                    payload = bytes(self._buffer[HEADER.size : HEADER.size + size])
+                    with memoryview(self._buffer) as buffer:  # one copy, of the frame alone
+                        payload = bytes(buffer[HEADER.size : HEADER.size + size])
                     del self._buffer[: HEADER.size + size]
                     return loads(payload)
-            self._wait(self._from, deadline, timeout)
             try:
                 chunk = os.read(self._from, 1 << 16)
             except BlockingIOError:
+                if time.perf_counter() < spin:
+                    _give_way()
+                else:
+                    self._wait(self._from, deadline, timeout)
                 continue
             if not chunk:
                 raise PlayerFailed(self._died())
@@ -619,6 +639,8 @@ def _pickled(value: Any) -> str:
 
 
 _POOLS: weakref.WeakSet[Pool] = weakref.WeakSet()
+_POLLING = threading.Semaphore()
+"""Held by the one thread polling a worker's pipe (:meth:`Worker._receive`)."""
 
 
 @atexit.register

@@ -262,12 +262,12 @@ def dumps(message: Any) -> bytes:
 
     text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=place).encode(message).encode()
     text += b" " * (-(len(text) + HEADER.size) % ALIGN)  # the arrays' bytes start aligned
-    parts = [HEADER.pack(len(text)), text]
+    parts = [b"", HEADER.pack(len(text)), text]
     for array in blobs:
         parts.append(np.ascontiguousarray(array).data)
         parts.append(bytes(-array.nbytes % ALIGN))
-    payload = b"".join(parts)
-    return HEADER.pack(len(payload)) + payload
+    parts[0] = HEADER.pack(HEADER.size + len(text) + at)  # the frame's length first: its bytes joined once
+    return b"".join(parts)
 
 
 def loads(payload: bytes) -> Any:
