@@ -245,20 +245,24 @@ def test_exact_analysis_needs_known_oracle_probabilities():
 
 def test_a_check_mixing_certain_and_uncertain_answers_is_summed_exactly():
     """The exact solver answers a certain query at once and forks on an uncertain one; a later
-    pass replays each answer in its own place: the check below asks q1 (p = 1/2), q2 (certain yes),
-    q3 (p = 1/4) and accepts iff the answers spell 1, 1, 0, so P = 1/2 * 1 * 3/4, exactly."""
-    from debatekit.analysis.exact import _checked, _Script
-    from debatekit.engine.nodes import Judge, Query
+    pass replays each answer in its own place: the check below asks q0 (certain no), q1 (p = 1/2),
+    q2 (certain yes), q3 (p = 1/4) and accepts iff the answers spell 0, 1, 1, 0, so P = 1/2 * 3/4,
+    exactly, through the search's own judge as through ``_checked``."""
+    from debatekit.analysis.exact import _checked, _Script, _Search
+    from debatekit.engine.nodes import End, Judge, Query
 
-    oracle = FunctionOracle({"q1": 0.5, "q2": 1.0, "q3": 0.25}.__getitem__)
-    seen: list[tuple[int, int, int]] = []
+    oracle = FunctionOracle({"q0": 0.0, "q1": 0.5, "q2": 1.0, "q3": 0.25}.__getitem__)
+    seen: set[tuple[int, ...]] = set()
 
     def check() -> Any:
-        answers = (yield Query("q1")), (yield Query("q2")), (yield Query("q3"))
-        seen.append(answers)
-        return int(answers == (1, 1, 0))
+        answers = (yield Query("q0")), (yield Query("q1")), (yield Query("q2")), (yield Query("q3"))
+        seen.add(answers)
+        return int(answers == (0, 1, 1, 0))
 
     ends = _checked(Judge(check), _Script(oracle), 1)
-    assert sorted(seen) == [(0, 1, 0), (0, 1, 1), (1, 1, 0), (1, 1, 1)]
-    assert sum(w for w, end in ends if end.verdict == 1) == Fraction(3, 8)
+    assert seen == {(0, a, 1, b) for a in (0, 1) for b in (0, 1)}
+    assert sum(w for w, end in ends if isinstance(end, End) and end.verdict == 1) == Fraction(3, 8)
     assert sum(w for w, _ in ends) == 1
+    search = _Search({}, None, 1, _Script(oracle), 100)
+    assert search.value(Judge(check), {}) == Fraction(3, 8)
+    assert search.value(Judge(lambda: (yield Query("q2")) - (yield Query("q0"))), {}) == 1  # no fork at all

@@ -156,8 +156,9 @@ class _Search:
         script.answers, script.position = [], 0
         try:  # the common case first: no query whose answer is uncertain, so one pass and no fork
             return self.won(judge(node, script, self.alice_argues))
-        except _Fork:
-            return sum((weight * self.won(end) for weight, end in _checked(node, script, self.alice_argues)), start=0)
+        except _Fork as fork:
+            ends = _forked(node, script, self.alice_argues, fork)
+        return sum((weight * self.won(end) for weight, end in ends), start=0)
 
     def won(self, end: End | Payoff) -> int:
         """Whether the check's ``end`` is the target verdict (1 or 0)."""
@@ -172,7 +173,13 @@ def _checked(node: Judge, script: _Script, alice_argues: int) -> list[tuple[Weig
     try:  # the common case first: no query whose answer is uncertain, so one pass and no fork
         return [(1, judge(node, script, alice_argues))]
     except _Fork as fork:
-        pending: list[tuple[list[int], Weight]] = [([a], w) for a, w in fork.outcomes]
+        return _forked(node, script, alice_argues, fork)
+
+
+def _forked(node: Judge, script: _Script, alice_argues: int, fork: _Fork) -> list[tuple[Weight, End | Payoff]]:
+    """:func:`_checked`'s pairs once its first pass met ``fork``: each pass replays the answers
+    fixed so far (those certain included) and forks at the next uncertain query."""
+    pending: list[tuple[list[int], Weight]] = [([*script.answers, a], w) for a, w in fork.outcomes]
     out: list[tuple[Weight, End | Payoff]] = []
     while pending:
         answers, weight = pending.pop()
