@@ -28,7 +28,7 @@ from tests import worker_strategies
 
 import debatekit
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.engine import wire
+from debatekit.engine import isolation, wire
 from debatekit.engine.boundary import Invalid
 from debatekit.engine.events import Queried
 from debatekit.engine.isolation import Call, Limits, Pool, Seating, spec_of
@@ -276,6 +276,7 @@ def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(na
         ("SysExitingBob", "SystemExit: 4"),
         ("SignallingBob", "killed by SIGTERM"),
         ("SleepingBob", "no move within 1 s"),
+        ("AskingBob", "no move within 1 s"),
         ("HoggingBob", "MemoryError"),
         ("ForkingBob", "os.fork refused: a player runs in one process"),
         ("SpawningBob", "subprocess.Popen refused: a player runs in one process"),
@@ -299,6 +300,19 @@ def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, rea
     assert (result.accept_rate, result.forfeits) == (1.0, {"alice": 0, "bob": 2})
     assert reason in result.forfeit_reasons["bob"]
     assert children() == []
+
+
+def test_a_worker_never_silent_still_loses_at_the_move_time_limit(monkeypatch) -> None:
+    """A move asking the oracle in an endless loop keeps its worker's pipe busy, so the engine,
+    polling for each reply (here for as long as it likes), never waits in ``select``: the limit is
+    checked at every frame, and the move loses at 1 s, not at the run's 10 s."""
+    monkeypatch.setattr(isolation, "SPIN", 1000.0)
+    spec, instance = PROTOCOLS["cross-exam"], make_instance(PROBLEMS["parity"], 6, True, 1)
+    honest = "debatekit.protocols.cross_exam:HonestAlice"
+    with Pool(honest, Role.ALICE, LIMITS) as alice, Pool(f"{HERE}:AskingBob", Role.BOB, Limits(timeout=1)) as bob:
+        result = run(spec, instance, alice.strategy, bob.strategy, 1, 0, timeout=10)
+    assert result.forfeits == {"alice": 0, "bob": 1}
+    assert "no move within 1 s" in result.forfeit_reasons["bob"]
 
 
 def test_a_process_forked_past_python_ends_with_its_worker(tmp_path, monkeypatch) -> None:

@@ -10,6 +10,7 @@ allocations, forks, floods) loses its debate in a worker and the run goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import gc
 import os
@@ -195,6 +196,16 @@ class SleepingBob(ExitingBob):
 
     def challenge(self, message: Any) -> Any:
         time.sleep(10**6)
+
+
+class AskingBob(ExitingBob):
+    """Asks the oracle in a loop that never ends: each query is a prompt round trip, so its worker
+    never falls silent, and only the move's time limit ends it."""
+
+    def challenge(self, message: Any) -> Any:
+        while True:
+            with contextlib.suppress(Exception):  # the question is refused: ask again
+                self.seat.ask("q")
 
 
 class HoggingBob(ExitingBob):

@@ -61,7 +61,8 @@ class _Fork(Exception):
 
 
 class _Script:
-    """The verifier's oracle access in exact mode: replays fixed answers, then forks."""
+    """The verifier's oracle access in exact mode: replays the answers fixed on earlier passes, fixes
+    a certain answer at once, and forks on an uncertain one (:func:`_forked` runs each branch)."""
 
     def __init__(self, oracle: Oracle):
         self.oracle = oracle

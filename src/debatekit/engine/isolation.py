@@ -235,6 +235,8 @@ class Worker:
                 _POLLING.release()
 
     def _frame(self, deadline: float | None, timeout: float | None, spin: float) -> Any:
+        if deadline is not None and time.monotonic() >= deadline:  # a worker never silent still has its limit
+            self._timed_out(timeout)
         while True:
             if len(self._buffer) >= HEADER.size:
                 (size,) = HEADER.unpack_from(self._buffer)

@@ -24,7 +24,7 @@ class Gate(IntEnum):
     NOT = 3
 
 
-_AND, _OR, _XOR, _NOT = map(int, Gate)
+_AND, _OR, _XOR, _NOT = (int(gate) for gate in (Gate.AND, Gate.OR, Gate.XOR, Gate.NOT))
 """The gates as plain ints, read in every step of evaluation and of :meth:`Circuit.relevant`: an
 enum member's lookup costs more on Python 3.11."""
 
