@@ -235,8 +235,6 @@ class Worker:
                 _POLLING.release()
 
     def _frame(self, deadline: float | None, timeout: float | None, spin: float) -> Any:
-        if deadline is not None and time.monotonic() >= deadline:  # a worker never silent still has its limit
-            self._timed_out(timeout)
         while True:
             if len(self._buffer) >= HEADER.size:
                 (size,) = HEADER.unpack_from(self._buffer)
@@ -249,8 +247,8 @@ class Worker:
                     return loads(payload)
             try:
                 chunk = os.read(self._from, 1 << 16)
-            except BlockingIOError:
-                if time.perf_counter() < spin:
+            except BlockingIOError:  # polled while the limit lasts: a worker never silent still has its limit
+                if time.perf_counter() < spin and (deadline is None or time.monotonic() < deadline):
                     _give_way()
                 else:
                     self._wait(self._from, deadline, timeout)
