@@ -539,3 +539,16 @@ def test_demo_report_at_desktop_size_in_chromium(demo: tuple[dict, Path]) -> Non
                 figure.screenshot(path=ARTIFACTS / f"report-{name}{suffix}.png")
         finally:
             browser.close()
+
+
+def test_the_accept_promise_is_the_bound_on_the_truths_side_and_none_where_vacuous():
+    """One rule for the report's rows and a dataset's items: at least c on yes, at most s on no,
+    nothing where c = 0 or s = 1; an interval reaches it at its top on yes, at its bottom on no,
+    touching included."""
+    from debatekit.analysis.stats import accept_promise, reaches
+
+    assert accept_promise(True, 0.9, 0.1) == 0.9 and accept_promise(False, 0.9, 0.1) == 0.1
+    assert accept_promise(True, 0.0, 0.1) is None and accept_promise(False, 0.9, 1.0) is None
+    assert accept_promise(True, None, 0.1) is None and accept_promise(False, 0.9, None) is None
+    assert reaches(True, 0.9, (0.5, 0.9)) and not reaches(True, 0.9, (0.5, 0.89))
+    assert reaches(False, 0.1, (0.1, 0.5)) and not reaches(False, 0.1, (0.11, 0.5))

@@ -27,6 +27,20 @@ def wilson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float
     return (low, 1.0 if successes == trials else min(1.0, centre + half))
 
 
+def accept_promise(yes: bool, completeness: float | None, soundness: float | None) -> float | None:
+    """The accept rate a theorem promises on an instance: at least c on a yes-instance, at most s on a
+    no-instance; None where it promises nothing (c = 0, s = 1, or no guarantee stated)."""
+    bound = completeness if yes else soundness
+    return None if bound is None or (bound <= 0 if yes else bound >= 1) else bound
+
+
+def reaches(yes: bool, bound: float, interval: tuple[float, float]) -> bool:
+    """Whether an accept rate's interval reaches the promise ``bound`` (:func:`accept_promise`): its
+    top at least c on a yes-instance, its bottom at most s on a no-instance."""
+    low, high = interval
+    return high >= bound if yes else low <= bound
+
+
 def normal_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
     """mean ± z·s/√n, the normal-approximation interval for a mean (a payoff's)."""
     values = np.asarray(values, dtype=float)

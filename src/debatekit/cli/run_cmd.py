@@ -243,8 +243,6 @@ def dataset_table(result: DatasetResult) -> Table:
     the verifier's most queries), the pooled rates in the caption."""
     from rich.table import Table
 
-    from debatekit.analysis.stats import wilson
-
     run = result.run
     done = sum(item.result is None or item.result.trials_asked is None for item in result.items)
     stopped = f"INTERRUPTED after {done} of {result.asked} items: " if done < result.asked else ""
@@ -271,8 +269,8 @@ def dataset_table(result: DatasetResult) -> Table:
     for name, rate in result.pooled().items():
         said = {"accept_yes": "accept rate, truth yes", "accept_no": "accept rate, truth no",
                 "correct": "verdict = truth"}[name]  # fmt: skip
-        if rate.n:
-            lo, hi = wilson(rate.k, rate.n)
+        if rate.ci is not None:
+            lo, hi = rate.ci
             lines.append(f"{said}: {rate.rate:.3f} [{lo:.3f}, {hi:.3f}] ({rate.k} of {rate.n} debates)")
     judged = [item.promised for item in result.played if item.promised is not None]
     lines.append(f"items whose promise holds: {sum(judged)} of the {len(judged)} the theorem makes one for")

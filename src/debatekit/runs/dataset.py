@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from debatekit.analysis.stats import wilson
+from debatekit.analysis.stats import accept_promise, reaches, wilson
 from debatekit.mistakes import UserError
 from debatekit.runs.spec import RunSpec
 
@@ -55,12 +55,11 @@ class Played:
         result = self.result
         if result is None:
             return None
-        g, (low, high) = result.guarantee, result.accept_ci
-        honest = result.alice if self.truth else result.bob
-        bound = g.completeness if self.truth else g.soundness
+        g = result.guarantee
+        bound = accept_promise(self.truth, g.completeness, g.soundness)
         checks = []
-        if honest == "honest" and bound is not None and (bound > 0 if self.truth else bound < 1):
-            checks.append(high >= bound if self.truth else low <= bound)
+        if (result.alice if self.truth else result.bob) == "honest" and bound is not None:
+            checks.append(reaches(self.truth, bound, result.accept_ci))
         payoff = None if result.payoffs is None else result.payoffs.holds()
         if payoff is not None:
             checks.append(payoff)
@@ -85,8 +84,13 @@ class Rate:
     def rate(self) -> float | None:
         return self.k / self.n if self.n else None
 
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """The rate's Wilson 95% interval (None with no debates)."""
+        return wilson(self.k, self.n) if self.n else None
+
     def to_json(self) -> dict[str, Any]:
-        return {"k": self.k, "n": self.n, "rate": self.rate, "ci": list(wilson(self.k, self.n)) if self.n else None}
+        return {"k": self.k, "n": self.n, "rate": self.rate, "ci": None if self.ci is None else list(self.ci)}
 
 
 @dataclass(frozen=True)
@@ -182,6 +186,7 @@ def played(
     :class:`~debatekit.engine.interrupts.Interrupted` carrying the items finished, in order, and the
     debates the item it stopped had finished (its result's ``trials_asked`` set)."""
     from debatekit.engine.interrupts import Interrupted
+    from debatekit.problems.dataset import ITEM
     from debatekit.runs.prepare import play, prepare
 
     items: list[Played] = []
@@ -190,8 +195,8 @@ def played(
         ready = {ident: prepare(item) for ident, _, item in runs if isinstance(item, RunSpec)}
         for ident, truth, item in runs:
             if isinstance(item, str):
-                items.append(Played(ident, truth, dataclasses.replace(run, problem=f"{run.problem}#{ident}"), None,
-                                    item))  # fmt: skip
+                items.append(Played(ident, truth, dataclasses.replace(run, problem=f"{run.problem}{ITEM}{ident}"),
+                                    None, item))  # fmt: skip
             else:
                 playing = (ident, truth, ready[ident].run)
                 items.append(Played(*playing, play(ready[ident], progress)))

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from debatekit.analysis.stats import wilson
+from debatekit.analysis.stats import accept_promise, reaches, wilson
 from debatekit.experiments.report.rows import Accuracy, BitsPoint, Exact, Frontier, Report, Run, adversary
 
 
@@ -42,15 +42,11 @@ def _promise(runs: list[Run], truth: str) -> float | None:
     weakest over pooled runs); None when vacuous, or when the side the truth is with (Alice on yes,
     Bob on no) is not the built-in honest strategy in every pooled run: the theorems promise
     nothing to a dishonest side (a user's own honest strategy gets no tick: the log cannot say)."""
-    if truth == "yes":
-        if any(r.alice != "honest" for r in runs):
-            return None
-        values = [r.completeness for r in runs if r.completeness is not None and r.completeness > 0]
-        return min(values) if values else None
-    if any(r.bob != "honest" for r in runs):
+    yes = truth == "yes"
+    if any((r.alice if yes else r.bob) != "honest" for r in runs):
         return None
-    values = [r.soundness for r in runs if r.soundness is not None and r.soundness < 1]
-    return max(values) if values else None
+    values = [bound for r in runs if (bound := accept_promise(yes, r.completeness, r.soundness)) is not None]
+    return (min if yes else max)(values) if values else None
 
 
 def labels(runs: Iterable[Run]) -> dict[Run, str]:
@@ -236,10 +232,8 @@ def _holds(row: dict, runs: list[Run]) -> tuple[bool | None, str]:
     why = []
     accept, promise, truth = row["accept"], row["accept_promise"], row["truth"]
     if promise is not None:
-        if truth == "yes":
-            checks.append((f"accept >= c = {promise:.3g}", accept.high >= promise))
-        else:
-            checks.append((f"accept <= s = {promise:.3g}", accept.low <= promise))
+        said = f"accept >= c = {promise:.3g}" if truth == "yes" else f"accept <= s = {promise:.3g}"
+        checks.append((said, reaches(truth == "yes", promise, (accept.low, accept.high))))
     elif accept is not None:
         side = "alice" if truth == "yes" else "bob"
         dishonest = any(getattr(r, side) != "honest" for r in runs)
