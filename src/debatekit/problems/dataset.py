@@ -79,6 +79,9 @@ class Item:
     context: tuple[str, ...]
     p_yes: float
     steps: tuple[Step, ...] = ()
+    lipschitz: float = 0.0
+    """A decomposed claim's bound on K (:func:`~debatekit.problems.plan.ground_truth`, computed with
+    ``p_yes`` when the row was read: for its plan, not again)."""
 
     def query(self) -> Question:
         """What the judge is asked."""
@@ -94,8 +97,11 @@ class Item:
         is a :class:`DatasetError`."""
         if self.truth is None:
             raise DatasetError(f"{where}: item {self.id!r}: P[yes] 1/2 is no truth to debate")
-        steps = self.steps or (Ask("claim", self.question, (), _read(self.context, self.question), self.p_yes),)
-        probability, lipschitz = ground_truth(steps, lambda why, t: DatasetError(f"{where}: step {t + 1}: {why}"))
+        if self.steps:
+            steps, (probability, lipschitz) = self.steps, (self.p_yes, self.lipschitz)
+        else:
+            steps = (Ask("claim", self.question, (), _read(self.context, self.question), self.p_yes),)
+            probability, lipschitz = ground_truth(steps, lambda why, t: DatasetError(f"{where}: step {t + 1}: {why}"))
         return Plan(name, self.question, where, "", "", self.truth, steps, probability, lipschitz)
 
     def problem(self, name: str, where: str) -> Problem:
@@ -249,12 +255,12 @@ def _item(raw: dict[str, Any], n: int, where: str) -> Item:
             raise DatasetError(f"{where}: combine says how steps give the answer; the row has no steps")
         return Item(ident, question, context, p_yes)
     steps = _steps(raw["steps"], raw.get("combine", Kind.AND.value), context, question, where)
-    given, _ = ground_truth(steps, lambda why, t: DatasetError(f"{where}: step {t + 1}: {why}"))
+    given, lipschitz = ground_truth(steps, lambda why, t: DatasetError(f"{where}: step {t + 1}: {why}"))
     stated = "truth" if "truth" in raw else "p_yes"
     agrees = math.isclose(given, p_yes, abs_tol=1e-9) if stated == "p_yes" else given != 0.5 and (given > 0.5) == p_yes
     if not agrees:
         raise DatasetError(f"{where}: its steps give P[yes] = {given:g}, which is not its {stated} {raw[stated]}")
-    return Item(ident, question, context, given, steps)
+    return Item(ident, question, context, given, steps, lipschitz)
 
 
 def _ident(value: Any, where: str) -> str:
