@@ -261,7 +261,7 @@ def _cells(axes: dict[str, list[Any]], params: dict[str, list[str]], trials: int
 
 def _items(asked: RunSpec) -> list[RunSpec]:
     """A dataset's cells: each item the protocol can play, as :mod:`debatekit.runs.dataset` plays it
-    (``DATASET#ID`` at its own truth and size, from its own seed); the names checked on the first."""
+    (``DATASET#ID`` at its own truth and size, from its own seed), each checked as any cell is."""
     from debatekit.runs.dataset import item_runs
 
     try:
@@ -311,11 +311,8 @@ def _checked(
     from debatekit.runs.names import configure, problem_for, strategy, with_constants
     from debatekit.runs.names import protocol as protocol_named
 
+    chosen = None if constants is None else _constants(constants)
     try:
-        try:
-            chosen = None if constants is None else Constants(constants)
-        except ValueError:
-            raise UserError(f"constants: {constants!r} is not one of {', '.join(Constants)}") from None
         spec = protocol_named(protocol)
         found = problem_for(problem, spec)
         spec, _ = configure(spec, found, with_constants(spec, [f"{name}={value}" for name, value in params], chosen))
