@@ -290,10 +290,8 @@ def datasets(report: Report) -> list[Pooled]:
             groups[(row.label, found[0], row.alice, row.bob, row.oracle, row.params)].append(row)
     out = []
     for key, rows in groups.items():
-        yes = _sum([row for row in rows if row.truth == "yes"], lambda row: row.accept) if any(
-            row.truth == "yes" for row in rows) else None  # fmt: skip
-        no = _sum([row for row in rows if row.truth == "no"], lambda row: row.accept) if any(
-            row.truth == "no" for row in rows) else None  # fmt: skip
+        yes, no = (_sum(on, lambda row: row.accept) if (on := [row for row in rows if row.truth == truth]) else None
+                   for truth in ("yes", "no"))  # fmt: skip
         right = (yes.successes if yes else 0) + (no.trials - no.successes if no else 0)
         n = (yes.trials if yes else 0) + (no.trials if no else 0)
         judged = [row.holds for row in rows if row.holds is not None]
