@@ -150,8 +150,9 @@ def series_json(report: Report) -> dict[str, Any]:
         data = plot.series(report)
         plots.append({"file": plot.file, "title": plot.title, "series": _jsonable(data) if data else None,
                       "note": "" if data else f"Not drawn: needs {plot.needs}."})  # fmt: skip
-    return {"runs": [_jsonable(run) for run in report.runs], "table": _jsonable(table(report)),
-            "datasets": _jsonable(datasets(report)), "plots": plots}  # fmt: skip
+    rows = table(report)
+    return {"runs": [_jsonable(run) for run in report.runs], "table": _jsonable(rows),
+            "datasets": _jsonable(datasets(rows)), "plots": plots}  # fmt: skip
 
 
 def _jsonable(value: Any) -> Any:
@@ -186,8 +187,9 @@ def write(report: Report, folder: Path, extra: Iterable[Figure] = ()) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     figures = draw_all(report, folder) + list(extra)
     env = Environment(loader=PackageLoader("debatekit.experiments"), autoescape=select_autoescape())
-    html = env.get_template("report.html").render(report=report, rows=table(report), pooled=datasets(report),
-                                                  figures=figures, fmt=_fmt)  # fmt: skip
+    rows = table(report)
+    html = env.get_template("report.html").render(report=report, rows=rows, pooled=datasets(rows), figures=figures,
+                                                  fmt=_fmt)  # fmt: skip
     path = folder / REPORT_FILE
     path.write_text(html, encoding="utf-8")
     return path

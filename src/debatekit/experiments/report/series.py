@@ -279,12 +279,13 @@ class Pooled:
     correct: Rate
 
 
-def datasets(report: Report) -> list[Pooled]:
-    """The table's rows on datasets' items, pooled by dataset (and all that tells rows apart but the item)."""
+def datasets(rows: Iterable[Row]) -> list[Pooled]:
+    """The table's ``rows`` (:func:`table`) on datasets' items, pooled by dataset (and all that tells
+    rows apart but the item)."""
     from debatekit.problems.dataset import item_of
 
     groups: dict[tuple, list[Row]] = defaultdict(list)
-    for row in table(report):
+    for row in rows:
         found = item_of(row.problem)
         if found is not None and row.accept is not None:
             groups[(row.label, found[0], row.alice, row.bob, row.oracle, row.params)].append(row)
