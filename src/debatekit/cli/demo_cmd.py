@@ -56,7 +56,7 @@ def demo(
     and parts finished to results.json (and summary.json), marked interrupted.
 
     Example: debatekit demo --quick"""
-    from debatekit.cli.common import emit_json, stdout
+    from debatekit.cli.common import conclude, stdout
     from debatekit.cli.logs_cmd import start_log
     from debatekit.engine.interrupts import Interrupted
     from debatekit.experiments.demo import nothing, plan, run_demo
@@ -84,16 +84,12 @@ def demo(
         write_report(result, folder)
     else:
         write_results(result, folder)
-    summary = {"report": str(folder), **to_json(result)}
-    if log is not None:
-        log.finish(summary, time.perf_counter() - started)
-    if json_out:
-        emit_json(summary)
-    else:
+
+    def show() -> None:
         stdout.print(table(result))
         print(result.summary(str(folder / ("report.html" if stopped is None else "results.json"))))
-    if stopped is not None:
-        raise stopped
+
+    conclude({"report": str(folder), **to_json(result)}, log, started, json_out, show, stopped)
     return 0 if result.holds else 1
 
 

@@ -121,7 +121,7 @@ def run(
 ) -> None:
     """Run TRIALS debates and report the accept rate, honest win rate and the ledger; the run is
     logged in a new folder under --log-dir (see `debatekit logs`)."""
-    from debatekit.cli.common import emit_json, stdout
+    from debatekit.cli.common import conclude, stdout
     from debatekit.cli.logs_cmd import start_log
     from debatekit.progress import progress
     from debatekit.runs.names import generation_file
@@ -197,19 +197,17 @@ def run(
     if reused is not None and reuse_answers:
         print(f"people: {reused} answers from an earlier run of this one were reused (--reuse-answers)",
               file=sys.stderr)  # fmt: skip
-    if log is not None:
-        log.finish(summary, time.perf_counter() - started)
-    if json_out:
-        emit_json(summary)
-    elif result is not None:
-        stdout.print(table(result, ready.params))
-    if stopped is not None:
-        raise stopped
+
+    def show() -> None:
+        if result is not None:  # a run stopped before any debate finished has no table
+            stdout.print(table(result, ready.params))
+
+    conclude(summary, log, started, json_out, show, stopped)
 
 
 def _dataset(asked: RunSpec, json_out: bool, no_log: bool, log_dir: Path) -> None:
     """``run`` over a dataset: each item played, a line each and the pooled rates (:mod:`debatekit.runs.dataset`)."""
-    from debatekit.cli.common import emit_json, stdout
+    from debatekit.cli.common import conclude, stdout
     from debatekit.cli.logs_cmd import start_log
     from debatekit.engine.interrupts import Interrupted
     from debatekit.progress import progress
@@ -227,15 +225,7 @@ def _dataset(asked: RunSpec, json_out: bool, no_log: bool, log_dir: Path) -> Non
         for role, reason in item.result.forfeit_reasons.items():  # type: ignore[union-attr]
             print(f"note: {item.id}: {role} forfeited {item.result.forfeits[role]} debates, e.g. {reason}",  # type: ignore[union-attr]
                   file=sys.stderr)  # fmt: skip
-    summary = result.to_json()
-    if log is not None:
-        log.finish(summary, time.perf_counter() - started)
-    if json_out:
-        emit_json(summary)
-    else:
-        stdout.print(dataset_table(result))
-    if stopped is not None:
-        raise stopped
+    conclude(result.to_json(), log, started, json_out, lambda: stdout.print(dataset_table(result)), stopped)
 
 
 def dataset_table(result: DatasetResult) -> Table:
