@@ -6,8 +6,9 @@ loaded as ``module:attr``, so inline it is an untrusted player as any user's is)
 ``--n`` bits against honest Alice's committed transcript. Measured side by side, each the median of
 ``--repeat`` runs with ``time.perf_counter``:
 
-(0) the floor: a bare round trip of one byte between this process and a Python echo process over
-    two pipes (the operating system's share of every move, whatever the format);
+(0) the floor: a bare round trip of one byte between this process and a Python echo process through
+    the memory they share (:class:`~debatekit.engine.shared.Link`, the transport a worker's frames
+    take: every move's share, whatever the format);
 (a) one move: ``bob.challenge(message)`` on the inline player and on its :class:`Remote` (``--moves``
     calls each): microseconds per move, the worker's overhead (target < 200 µs) and the ratio;
 (b) one debate's seating: the strategy's factory inline and the pool's reset of a warm worker;
@@ -24,11 +25,13 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.engine.isolation import Limits, Pool
+from debatekit.engine.isolation import SPIN, Limits, Pool
+from debatekit.engine.shared import Link, memory
 from debatekit.ledger import Ledger, Role
 from debatekit.oracle import Asker
 from debatekit.players.base import Seat, resolve
@@ -91,7 +94,7 @@ def main() -> None:
     print_table(
         [
             ("measure", "inline", "worker", "overhead", "ratio", "target"),
-            ("(0) bare pipe round trip, µs", "", f"{floor:.1f}", "", "", "(the floor)"),
+            ("(0) bare round trip, µs", "", f"{floor:.1f}", "", "", "(the floor)"),
             ("(a) one move, µs", *_row(*per_move), "overhead < 200 µs"),
             ("(b) seating, µs", *_row(*per_seat), ""),
             ("(c) one debate, ms", *_row(*per_debate), ""),
@@ -99,24 +102,36 @@ def main() -> None:
     )
 
 
-ECHO = "import os\nwhile b := os.read(0, 1):\n    os.write(1, b)"
+ECHO = """
+import sys, time
+from debatekit.engine.shared import Link
+link = Link(*map(int, sys.argv[1:4]), engine=False)
+while True:
+    kind, data = link.receive(1, None, time.perf_counter() + 0.001)
+    link.send([data], kind, None, 0.0)
+"""
 
 
 def bare_round_trip(calls: int, repeat: int) -> float:
-    """Seconds per one-byte round trip to an echo process (median of ``repeat`` runs of ``calls``)."""
-    echo = subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-    into, out = echo.stdin.fileno(), echo.stdout.fileno()  # type: ignore[union-attr]
+    """Seconds per one-byte round trip through shared memory to an echo process, each side polling
+    as the engine and a worker do (median of ``repeat`` runs of ``calls``)."""
+    fd, (echo_in, into), (back, echo_out) = memory(), os.pipe(), os.pipe()
+    numbers = (fd, echo_in, echo_out)
+    echo = subprocess.Popen([sys.executable, "-c", ECHO, *map(str, numbers)], pass_fds=numbers)
+    link = Link(fd, back, into, engine=True)
 
     def trips() -> None:
         for _ in range(calls):
-            os.write(into, b"x")
-            os.read(out, 1)
+            link.send([b"x"], 0, None, 0.0)
+            link.receive(1, None, time.perf_counter() + SPIN)
 
     try:
         return median_time(trips, repeat)[0] / calls
     finally:
         echo.kill()
         echo.wait()
+        for end in (fd, echo_in, into, back, echo_out):
+            os.close(end)
 
 
 def _row(inline: float, worker: float) -> tuple[str, str, str, str]:

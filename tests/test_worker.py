@@ -7,12 +7,14 @@ today) it wins a debate it should lose, which is the hole; through a worker it l
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pickle
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -28,7 +30,7 @@ from tests import worker_strategies
 
 import debatekit
 from debatekit.analysis.montecarlo import make_instance, run
-from debatekit.engine import isolation, wire
+from debatekit.engine import isolation, shared, wire
 from debatekit.engine.boundary import Invalid
 from debatekit.engine.events import Queried
 from debatekit.engine.isolation import Call, Limits, Pool, Seating, spec_of
@@ -128,7 +130,7 @@ def test_values_round_trip_through_frames_with_their_types(value) -> None:
 
 def crossed(value):
     """``value`` after a trip through one frame."""
-    return decode(wire.loads(wire.dumps(encode(value))[wire.HEADER.size :]))
+    return decode(wire.loads(b"".join(wire.dumps(encode(value)))))
 
 
 def test_arrays_mixed_moves_and_questions_cross() -> None:
@@ -149,8 +151,7 @@ def test_a_bool_arrays_odd_bytes_read_as_true_and_1() -> None:
 
 
 def test_an_arrays_bytes_are_read_in_place_and_aligned() -> None:
-    frame = wire.dumps(encode(["x", np.arange(5, dtype=np.int64), np.arange(3, dtype=np.uint8)]))
-    payload = frame[wire.HEADER.size :]
+    payload = b"".join(wire.dumps(encode(["x", np.arange(5, dtype=np.int64), np.arange(3, dtype=np.uint8)])))
     (size,) = wire.HEADER.unpack_from(payload)
     assert (wire.HEADER.size + size) % wire.ALIGN == 0
     assert len(payload) == wire.HEADER.size + size + 40 + 8  # 5 int64s, then 3 bytes padded to 8
@@ -206,15 +207,82 @@ def test_malformed_frames_are_wire_errors(payload) -> None:
         wire.loads(payload)
 
 
-def test_a_frame_past_its_bound_is_refused() -> None:
-    read, write = os.pipe()
+@pytest.fixture
+def linked():
+    """Both ends of one worker's shared memory, in this process (the engine's, the worker's)."""
+    fd, (engine_in, worker_out), (worker_in, engine_out) = shared.memory(), os.pipe(), os.pipe()
     try:
-        wire.write_frame(write, list(range(1000)))
-        with pytest.raises(WireError, match="at most 100"):
-            wire.read_frame(read, 100)
+        yield shared.Link(fd, engine_in, engine_out, engine=True), shared.Link(fd, worker_in, worker_out, engine=False)
     finally:
-        os.close(read)
-        os.close(write)
+        for end in (fd, engine_in, worker_out, worker_in, engine_out):
+            with contextlib.suppress(OSError):  # a test may have closed it
+                os.close(end)
+
+
+def test_a_frame_past_its_bound_is_refused(linked) -> None:
+    engine, worker = linked
+    worker.send(wire.dumps(list(range(1000))), wire.JSON, None, 0.0)
+    with pytest.raises(WireError, match="at most 100"):
+        engine.receive(100, None, 0.0)
+
+
+def test_a_frame_longer_than_a_box_crosses_in_acknowledged_chunks(linked) -> None:
+    engine, worker = linked
+    data = np.random.default_rng(0).integers(0, 256, 2 * shared.CHUNK + 5, dtype=np.uint8).tobytes()
+    sender = threading.Thread(target=engine.send, args=([data[:7], data[7:]], wire.JSON, time.monotonic() + 10, 0.0))
+    sender.start()
+    kind, got = worker.receive(len(data), time.monotonic() + 10, 0.0)
+    sender.join()
+    assert (kind, got) == (wire.JSON, data)
+    worker.send([b"back"], wire.PACKED, None, 0.0)  # the boxes are each one way's: a reply crosses at once
+    assert engine.receive(10, None, 0.0) == (wire.PACKED, b"back")
+
+
+def test_a_side_gone_is_closed_and_a_side_silent_times_out(linked) -> None:
+    engine, worker = linked
+    start = time.monotonic()
+    with pytest.raises(shared.TimedOut):
+        engine.receive(10, start + 0.05, time.perf_counter() + 0.01)  # polled 10 ms, then asleep
+    assert time.monotonic() - start < 1
+    os.close(worker.wake_out)  # the worker's end of its pipe, closed as a dead worker's is
+    with pytest.raises(shared.Closed):
+        engine.receive(10, None, 0.0)
+
+
+def test_a_packed_call_crosses_with_its_views_and_arrays() -> None:
+    rows, estimate = np.arange(5), np.linspace(0, 1, 5)
+    coins = np.array([True, False, True, True, False])
+    view = wire.Handle(0, 3, 9, "oracle", rows, {"estimate": [7, estimate], "random": coins})
+    kind, parts = wire.pack_call("aborts", [view, estimate, None])
+    assert kind == wire.PACKED
+    name, (back, claims, bits) = wire.unpack_call(b"".join(bytes(p) for p in parts))
+    assert (name, back.index, back.t, back.steps, back.kind, bits) == ("aborts", 0, 3, 9, "oracle", None)
+    assert back.rows.tolist() == rows.tolist() and back.ahead["estimate"][0] == 7
+    assert back.ahead["estimate"][1].tolist() == estimate.tolist() and claims.tolist() == estimate.tolist()
+    assert back.ahead["random"].tolist() == coins.tolist() and not claims.flags.writeable
+    assert wire.pack_call("claims", [view, [1, 2]]) is None  # a list: the call crosses as JSON
+    assert wire.pack_call("claims", [np.array([object()])]) is None
+
+
+def test_a_packed_reply_crosses_and_anything_else_is_json() -> None:
+    _, parts = wire.pack_reply(["random", "estimate"], np.arange(6, dtype=np.int8).reshape(2, 3))
+    used, value = wire.unpack_reply(b"".join(bytes(p) for p in parts))
+    assert used == ["random", "estimate"] and value.tolist() == [[0, 1, 2], [3, 4, 5]] and not value.flags.writeable
+    assert wire.pack_reply([], [0.5]) is None and wire.pack_reply(["values"], np.zeros(2)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=80), st.data())
+def test_any_packed_reply_a_worker_sends_reads_or_is_a_wire_error(junk, data) -> None:
+    """Garbage, and a real reply with bytes changed or cut: each reads as a reply or is a WireError."""
+    real = b"".join(bytes(p) for p in wire.pack_reply(["estimate"], np.arange(3, dtype=np.float64))[1])
+    at = data.draw(st.integers(0, len(real)))
+    for payload in (junk, real[:at] + junk + real[at + len(junk) :], real[:at]):
+        try:
+            used, value = wire.unpack_reply(payload)
+        except WireError:
+            continue
+        assert type(value) is np.ndarray and not value.flags.writeable and set(used) <= set(wire.AHEAD)
 
 
 def test_what_cannot_cross_names_itself() -> None:
@@ -280,7 +348,10 @@ def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(na
         ("HoggingBob", "MemoryError"),
         ("ForkingBob", "os.fork refused: a player runs in one process"),
         ("SpawningBob", "subprocess.Popen refused: a player runs in one process"),
-        ("GarblingBob", "a frame of 2147483647 bytes"),
+        ("GarblingBob", "a chunk of 2147483647 bytes"),
+        ("FloodingBob", "a frame of more than 16777216 bytes"),
+        ("UnknownKindBob", "a frame of kind 9"),
+        ("PackedGarbageBob", "a packed array of shape [1000] whose bytes are not in the frame"),
         ("BlockingAsyncBob", "no move within 1 s"),
         ("SwallowingAsyncBob", "no move within 1 s"),
         ("SlowAwaitBob", "no move within 1 s"),

@@ -264,11 +264,42 @@ def _lines(path: str) -> list[str]:
         return []
 
 
+def _link() -> Any:
+    """The worker's end of the memory it shares with the engine, found on the heap."""
+    return next(o for o in gc.get_objects() if type(o).__name__ == "Link")
+
+
 class GarblingBob(ExitingBob):
-    """Writes a frame header for 2 GiB straight into the worker's pipe to the engine."""
+    """Announces a frame of 2 GiB straight in the worker's box to the engine."""
 
     def challenge(self, message: Any) -> Any:
-        os.write(int(sys.argv[2]), b"\x7f\xff\xff\xff")
+        _link()._post(2**31 - 1, 0, 0)
+        time.sleep(5)
+
+
+class FloodingBob(ExitingBob):
+    """Sends a frame of 40 MiB, chunk after chunk, past the frame limit."""
+
+    def challenge(self, message: Any) -> Any:
+        _link().send([bytes(1 << 20)] * 40, 0, None, 0.0)
+        time.sleep(5)
+
+
+class UnknownKindBob(ExitingBob):
+    """Sends a frame of a kind the format does not have."""
+
+    def challenge(self, message: Any) -> Any:
+        _link().send([b"{}"], 9, None, 0.0)
+        time.sleep(5)
+
+
+class PackedGarbageBob(ExitingBob):
+    """Sends a packed reply whose array's bytes are not in the frame."""
+
+    def challenge(self, message: Any) -> Any:
+        _link().send(
+            [bytes([4, 0, 0, 0, 0, 0, 0, 0, 1, 10, 1, 0, 0, 0, 0, 0]), (1000).to_bytes(8, "little")], 1, None, 0.0
+        )
         time.sleep(5)
 
 

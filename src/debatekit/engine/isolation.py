@@ -3,8 +3,9 @@
 
 A user's strategy ``module:attr`` is loaded and played in a worker process of its own, started in
 a session of its own (``python -m debatekit.engine.worker``, so killing its process group kills
-whatever it started). A subprocess over two dedicated pipes rather than ``multiprocessing``: the
-engine never unpickles what a worker sends (a ``multiprocessing`` connection would), the user's
+whatever it started). A subprocess rather than ``multiprocessing``: frames cross through a memory
+the two share, with a pipe each way to wake a side that sleeps (:mod:`debatekit.engine.shared`),
+the engine never unpickles what a worker sends (a ``multiprocessing`` connection would), the user's
 ``print`` goes to a third pipe drained into a bounded tail, and a fresh interpreter imports none of
 the engine's ``__main__``.
 
@@ -14,10 +15,12 @@ killed; closed by its context manager and, for any left open, at exit. Its :attr
 is a :class:`~debatekit.players.base.Strategy` whose player is a :class:`Remote`: each method the
 protocol calls (``Move.ask``) becomes a frame carrying its arguments as plain data, and the reply
 is plain data, which the protocol's commit (:mod:`debatekit.engine.boundary`) reads as it reads an
-inline player's message. The worker's oracle access is a proxy: each query comes back over the
-pipe and is asked through the seat's counted :class:`~debatekit.oracle.Asker`; the worker never
+inline player's message. The worker's oracle access is a proxy: each query comes back as a
+frame and is asked through the seat's counted :class:`~debatekit.oracle.Asker`; the worker never
 holds the verifier's oracle, ledger or instance (it gets a pickled copy of the seat's instance
-without its oracle; the engine reads only JSON from it).
+without its oracle; the engine reads only JSON and the packed form of arrays from it). A batch's
+call whose arguments are views and arrays, and a reply that is an array, cross in the packed form
+(:func:`~debatekit.engine.wire.pack_call`), the rest as JSON.
 
 Limits (:class:`Limits`) are the operating system's: a call still running at the move time limit
 is ended by SIGKILL to the worker's process group (the move forfeits, naming the limit; the next
@@ -40,11 +43,9 @@ import atexit
 import base64
 import contextlib
 import dataclasses
-import fcntl
 import functools
 import os
 import pickle
-import select
 import signal
 import subprocess
 import sys
@@ -59,17 +60,29 @@ from typing import Any
 
 from debatekit.engine import DEFAULT_MOVE_TIMEOUT
 from debatekit.engine.play import Described
+from debatekit.engine.shared import Closed, Link, TimedOut, memory
 from debatekit.engine.trust import InternalError
-from debatekit.engine.wire import HEADER, Handle, WireError, decode, dumps, encode, loads
+from debatekit.engine.wire import (
+    JSON,
+    PACKED,
+    Frame,
+    Handle,
+    WireError,
+    decode,
+    encode,
+    framed,
+    loads,
+    pack_call,
+    unpack_reply,
+)
 from debatekit.ledger import Role
 from debatekit.oracle import Unanswered
 from debatekit.players.base import Seat, Strategy, StrategyError
 
 GIB = 1 << 30
 SPIN = 0.001
-"""Seconds the engine polls a worker's pipe for its reply before it sleeps on it (:meth:`Worker._receive`)."""
-_give_way: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
-"""The engine's CPU given to whoever waits for it, between polls (a system without it polls on)."""
+"""Seconds each side polls the shared memory for the other's frame before it sleeps on its pipe
+(:mod:`debatekit.engine.shared`): on the engine's side, one thread at a time (:data:`_POLLING`)."""
 RETIRED, ENDED = "retired", "the run ended"
 """Why a pool ends a worker that did nothing wrong."""
 
@@ -113,27 +126,28 @@ class Tail:
 
 
 class Worker:
-    """One worker process and its pipes, spoken to by one debate at a time."""
+    """One worker process, the memory it shares with the engine and its wake pipes, spoken to by
+    one debate at a time."""
 
     def __init__(self, limits: Limits, lost: Callable[[], None] | None = None):
         self.limits, self._lost = limits, lost
-        into_r, self._into = os.pipe()
+        into_r, self._into = os.pipe()  # the wake pipes: the worker sleeps on one, the engine on the other
         self._from, from_w = os.pipe()
-        for fd in (self._into, self._from):
-            _widen(fd)
+        shared = memory()
         # The engine's pipe ends close when the last thread holding this worker lets it go, never
-        # in kill(): a thread still reading must not find the number reused by another pipe.
+        # in kill(): a thread still waiting must not find the number reused by another pipe.
         weakref.finalize(self, _close, self._into, self._from)
         path = os.pathsep.join(p for p in sys.path if p)
         threads = {
             key: "1" for key in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONUNBUFFERED")
         }
         command = [sys.executable, "-m", "debatekit.engine.worker"]
-        numbers = (into_r, from_w, limits.memory, limits.cpu, limits.frame)
+        numbers = (shared, into_r, from_w, limits.memory, limits.cpu, limits.frame, SPIN)
         try:
+            self.link = Link(shared, self._from, self._into, engine=True)
             self.process = subprocess.Popen(
                 [*command, *map(str, numbers)],
-                pass_fds=(into_r, from_w),
+                pass_fds=(shared, into_r, from_w),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -141,11 +155,7 @@ class Worker:
                 env=os.environ | threads | {"PYTHONPATH": path},
             )
         finally:
-            os.close(into_r)
-            os.close(from_w)
-        os.set_blocking(self._into, False)
-        os.set_blocking(self._from, False)
-        self._buffer = bytearray()
+            _close(shared, into_r, from_w)
         self.output = Tail(limits.output)
         threading.Thread(target=self.output.drain, args=(self.process.stdout,), daemon=True).start()
         self.instance: Any = None
@@ -157,8 +167,8 @@ class Worker:
         self.gone: str | None = None
         """Why the worker is no more, once it is not."""
 
-    def request(self, message: dict, timeout: float | None, ask: Any = None, call: Call | None = None) -> Any:
-        """Send ``message`` and return the decoded ``ok`` of the reply, answering the worker's oracle
+    def request(self, frame: Frame, timeout: float | None, ask: Any = None, call: Call | None = None) -> Any:
+        """Send ``frame`` and return the decoded ``ok`` of the reply, answering the worker's oracle
         queries through ``ask`` and its reads of the ``call``'s views meanwhile; :class:`PlayerFailed`
         when the player's code failed, and (the worker then killed) when it ran past ``timeout``,
         died, or broke the format."""
@@ -166,9 +176,18 @@ class Worker:
             raise PlayerFailed(f"the player's worker is gone ({self.gone})")
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            self._send(dumps(message), deadline, timeout)
+            self._send(frame, deadline)
             while True:
-                reply = self._receive(deadline, timeout)
+                kind, payload = self._receive(deadline)
+                if kind == PACKED:
+                    if call is None:
+                        raise WireError("a packed reply, where no call was made")
+                    used, value = unpack_reply(payload)
+                    call.took(used)
+                    return value
+                if kind != JSON:
+                    raise WireError(f"a frame of kind {kind}")
+                reply = loads(payload)
                 if type(reply) is not dict:
                     raise WireError("a reply that is not one tagged object")
                 if "used" in reply:
@@ -187,14 +206,19 @@ class Worker:
                 if "view" in reply:
                     if call is None:
                         raise WireError("a read of a view, where none was sent")
-                    self._send(dumps(call.read(reply["view"], self)), deadline, timeout)
+                    self._send(framed(call.read(reply["view"], self)), deadline)
                     continue
                 if "ask" not in reply:
                     raise WireError(f"an unknown reply {sorted(reply)}")
-                self._send(dumps(self._answer(reply["ask"], ask)), deadline, timeout)
+                self._send(framed(self._answer(reply["ask"], ask)), deadline)
         except WireError as err:
             self.kill(f"it sent a malformed frame: {err}")
             raise PlayerFailed(f"the player's worker broke the format: {err}") from None
+        except TimedOut:
+            self.kill("it ran past the move time limit")
+            raise PlayerFailed(f"no move within {timeout:g} s: the player's worker was killed (SIGKILL)") from None
+        except Closed:
+            raise PlayerFailed(self._died()) from None
         except Unanswered:  # the seat's oracle could not be consulted: the debate is undecided
             self.kill("its oracle query was left unanswered")
             raise
@@ -212,62 +236,23 @@ class Worker:
         except Exception as err:  # the provers' oracle refused the player's question, as inline
             return {"refused": f"{type(err).__name__}: {err}"[:500]}
 
-    def _send(self, data: bytes, deadline: float | None, timeout: float | None) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(self._into, view) :]
-            except BlockingIOError:  # the pipe is full: the worker has not read yet
-                self._wait(self._into, deadline, timeout, write=True)
-            except BrokenPipeError:
-                raise PlayerFailed(self._died()) from None
+    def _send(self, frame: Frame, deadline: float | None) -> None:
+        self.link.send(frame[1], frame[0], deadline, 0.0)  # the frame fits a box but for an instance's
 
-    def _receive(self, deadline: float | None, timeout: float | None) -> Any:
-        """The next frame from the worker. For :data:`SPIN` seconds the engine polls for it, giving
+    def _receive(self, deadline: float | None) -> tuple[int, bytes]:
+        """The next frame from the worker: for :data:`SPIN` seconds the engine polls for it, giving
         its CPU away between polls (a worker woken on the engine's core runs at once, where one
-        waiting for a core takes a scheduler's tick), then waits in ``select``; one thread polls
-        at a time (:data:`_POLLING`), the others of a run with debates in flight wait at once."""
+        waiting for a core takes a scheduler's tick), then sleeps on its pipe; one thread polls at
+        a time (:data:`_POLLING`), the others of a run with debates in flight sleep at once. A
+        worker never silent still has its limit: the deadline is checked while polling."""
+        if deadline is not None and time.monotonic() > deadline:  # frame after frame, and past the limit
+            raise TimedOut
         polling = _POLLING.acquire(blocking=False)
         try:
-            return self._frame(deadline, timeout, time.perf_counter() + SPIN if polling else 0.0)
+            return self.link.receive(self.limits.frame, deadline, time.perf_counter() + SPIN if polling else 0.0)
         finally:
             if polling:
                 _POLLING.release()
-
-    def _frame(self, deadline: float | None, timeout: float | None, spin: float) -> Any:
-        while True:
-            if len(self._buffer) >= HEADER.size:
-                (size,) = HEADER.unpack_from(self._buffer)
-                if size > self.limits.frame:
-                    raise WireError(f"a frame of {size} bytes (at most {self.limits.frame})")
-                if len(self._buffer) >= HEADER.size + size:
-                    with memoryview(self._buffer) as buffer:  # one copy, of the frame alone
-                        payload = bytes(buffer[HEADER.size : HEADER.size + size])
-                    del self._buffer[: HEADER.size + size]
-                    return loads(payload)
-            try:
-                chunk = os.read(self._from, 1 << 16)
-            except BlockingIOError:  # polled while the limit lasts: a worker never silent still has its limit
-                if time.perf_counter() < spin and (deadline is None or time.monotonic() < deadline):
-                    _give_way()
-                else:
-                    self._wait(self._from, deadline, timeout)
-                continue
-            if not chunk:
-                raise PlayerFailed(self._died())
-            self._buffer += chunk
-
-    def _wait(self, fd: int, deadline: float | None, timeout: float | None, write: bool = False) -> None:
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            self._timed_out(timeout)
-        ready = select.select([], [fd], [], left) if write else select.select([fd], [], [], left)
-        if not any(ready):
-            self._timed_out(timeout)
-
-    def _timed_out(self, timeout: float | None) -> None:
-        self.kill("it ran past the move time limit")
-        raise PlayerFailed(f"no move within {timeout:g} s: the player's worker was killed (SIGKILL)")
 
     def _died(self) -> str:
         code = self.process.wait()
@@ -308,21 +293,24 @@ class Remote:
         if name.startswith("__"):  # Python's own protocols (copy, pickle) are not moves
             raise AttributeError(name)
 
+        worker, ask, made = self._worker, self._ask, self._made  # not self: the method it keeps must not hold it
+
         def method(*args: Any) -> Any:
-            worker = self._worker
-            call = Call(worker, self._made.get(name, {}))
+            call = Call(worker, made.get(name, {}))
             try:
-                data = encode([call.handle(a) for a in args])
+                handled = [call.handle(a) for a in args]
+                frame = pack_call(name, handled) or framed({"call": name, "args": encode(handled)})
             except BaseException as err:
                 worker.rows = None  # the rows were not sent after all
                 if isinstance(err, WireError):  # the rules' own arguments: never the player's forfeit
                     raise InternalError.of(err) from err
                 raise
             try:
-                return worker.request({"call": name, "args": data}, worker.limits.timeout, self._ask, call)
+                return worker.request(frame, worker.limits.timeout, ask, call)
             finally:
-                self._made[name] = call.made
+                made[name] = call.made
 
+        self.__dict__[name] = method  # found at once from the next call on
         return method
 
 
@@ -362,8 +350,6 @@ class Call:
         return Handle(len(self.views) - 1, arg.t, arg.steps, arg.kind.value, None if same else rows, ahead)
 
     def _ahead(self, view: Any) -> dict:
-        from debatekit.protocols.stochastic.rules import Advance, no_take
-
         last, sent = self.last, {}
         if "estimate" in last:
             estimate = view.ahead.estimate(view, last["estimate"])
@@ -374,6 +360,8 @@ class Call:
             self.pending["random"] = coins = view.ahead.random(view)
             sent["random"] = coins.value
         if "probabilities" in last:
+            from debatekit.protocols.stochastic.rules import Advance, no_take
+
             self.pending["probabilities"] = Advance(view.probabilities, no_take)
             sent["probabilities"] = view.probabilities
         return sent
@@ -455,7 +443,8 @@ class Pool:
             worker.kill(ENDED)
             raise PlayerFailed("the run's players are closed")
         try:
-            worker.description = worker.request({"load": self.spec, "role": self.role.value}, self.limits.start)
+            load = framed({"load": self.spec, "role": self.role.value})
+            worker.description = worker.request(load, self.limits.start)
         except BaseException:
             worker.kill("its strategy did not load")
             raise
@@ -504,7 +493,7 @@ class Pool:
         if worker.instance is not seat.instance:
             message["instance"] = self._view(seat.instance)
         try:
-            worker.cpu = float(worker.request(message, self.limits.timeout, seat.ask))
+            worker.cpu = float(worker.request(framed(message), self.limits.timeout, seat.ask))
         except BaseException:
             self._release(worker)
             raise
@@ -616,18 +605,6 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-PIPE_BYTES = 1 << 20
-"""A pipe's capacity asked for: a batch's call (its messages' arrays and those answered ahead)
-fits at once, so the engine does not wait for the worker to read half of it."""
-
-
-def _widen(fd: int) -> None:
-    """Ask Linux for a pipe of :data:`PIPE_BYTES` (it may give less, where a limit says so; other
-    systems keep their own)."""
-    with contextlib.suppress(AttributeError, OSError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-
-
 def _close(*fds: int) -> None:
     for fd in fds:
         with contextlib.suppress(OSError):
@@ -640,7 +617,7 @@ def _pickled(value: Any) -> str:
 
 _POOLS: weakref.WeakSet[Pool] = weakref.WeakSet()
 _POLLING = threading.Semaphore()
-"""Held by the one thread polling a worker's pipe (:meth:`Worker._receive`)."""
+"""Held by the one thread polling a worker's memory (:meth:`Worker._receive`)."""
 
 
 @atexit.register

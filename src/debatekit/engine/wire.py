@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import struct
 import threading
 from dataclasses import dataclass, fields
@@ -245,8 +244,9 @@ def _refuse_constant(name: str) -> Any:
     raise WireError(f"JSON's {name} (non-finite floats are tagged)")
 
 
-def dumps(message: Any) -> bytes:
-    """A message (JSON data made by :func:`encode`, under tags of the caller's) as one frame."""
+def dumps(message: Any) -> list[bytes | memoryview]:
+    """A message (JSON data made by :func:`encode`, under tags of the caller's) as a frame's bytes,
+    in parts (the arrays' own buffers among them, written where the frame goes without a join)."""
     blobs: list[np.ndarray] = []
     at = 0
 
@@ -262,12 +262,11 @@ def dumps(message: Any) -> bytes:
 
     text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=place).encode(message).encode()
     text += b" " * (-(len(text) + HEADER.size) % ALIGN)  # the arrays' bytes start aligned
-    parts = [b"", HEADER.pack(len(text)), text]
+    parts: list[bytes | memoryview] = [HEADER.pack(len(text)), text]
     for array in blobs:
         parts.append(np.ascontiguousarray(array).data)
         parts.append(bytes(-array.nbytes % ALIGN))
-    parts[0] = HEADER.pack(HEADER.size + len(text) + at)  # the frame's length first: its bytes joined once
-    return b"".join(parts)
+    return parts
 
 
 def loads(payload: bytes) -> Any:
@@ -318,32 +317,188 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, object_hook=_array)
 """Made once: a decoder's scanner costs microseconds to build."""
 
 
-def read_frame(fd: int, limit: int) -> Any | None:
-    """The next frame's message from ``fd``, blocking; None at the end of the stream before a frame."""
-    head = _read_exactly(fd, HEADER.size, at_start=True)
-    if head is None:
+# -- the packed form: a batch's call and its reply, without JSON --
+
+JSON, PACKED = 0, 1
+"""A frame's kinds: the JSON form above, or the packed form of a call and its reply."""
+Frame = tuple[int, list]
+"""A frame to send: its kind and its bytes in parts."""
+AHEAD = ("estimate", "random", "probabilities")
+"""The reads answered ahead, by their code in the packed form."""
+_CODES = sorted(_DTYPES)
+"""The dtypes that cross, by their code in the packed form."""
+_DTYPE_CODES = {np.dtype(name): code for code, name in enumerate(_CODES)}
+_TAG = struct.Struct("<BBH4x")
+"""A record's first 8 bytes: its tag, a count or code, and a length."""
+_VIEW = struct.Struct("<BBH4x3q")
+"""A view's record: its tag, the count of reads answered ahead, its kind's length; index, t, steps."""
+_READ = struct.Struct("<BBH4xq")
+"""A read answered ahead: its code, and the count of samples of an estimate."""
+_REPLY = struct.Struct("<5B3x")
+"""A reply's record: its tag, the count of reads answered ahead it made, and their codes."""
+_SHAPES = [struct.Struct(f"<{n}q") for n in range(DEPTH + 1)]
+_T_NONE, _T_ARRAY, _T_VIEW, _T_CALL, _T_REPLY = range(5)
+
+
+def framed(message: Any) -> Frame:
+    """A message of JSON data (:func:`encode`'s, under the caller's tags) as a frame to send."""
+    return JSON, dumps(message)
+
+
+class _Packer:
+    """A packed frame's parts: its records gathered in one buffer, each array's bytes a part of
+    its own (written where the frame goes, never copied here)."""
+
+    __slots__ = ("parts", "records")
+
+    def __init__(self, head: bytes):
+        self.parts: list = []
+        self.records = bytearray(head)
+
+    def value(self, value: Any) -> bool:
+        """Add ``value``; False when it has no packed form."""
+        if value is None:
+            self.records += _TAG.pack(_T_NONE, 0, 0)
+            return True
+        kind = type(value)
+        if kind is np.ndarray:
+            code = _DTYPE_CODES.get(value.dtype)
+            if code is None:
+                return False
+            self.records += _TAG.pack(_T_ARRAY, code, value.ndim) + _SHAPES[value.ndim].pack(*value.shape)
+            self.parts += [self.records, np.ascontiguousarray(value).data]
+            self.records = bytearray(-value.nbytes % ALIGN)
+            return True
+        if kind is not Handle or type(value.ahead) is not dict or len(value.ahead) > len(AHEAD):
+            return False
+        text = value.kind.encode()
+        self.records += _VIEW.pack(_T_VIEW, len(value.ahead), len(text), value.index, value.t, value.steps)
+        self.records += text + bytes(-len(text) % ALIGN)
+        if not self.value(value.rows):
+            return False
+        for name, read in value.ahead.items():
+            if name not in AHEAD:
+                return False
+            n, array = read if name == "estimate" else (0, read)
+            self.records += _READ.pack(AHEAD.index(name), 0, 0, n)
+            if type(array) is not np.ndarray or not self.value(array):
+                return False
+        return True
+
+    def frame(self) -> Frame:
+        return PACKED, [*self.parts, self.records]
+
+
+def pack_call(name: str, args: list) -> Frame | None:
+    """``name(*args)`` in the packed form, where every argument is None, an array of a dtype that
+    crosses or a :class:`Handle` of such arrays (a batch's call: 8-byte records, arrays' bytes
+    aligned); None when one is not (the call crosses as JSON)."""
+    text = name.encode()
+    packer = _Packer(_TAG.pack(_T_CALL, len(args), len(text)) + text + bytes(-len(text) % ALIGN))
+    return packer.frame() if all(packer.value(arg) for arg in args) else None
+
+
+def pack_reply(used: list[str], value: Any) -> Frame | None:
+    """A call's result in the packed form, with the reads answered ahead the player made (``used``),
+    when it is an array of a dtype that crosses; None when it is not (the reply crosses as JSON)."""
+    if type(value) is not np.ndarray or len(used) > len(AHEAD) or not all(name in AHEAD for name in used):
         return None
-    (size,) = HEADER.unpack(head)
-    if size > limit:
-        raise WireError(f"a frame of {size} bytes (at most {limit})")
-    return loads(_read_exactly(fd, size) or b"")
+    codes = [AHEAD.index(name) for name in used] + [0] * (len(AHEAD) - len(used))
+    packer = _Packer(_REPLY.pack(_T_REPLY, len(used), *codes))
+    return packer.frame() if packer.value(value) else None
 
 
-def _read_exactly(fd: int, size: int, at_start: bool = False) -> bytes | None:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, left)
-        if not chunk:
-            if at_start and left == size:
-                return None
-            raise WireError("the stream ended inside a frame")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+def unpack_call(payload: bytes) -> tuple[str, list]:
+    """A packed call's method name and arguments (its arrays read-only over ``payload``), or
+    :class:`WireError`."""
+    try:
+        tag, count, length = _TAG.unpack_from(payload)
+        if tag != _T_CALL:
+            raise WireError(f"a packed frame of tag {tag} where a call belongs")
+        name, at = _text(payload, _TAG.size, length)
+        args = []
+        for _ in range(count):
+            arg, at = _value(payload, at, True)
+            args.append(arg)
+    except (struct.error, UnicodeDecodeError) as err:
+        raise _broken(err) from None
+    _end(payload, at)
+    return name, args
 
 
-def write_frame(fd: int, message: Any) -> None:
-    """``message`` written to ``fd`` as one frame, blocking."""
-    data = memoryview(dumps(message))
-    while data:
-        data = data[os.write(fd, data) :]
+def unpack_reply(payload: bytes) -> tuple[list[str], np.ndarray]:
+    """A packed reply's reads answered ahead that the player made, and its array (read-only over
+    ``payload``), or :class:`WireError`: what a worker sends is read without trusting it."""
+    try:
+        tag, count, *codes = _REPLY.unpack_from(payload)
+        if tag != _T_REPLY or count > len(AHEAD) or any(code >= len(AHEAD) for code in codes):
+            raise WireError("a packed reply whose header is not one")
+        value, at = _value(payload, _REPLY.size, False)
+    except (struct.error, UnicodeDecodeError) as err:
+        raise _broken(err) from None
+    if type(value) is not np.ndarray:
+        raise WireError("a packed reply that is not an array")
+    _end(payload, at)
+    return [AHEAD[code] for code in codes[:count]], value
+
+
+def _broken(err: Exception) -> WireError:
+    """A record that runs past the frame's end, or a text that is not UTF-8."""
+    return WireError(
+        "a packed text that is not UTF-8"
+        if isinstance(err, UnicodeDecodeError)
+        else "a packed frame that ends inside a record"
+    )
+
+
+def _text(data: bytes, at: int, length: int) -> tuple[str, int]:
+    end = at + length
+    if end > len(data):
+        raise WireError("a packed frame that ends inside a text")
+    return data[at:end].decode(), end + -length % ALIGN
+
+
+def _value(data: bytes, at: int, views: bool) -> tuple[Any, int]:
+    """The value at ``at`` and where the next starts: None, an array, or (where ``views``) a :class:`Handle`."""
+    tag, count, length = _TAG.unpack_from(data, at)
+    if tag == _T_NONE:
+        return None, at + _TAG.size
+    if tag == _T_ARRAY:
+        return _array(data, at + _TAG.size, count, length)
+    if tag != _T_VIEW or not views or count > len(AHEAD):
+        raise WireError(f"a packed value of tag {tag}")
+    _, _, _, index, t, steps = _VIEW.unpack_from(data, at)
+    kind, at = _text(data, at + _VIEW.size, length)
+    rows, at = _value(data, at, False)
+    ahead: dict[str, Any] = {}
+    for _ in range(count):
+        code, _, _, n = _READ.unpack_from(data, at)
+        if code >= len(AHEAD):
+            raise WireError(f"a read answered ahead of code {code}")
+        array, at = _value(data, at + _READ.size, False)
+        ahead[AHEAD[code]] = [n, array] if code == 0 else array
+    return Handle(index, t, steps, kind, rows, ahead), at
+
+
+def _array(data: bytes, at: int, code: int, ndim: int) -> tuple[np.ndarray, int]:
+    if code >= len(_CODES) or ndim > DEPTH:
+        raise WireError(f"a packed array of dtype code {code} and {ndim} dimensions")
+    shape = _SHAPES[ndim].unpack_from(data, at)
+    at += _SHAPES[ndim].size
+    dtype = _CODES[code]
+    if any(n < 0 for n in shape):
+        raise WireError(f"a packed array of shape {list(shape)}")
+    count = math.prod(shape)
+    nbytes = count * _ITEMSIZE[dtype]
+    if at + nbytes > len(data):
+        raise WireError(f"a packed array of shape {list(shape)} whose bytes are not in the frame")
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(shape)
+    if dtype == "bool":  # a byte other than 0 or 1 is True, and reads as 1 everywhere after
+        array = array.view(np.uint8) != 0
+        array.flags.writeable = False
+    return array, at + nbytes + -nbytes % ALIGN
+
+
+def _end(data: bytes, at: int) -> None:
+    if at != len(data):
+        raise WireError("a packed frame with bytes past its last record")

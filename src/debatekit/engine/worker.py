@@ -6,15 +6,18 @@ memory) and CPU time (``RLIMIT_CPU``, a backstop: the engine enforces the move t
 killing the worker), refuses to start a process (:func:`one_process`), watches for the engine's
 end (a worker whose engine died past its own cleanup kills its process group), and reads the strategy's
 ``module:attr`` (:func:`~debatekit.players.base.load`, the rules the engine uses inline). It then
-answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
+answers the engine's frames (:mod:`debatekit.engine.wire`, through the memory it shares with the
+engine, :mod:`debatekit.engine.shared`) one at a time:
 
 * ``{"load": spec, "role": role}``: import the strategy; reply with its description.
 * ``{"reset": base64 pickle of (rng, rules), "instance": base64 pickle, "ask": bool}``: a fresh
   player for one debate, ``factory(Seat(...))``, on the worker's own copy of the instance (sent
   with the first debate on it), whose oracle is withheld: the seat's ``ask`` sends each query
   back to the engine, which counts it.
-* ``{"call": name, "args": [...]}``: ``getattr(player, name)(*args)`` (awaited when it returns an
-  awaitable); the reply is the encoded result, or the error with the last frames of the user's
+* ``{"call": name, "args": [...]}``, or the call packed (a batch's views and arrays:
+  :func:`~debatekit.engine.wire.unpack_call`): ``getattr(player, name)(*args)`` (awaited when it
+  returns an awaitable); the reply is the encoded result (an array packed, with the reads answered
+  ahead it made), or the error with the last frames of the user's
   code. While a call runs, the worker may send ``{"ask": [query, r]}`` and read ``{"answer": n}``,
   and read a view the engine keeps (a :class:`~debatekit.engine.wire.Handle` among the arguments,
   stochastic debate's ``StepView``: :class:`RemoteView`) with ``{"view": [index, name, args]}``;
@@ -23,13 +26,14 @@ answers the engine's frames (:mod:`debatekit.engine.wire`) one at a time:
   the worker and its descendants).
 
 The engine pickles what it sends here (trusted to untrusted: the worker unpickles); the engine
-reads only JSON from the worker.
+reads only JSON and packed arrays from the worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import inspect
 import os
 import pickle
@@ -42,7 +46,20 @@ import traceback
 from dataclasses import replace
 from typing import Any
 
-from debatekit.engine.wire import Handle, WireError, decode, encode, read_frame, write_frame
+from debatekit.engine.shared import Closed, Link
+from debatekit.engine.wire import (
+    JSON,
+    PACKED,
+    Frame,
+    Handle,
+    WireError,
+    decode,
+    encode,
+    framed,
+    loads,
+    pack_reply,
+    unpack_call,
+)
 
 SPAWNING = frozenset(
     ("os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.system", "os.exec", "subprocess.Popen", "pty.spawn")
@@ -87,14 +104,12 @@ class RemoteView:
     that differs from it drops it and asks the engine."""
 
     def __init__(self, channel: Channel, handle: Handle):
-        from debatekit.machine.transcript import StepKind
-
         if handle.rows is not None:  # else the live rows are those of the last view
             channel.rows = handle.rows
         self._channel, self._index, self._p, self._call = channel, handle.index, None, channel.calls
         self._ahead: dict = dict(handle.ahead) if type(handle.ahead) is dict else {}
         self.t, self.steps, self.rows = handle.t, handle.steps, channel.rows
-        self.kind, self.rules = StepKind(handle.kind), channel.rules
+        self.kind, self.rules = _step_kind(handle.kind), channel.rules
 
     def _read(self, name: str, args: list, ahead: Any = None) -> Any:
         if self._call != self._channel.calls:
@@ -134,10 +149,11 @@ class RemoteView:
 
 
 class Channel:
-    """The worker's two pipe ends, and its state: the strategy, the instance, the player."""
+    """The worker's end of the shared memory (:class:`~debatekit.engine.shared.Link`), and its
+    state: the strategy, the instance, the player."""
 
-    def __init__(self, incoming: int, outgoing: int, limit: int):
-        self.incoming, self.outgoing, self.limit = incoming, outgoing, limit
+    def __init__(self, link: Link, limit: int, spin: float):
+        self.link, self.limit, self.spin = link, limit, spin
         self.factory: Any = None
         self.role: Any = None
         self.instance: Any = None
@@ -160,23 +176,38 @@ class Channel:
 
     def _answered(self, message: dict, what: str) -> Any:
         """The engine's answer to ``message`` sent mid-call; what it refuses raises in the player's code."""
-        write_frame(self.outgoing, self._using(message))
-        reply = read_frame(self.incoming, self.limit)
-        if reply is None:
-            os._exit(0)  # the engine is gone
-        if "answer" not in reply:
-            raise RuntimeError(reply.get("refused", f"the engine did not answer the {what}"))
+        self._send(framed(self._using(message)))
+        kind, payload = self._receive()
+        reply = loads(payload) if kind == JSON else None
+        if type(reply) is not dict or "answer" not in reply:
+            raise RuntimeError(f"the engine did not answer the {what}" if reply is None else reply.get("refused"))
         return reply["answer"]
 
+    def _send(self, frame: Frame) -> None:
+        try:
+            self.link.send(frame[1], frame[0], None, time.perf_counter() + self.spin)
+        except Closed:
+            os._exit(0)  # the engine is gone
+
+    def _receive(self) -> tuple[int, bytes]:
+        try:
+            return self.link.receive(self.limit, None, time.perf_counter() + self.spin)
+        except Closed:
+            os._exit(0)  # the engine is gone
+
     def serve(self) -> None:
-        while (request := read_frame(self.incoming, self.limit)) is not None:
+        while True:
+            kind, payload = self._receive()
+            packed = kind == PACKED
             try:
-                reply = {"ok": encode(self.handle(request))}
+                result = self.call(*unpack_call(payload)) if packed else self.handle(loads(payload))
+                reply = (packed and pack_reply(self.used, result)) or framed(self._using({"ok": encode(result)}))
             except BaseException as err:  # the player's code failed (sys.exit and KeyboardInterrupt included)
-                reply = {"error": summary(err)}
+                reply = framed(self._using({"error": summary(err)}))
             if _has_children():
-                reply = {"error": "the player started a process: a player runs in one process", "broken": True}
-            write_frame(self.outgoing, self._using(reply))
+                reply = framed({"error": "the player started a process: a player runs in one process", "broken": True})
+            self.used = []
+            self._send(reply)
 
     def _using(self, message: dict) -> dict:
         """``message`` with the reads answered ahead the player made, which the engine takes first."""
@@ -184,12 +215,18 @@ class Channel:
             message["used"], self.used = self.used, []
         return message
 
-    def handle(self, request: dict) -> Any:
+    def call(self, name: str, args: list) -> Any:
+        """``player.name(*args)``, each :class:`Handle` among them a :class:`RemoteView`."""
+        self.calls += 1
+        args = [RemoteView(self, a) if type(a) is Handle else a for a in args]
+        result = getattr(self.player, name)(*args)
+        return asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result
+
+    def handle(self, request: Any) -> Any:
+        if type(request) is not dict:
+            raise WireError("a request that is not one tagged object")
         if "call" in request:
-            self.calls += 1
-            args = [RemoteView(self, a) if type(a) is Handle else a for a in decode(request["args"])]
-            result = getattr(self.player, request["call"])(*args)
-            return asyncio.run(_awaited(result)) if inspect.isawaitable(result) else result
+            return self.call(request["call"], decode(request["args"]))
         if "reset" in request:
             from debatekit.players.base import Seat
 
@@ -209,6 +246,14 @@ class Channel:
             self.factory = load(request["load"], self.role)
             return (getattr(self.factory, "__doc__", None) or "user strategy").strip().splitlines()[0]
         raise WireError(f"an unknown request {sorted(request)}")
+
+
+@functools.cache
+def _step_kind(kind: str) -> Any:
+    """A view's kind, as the player inline reads it (imported with the first view)."""
+    from debatekit.machine.transcript import StepKind
+
+    return StepKind(kind)
 
 
 async def _awaited(awaitable: Any) -> Any:
@@ -287,8 +332,9 @@ def watch_parent(parent: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    incoming, outgoing, memory, cpu, limit = map(int, argv[1:6])
-    channel = Channel(incoming, outgoing, limit)
+    shared, wake_in, wake_out, memory, cpu, limit = map(int, argv[1:7])
+    channel = Channel(Link(shared, wake_in, wake_out, engine=False), limit, float(argv[7]))
+    os.close(shared)  # mapped: the memory stays while the worker lives
 
     sys.stdin = open(os.devnull)  # noqa: SIM115 (the worker's whole life)
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()

@@ -184,7 +184,10 @@ class _Batch:
                 self.players[role] = err
 
     def play(self) -> Tally:
-        debate(self.rules, self.machine, self)
+        try:
+            debate(self.rules, self.machine, self)
+        finally:  # the players let go now (a worker's back in its pool for the next block), not at a collection
+            self.players.clear()
         if self.progress:
             self.progress(self.n)
         return self.tally()
