@@ -596,6 +596,21 @@ def test_isolated_stochastic_players_play_batches_as_inline(truth) -> None:
     assert children() == []
 
 
+def test_a_batchs_workers_serve_the_next_block_as_they_are_let_go() -> None:
+    """Blocks of a run, and runs after it, reuse each seat's one worker: a block lets its players go
+    as it ends, not at a garbage collection (a worker started per block cost its start each time)."""
+    spec = PROTOCOLS["stochastic"]
+    spec = replace(spec, batch=replace(spec.batch, block=50))
+    instance = make_instance(PROBLEMS["noisy-majority"], 8, True, 1)
+    builtin = spec.strategies[Role.BOB]["honest"]
+    with Pool(STOCHASTIC_HONEST[0], Role.ALICE, LIMITS) as alice:
+        first = list(alice._workers)
+        for _ in range(2):
+            played = run(spec, instance, alice.strategy, builtin, 200, 5)  # four blocks each
+            assert played.forfeits == {"alice": 0, "bob": 0}
+        assert list(alice._workers) == first and alice._idle == first
+
+
 def test_reads_answered_ahead_are_taken_only_when_made() -> None:
     """An Alice whose reads change from step to step (estimates of other sizes, two estimates, none,
     the probabilities and her coins) plays every debate, event for event, and is counted as inline:

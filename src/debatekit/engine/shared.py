@@ -36,6 +36,9 @@ CHUNK = 1 << 20
 """Bytes of one box: a batch's call of 4,096 debates (its arrays and those answered ahead) is one chunk."""
 RECHECK = 0.01
 """Seconds a sleeping side waits on its pipe before it looks at the memory again."""
+EAGER = 2e-5
+"""Seconds a waiting side polls without giving its CPU away: a reply of a few microseconds is seen
+at once (a poll that yields costs a system call, and on a busy core another process's turn)."""
 _LINE = 64
 """A header's bytes (a cache line: the two sides' headers never share one)."""
 SIZE = _LINE + 2 * (_LINE + CHUNK)
@@ -103,13 +106,19 @@ class Link:
         self._mine, self._theirs = (0, 1) if engine else (1, 0)
         self._sent = self._seen = 0
 
-    def send(self, parts: Iterable[bytes | memoryview], kind: int, deadline: float | None, spin: float) -> None:
-        """Write a frame made of ``parts`` (its bytes in order) of ``kind`` into the box out, in
-        chunks when it is longer than one, each acknowledged before the next (:class:`TimedOut`
-        past ``deadline``, :class:`Closed` when the other side is gone)."""
+    def send(self, parts: Iterable[bytes | bytearray | memoryview], kind: int, deadline: float | None,
+             spin: float) -> None:  # fmt: skip
+        """Write a frame made of ``parts`` (its bytes in order, each of unsigned bytes) of ``kind``
+        into the box out, in chunks when it is longer than one, each acknowledged before the next
+        (:class:`TimedOut` past ``deadline``, :class:`Closed` when the other side is gone)."""
         data, at = self._out_data, 0
         for part in parts:
-            view = memoryview(part).cast("B")
+            size = len(part)
+            if at + size <= CHUNK:  # the whole part fits: one copy
+                data[at : at + size] = part
+                at += size
+                continue
+            view = memoryview(part)
             while view:
                 if at == CHUNK:  # the box is full and more follows: it crosses, and is read, first
                     self._post(CHUNK, kind, 1)
@@ -164,8 +173,17 @@ class Link:
             self._wake()
 
     def _until(self, ready: Callable[[], bool], deadline: float | None, spin: float) -> None:
-        """Return once ``ready()``: polled until the time ``spin`` (``time.perf_counter``), then
-        asleep on the pipe, woken by the other side or every :data:`RECHECK` seconds."""
+        """Return once ``ready()``: polled without pause for :data:`EAGER` seconds, then, giving
+        the CPU away between polls, until the time ``spin`` (``time.perf_counter``), then asleep
+        on the pipe, woken by the other side or every :data:`RECHECK` seconds."""
+        if ready():
+            return
+        now = time.perf_counter()
+        eager = min(now + EAGER, spin)
+        while now < eager:
+            if ready():
+                return
+            now = time.perf_counter()
         words, mine = self._words, self._mine
         while not ready():
             if time.perf_counter() < spin and (deadline is None or time.monotonic() < deadline):

@@ -36,9 +36,9 @@ import json
 import math
 import struct
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,13 +57,12 @@ ALIGN = 8
 """Each array's bytes start at a multiple of it (numpy reads them in place)."""
 
 
-@dataclass(frozen=True)
-class Handle:
+class Handle(NamedTuple):
     """A view the engine keeps and a player reads only through it (stochastic debate's
     ``StepView``): ``index`` names it among the call's handles; the step ``t`` of ``steps``, its
     ``kind``, the live ``rows`` (None: those sent last) and the reads answered ``ahead`` (by name)
     are sent at once; the rest the worker asks for, each ask answered by the engine
-    (:mod:`debatekit.engine.isolation`)."""
+    (:mod:`debatekit.engine.isolation`). A named tuple: made once per call of a batch."""
 
     index: int
     t: int
@@ -246,7 +245,8 @@ def _refuse_constant(name: str) -> Any:
 
 def dumps(message: Any) -> list[bytes | memoryview]:
     """A message (JSON data made by :func:`encode`, under tags of the caller's) as a frame's bytes,
-    in parts (the arrays' own buffers among them, written where the frame goes without a join)."""
+    in parts of unsigned bytes (the arrays' own buffers among them, written where the frame goes
+    without a join)."""
     blobs: list[np.ndarray] = []
     at = 0
 
@@ -264,9 +264,14 @@ def dumps(message: Any) -> list[bytes | memoryview]:
     text += b" " * (-(len(text) + HEADER.size) % ALIGN)  # the arrays' bytes start aligned
     parts: list[bytes | memoryview] = [HEADER.pack(len(text)), text]
     for array in blobs:
-        parts.append(np.ascontiguousarray(array).data)
+        parts.append(_bytes_of(array))
         parts.append(bytes(-array.nbytes % ALIGN))
     return parts
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    """An array's bytes in order, as unsigned bytes (copied only where it is not contiguous)."""
+    return np.ascontiguousarray(array).reshape(-1).data.cast("B")
 
 
 def loads(payload: bytes) -> Any:
@@ -366,7 +371,7 @@ class _Packer:
             if code is None:
                 return False
             self.records += _TAG.pack(_T_ARRAY, code, value.ndim) + _SHAPES[value.ndim].pack(*value.shape)
-            self.parts += [self.records, np.ascontiguousarray(value).data]
+            self.parts += [self.records, _bytes_of(value)]
             self.records = bytearray(-value.nbytes % ALIGN)
             return True
         if kind is not Handle or type(value.ahead) is not dict or len(value.ahead) > len(AHEAD):
