@@ -260,15 +260,19 @@ def test_a_packed_call_crosses_with_its_views_and_arrays() -> None:
     assert back.rows.tolist() == rows.tolist() and back.ahead["estimate"][0] == 7
     assert back.ahead["estimate"][1].tolist() == estimate.tolist() and claims.tolist() == estimate.tolist()
     assert back.ahead["random"].tolist() == coins.tolist() and not claims.flags.writeable
-    assert wire.pack_call("claims", [view, [1, 2]]) is None  # a list: the call crosses as JSON
-    assert wire.pack_call("claims", [np.array([object()])]) is None
+    assert sorted(back.ahead) == ["estimate", "random"]
+    _, parts = wire.pack_call("claims", [view._replace(rows=None, ahead={})])
+    assert wire.unpack_call(b"".join(bytes(p) for p in parts))[1] == [wire.Handle(0, 3, 9, "oracle", None, {})]
+    for other in ([view, [1, 2]], [view, np.zeros((2, 2))], [np.array([object()])], [estimate, view]):
+        assert wire.pack_call("claims", other) is None  # these cross as JSON
 
 
 def test_a_packed_reply_crosses_and_anything_else_is_json() -> None:
-    _, parts = wire.pack_reply(["random", "estimate"], np.arange(6, dtype=np.int8).reshape(2, 3))
+    _, parts = wire.pack_reply(["random", "estimate"], np.arange(6, dtype=np.int8))
     used, value = wire.unpack_reply(b"".join(bytes(p) for p in parts))
-    assert used == ["random", "estimate"] and value.tolist() == [[0, 1, 2], [3, 4, 5]] and not value.flags.writeable
+    assert used == ["random", "estimate"] and value.tolist() == [0, 1, 2, 3, 4, 5] and not value.flags.writeable
     assert wire.pack_reply([], [0.5]) is None and wire.pack_reply(["values"], np.zeros(2)) is None
+    assert wire.pack_reply([], np.zeros((2, 3))) is None
 
 
 @settings(max_examples=300, deadline=None)

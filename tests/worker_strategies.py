@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from debatekit.engine import wire
 from debatekit.players.base import Seat
 from debatekit.protocols import cross_exam
 from debatekit.protocols.cross_exam import ACCEPT, HonestAlice
@@ -294,11 +295,11 @@ class UnknownKindBob(ExitingBob):
 
 
 class PackedGarbageBob(ExitingBob):
-    """Sends a packed reply whose array's bytes are not in the frame."""
+    """Sends a packed reply of 1,000 numbers without their bytes."""
 
     def challenge(self, message: Any) -> Any:
         _link().send(
-            [bytes([4, 0, 0, 0, 0, 0, 0, 0, 1, 10, 1, 0, 0, 0, 0, 0]), (1000).to_bytes(8, "little")], 1, None, 0.0
+            [wire._REPLY.pack(wire._T_REPLY, 0, 0, 0, 0, 1 + wire._CODES.index("float64"), 1000)], 1, None, 0.0
         )
         time.sleep(5)
 

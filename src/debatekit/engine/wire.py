@@ -333,16 +333,18 @@ AHEAD = ("estimate", "random", "probabilities")
 _CODES = sorted(_DTYPES)
 """The dtypes that cross, by their code in the packed form."""
 _DTYPE_CODES = {np.dtype(name): code for code, name in enumerate(_CODES)}
-_TAG = struct.Struct("<BBH4x")
-"""A record's first 8 bytes: its tag, a count or code, and a length."""
-_VIEW = struct.Struct("<BBH4x3q")
-"""A view's record: its tag, the count of reads answered ahead, its kind's length; index, t, steps."""
-_READ = struct.Struct("<BBH4xq")
-"""A read answered ahead: its code, and the count of samples of an estimate."""
-_REPLY = struct.Struct("<5B3x")
-"""A reply's record: its tag, the count of reads answered ahead it made, and their codes."""
-_SHAPES = [struct.Struct(f"<{n}q") for n in range(DEPTH + 1)]
-_T_NONE, _T_ARRAY, _T_VIEW, _T_CALL, _T_REPLY = range(5)
+_CALL = struct.Struct("<24s16s3qBBBB4B3B5x7q")
+"""A packed call's one header: the method's name, the view's kind; its step t, steps and the samples
+of the estimate answered ahead; which of the view's arrays are present (rows, estimate, random,
+probabilities: a bit each), how many arguments follow the view, their kinds and the arrays' dtype
+codes (0: None, else 1 + the dtype's code); then each array's length. The arrays' bytes follow, in
+that order, each 8-byte aligned."""
+_REPLY = struct.Struct("<5BB2xq")
+"""A packed reply's header: its tag, the count of reads answered ahead it made and their codes, its
+array's dtype code and length. The array's bytes follow."""
+_T_REPLY = 0xA5
+_AHEAD_KEYS = frozenset(AHEAD)
+_NO_ESTIMATE = (0, None)
 
 
 def framed(message: Any) -> Frame:
@@ -350,154 +352,114 @@ def framed(message: Any) -> Frame:
     return JSON, dumps(message)
 
 
-class _Packer:
-    """A packed frame's parts: its records gathered in one buffer, each array's bytes a part of
-    its own (written where the frame goes, never copied here)."""
-
-    __slots__ = ("parts", "records")
-
-    def __init__(self, head: bytes):
-        self.parts: list = []
-        self.records = bytearray(head)
-
-    def value(self, value: Any) -> bool:
-        """Add ``value``; False when it has no packed form."""
-        if value is None:
-            self.records += _TAG.pack(_T_NONE, 0, 0)
-            return True
-        kind = type(value)
-        if kind is np.ndarray:
-            code = _DTYPE_CODES.get(value.dtype)
-            if code is None:
-                return False
-            self.records += _TAG.pack(_T_ARRAY, code, value.ndim) + _SHAPES[value.ndim].pack(*value.shape)
-            self.parts += [self.records, _bytes_of(value)]
-            self.records = bytearray(-value.nbytes % ALIGN)
-            return True
-        if kind is not Handle or type(value.ahead) is not dict or len(value.ahead) > len(AHEAD):
-            return False
-        text = value.kind.encode()
-        self.records += _VIEW.pack(_T_VIEW, len(value.ahead), len(text), value.index, value.t, value.steps)
-        self.records += text + bytes(-len(text) % ALIGN)
-        if not self.value(value.rows):
-            return False
-        for name, read in value.ahead.items():
-            if name not in AHEAD:
-                return False
-            n, array = read if name == "estimate" else (0, read)
-            self.records += _READ.pack(AHEAD.index(name), 0, 0, n)
-            if type(array) is not np.ndarray or not self.value(array):
-                return False
-        return True
-
-    def frame(self) -> Frame:
-        return PACKED, [*self.parts, self.records]
+def _code(array: Any) -> int:
+    """1 + the dtype code of a one-dimensional array that crosses packed; 0 for anything else."""
+    if type(array) is not np.ndarray or array.ndim != 1:
+        return 0
+    return _DTYPE_CODES.get(array.dtype, -1) + 1
 
 
 def pack_call(name: str, args: list) -> Frame | None:
-    """``name(*args)`` in the packed form, where every argument is None, an array of a dtype that
-    crosses or a :class:`Handle` of such arrays (a batch's call: 8-byte records, arrays' bytes
-    aligned); None when one is not (the call crosses as JSON)."""
-    text = name.encode()
-    packer = _Packer(_TAG.pack(_T_CALL, len(args), len(text)) + text + bytes(-len(text) % ALIGN))
-    return packer.frame() if all(packer.value(arg) for arg in args) else None
-
-
-def pack_reply(used: list[str], value: Any) -> Frame | None:
-    """A call's result in the packed form, with the reads answered ahead the player made (``used``),
-    when it is an array of a dtype that crosses; None when it is not (the reply crosses as JSON)."""
-    if type(value) is not np.ndarray or len(used) > len(AHEAD) or not all(name in AHEAD for name in used):
+    """``name(*args)`` in the packed form (one header, then the arrays' bytes), where the first
+    argument is a :class:`Handle` of one-dimensional arrays and the rest (at most three) such
+    arrays or None: a batch's call; None for any other (the call crosses as JSON)."""
+    if not 0 < len(args) <= 4 or type(args[0]) is not Handle:
         return None
-    codes = [AHEAD.index(name) for name in used] + [0] * (len(AHEAD) - len(used))
-    packer = _Packer(_REPLY.pack(_T_REPLY, len(used), *codes))
-    return packer.frame() if packer.value(value) else None
+    view = args[0]
+    ahead = view.ahead
+    if view.index or type(ahead) is not dict or not ahead.keys() <= _AHEAD_KEYS:
+        return None
+    n, estimate = ahead.get("estimate", _NO_ESTIMATE)
+    codes, lengths, sent, mask = [0] * 7, [0] * 7, [], 0
+    for k, array in enumerate((view.rows, estimate, ahead.get("random"), ahead.get("probabilities"), *args[1:])):
+        if array is None:
+            continue
+        code = _code(array)
+        if not code:
+            return None
+        codes[k], lengths[k], mask = code, len(array), mask | 1 << k
+        sent.append(array)
+    text, kind = name.encode(), view.kind.encode()
+    if len(text) > 24 or len(kind) > 16 or type(n) is not int:
+        return None
+    head = _CALL.pack(text, kind, view.t, view.steps, n, mask & 15, len(args) - 1, 0, 0, *codes, *lengths)
+    return PACKED, _with_arrays(head, sent)
+
+
+def _with_arrays(head: bytes, arrays: list) -> list:
+    parts: list = [head]
+    for array in arrays:
+        parts.append(_bytes_of(array))
+        if array.nbytes % ALIGN:
+            parts.append(bytes(-array.nbytes % ALIGN))
+    return parts
 
 
 def unpack_call(payload: bytes) -> tuple[str, list]:
     """A packed call's method name and arguments (its arrays read-only over ``payload``), or
     :class:`WireError`."""
     try:
-        tag, count, length = _TAG.unpack_from(payload)
-        if tag != _T_CALL:
-            raise WireError(f"a packed frame of tag {tag} where a call belongs")
-        name, at = _text(payload, _TAG.size, length)
-        args = []
-        for _ in range(count):
-            arg, at = _value(payload, at, True)
-            args.append(arg)
-    except (struct.error, UnicodeDecodeError) as err:
-        raise _broken(err) from None
+        text, kind, t, steps, n, mask, extra, _, _, *rest = _CALL.unpack_from(payload)
+    except struct.error:
+        raise WireError("a packed call shorter than its header") from None
+    codes, lengths = rest[:7], rest[7:]
+    at, values = _CALL.size, []
+    for k in range(4 + min(extra, 3)):
+        if not (mask >> k & 1 if k < 4 else codes[k]):  # absent from the view, or an argument None
+            values.append(None)
+            continue
+        array, at = _array(payload, at, codes[k], lengths[k])
+        values.append(array)
     _end(payload, at)
-    return name, args
+    try:
+        name, kind = text.rstrip(b"\0").decode(), kind.rstrip(b"\0").decode()
+    except UnicodeDecodeError:
+        raise WireError("a packed text that is not UTF-8") from None
+    ahead = {}
+    if values[1] is not None:
+        ahead["estimate"] = [n, values[1]]
+    if values[2] is not None:
+        ahead["random"] = values[2]
+    if values[3] is not None:
+        ahead["probabilities"] = values[3]
+    return name, [Handle(0, t, steps, kind, values[0], ahead), *values[4:]]
+
+
+def pack_reply(used: list[str], value: Any) -> Frame | None:
+    """A call's result in the packed form, with the reads answered ahead the player made (``used``),
+    when it is a one-dimensional array of a dtype that crosses; None when it is not (the reply
+    crosses as JSON)."""
+    code = _code(value)
+    if not code or len(used) > len(AHEAD) or not all(name in AHEAD for name in used):
+        return None
+    codes = [AHEAD.index(name) for name in used] + [0] * (len(AHEAD) - len(used))
+    return PACKED, _with_arrays(_REPLY.pack(_T_REPLY, len(used), *codes, code, len(value)), [value])
 
 
 def unpack_reply(payload: bytes) -> tuple[list[str], np.ndarray]:
     """A packed reply's reads answered ahead that the player made, and its array (read-only over
     ``payload``), or :class:`WireError`: what a worker sends is read without trusting it."""
     try:
-        tag, count, *codes = _REPLY.unpack_from(payload)
-        if tag != _T_REPLY or count > len(AHEAD) or any(code >= len(AHEAD) for code in codes):
-            raise WireError("a packed reply whose header is not one")
-        value, at = _value(payload, _REPLY.size, False)
-    except (struct.error, UnicodeDecodeError) as err:
-        raise _broken(err) from None
-    if type(value) is not np.ndarray:
-        raise WireError("a packed reply that is not an array")
+        tag, count, *codes, code, length = _REPLY.unpack_from(payload)
+    except struct.error:
+        raise WireError("a packed reply shorter than its header") from None
+    if tag != _T_REPLY or count > len(AHEAD) or any(c >= len(AHEAD) for c in codes):
+        raise WireError("a packed reply whose header is not one")
+    value, at = _array(payload, _REPLY.size, code, length)
     _end(payload, at)
-    return [AHEAD[code] for code in codes[:count]], value
+    return [AHEAD[c] for c in codes[:count]], value
 
 
-def _broken(err: Exception) -> WireError:
-    """A record that runs past the frame's end, or a text that is not UTF-8."""
-    return WireError(
-        "a packed text that is not UTF-8"
-        if isinstance(err, UnicodeDecodeError)
-        else "a packed frame that ends inside a record"
-    )
-
-
-def _text(data: bytes, at: int, length: int) -> tuple[str, int]:
-    end = at + length
-    if end > len(data):
-        raise WireError("a packed frame that ends inside a text")
-    return data[at:end].decode(), end + -length % ALIGN
-
-
-def _value(data: bytes, at: int, views: bool) -> tuple[Any, int]:
-    """The value at ``at`` and where the next starts: None, an array, or (where ``views``) a :class:`Handle`."""
-    tag, count, length = _TAG.unpack_from(data, at)
-    if tag == _T_NONE:
-        return None, at + _TAG.size
-    if tag == _T_ARRAY:
-        return _array(data, at + _TAG.size, count, length)
-    if tag != _T_VIEW or not views or count > len(AHEAD):
-        raise WireError(f"a packed value of tag {tag}")
-    _, _, _, index, t, steps = _VIEW.unpack_from(data, at)
-    kind, at = _text(data, at + _VIEW.size, length)
-    rows, at = _value(data, at, False)
-    ahead: dict[str, Any] = {}
-    for _ in range(count):
-        code, _, _, n = _READ.unpack_from(data, at)
-        if code >= len(AHEAD):
-            raise WireError(f"a read answered ahead of code {code}")
-        array, at = _value(data, at + _READ.size, False)
-        ahead[AHEAD[code]] = [n, array] if code == 0 else array
-    return Handle(index, t, steps, kind, rows, ahead), at
-
-
-def _array(data: bytes, at: int, code: int, ndim: int) -> tuple[np.ndarray, int]:
-    if code >= len(_CODES) or ndim > DEPTH:
-        raise WireError(f"a packed array of dtype code {code} and {ndim} dimensions")
-    shape = _SHAPES[ndim].unpack_from(data, at)
-    at += _SHAPES[ndim].size
-    dtype = _CODES[code]
-    if any(n < 0 for n in shape):
-        raise WireError(f"a packed array of shape {list(shape)}")
-    count = math.prod(shape)
-    nbytes = count * _ITEMSIZE[dtype]
+def _array(data: bytes, at: int, code: int, length: int) -> tuple[np.ndarray, int]:
+    """The one-dimensional array of ``length`` items of dtype code ``code`` - 1 at ``at``, and where
+    the next starts."""
+    if not 1 <= code <= len(_CODES) or length < 0:
+        raise WireError(f"a packed array of dtype code {code} and length {length}")
+    dtype = _CODES[code - 1]
+    nbytes = length * _ITEMSIZE[dtype]
     if at + nbytes > len(data):
-        raise WireError(f"a packed array of shape {list(shape)} whose bytes are not in the frame")
-    array = np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(shape)
+        raise WireError(f"a packed array of shape [{length}] whose bytes are not in the frame")
+    array = np.frombuffer(data, dtype=dtype, count=length, offset=at)
     if dtype == "bool":  # a byte other than 0 or 1 is True, and reads as 1 everywhere after
         array = array.view(np.uint8) != 0
         array.flags.writeable = False
@@ -506,4 +468,4 @@ def _array(data: bytes, at: int, code: int, ndim: int) -> tuple[np.ndarray, int]
 
 def _end(data: bytes, at: int) -> None:
     if at != len(data):
-        raise WireError("a packed frame with bytes past its last record")
+        raise WireError("a packed frame with bytes past its last array")
