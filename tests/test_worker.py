@@ -355,6 +355,7 @@ def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(na
         ("GarblingBob", "a chunk of 2147483647 bytes"),
         ("FloodingBob", "a frame of more than 16777216 bytes"),
         ("UnknownKindBob", "a frame of kind 9"),
+        ("EmptyChunksBob", "no move within 1 s"),
         ("PackedGarbageBob", "a packed array of shape [1000] whose bytes are not in the frame"),
         ("BlockingAsyncBob", "no move within 1 s"),
         ("SwallowingAsyncBob", "no move within 1 s"),

@@ -286,6 +286,15 @@ class FloodingBob(ExitingBob):
         time.sleep(5)
 
 
+class EmptyChunksBob(ExitingBob):
+    """Sends empty chunks, each saying more follows, without end."""
+
+    def challenge(self, message: Any) -> Any:
+        link = _link()
+        while True:
+            link._post(0, 0, 1)
+
+
 class UnknownKindBob(ExitingBob):
     """Sends a frame of a kind the format does not have."""
 

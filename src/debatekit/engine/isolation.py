@@ -238,7 +238,9 @@ class Worker:
             return {"refused": f"{type(err).__name__}: {err}"[:500]}
 
     def _send(self, frame: Frame, deadline: float | None) -> None:
-        self.link.send(frame[1], frame[0], deadline, 0.0)  # the frame fits a box but for an instance's
+        """Write ``frame`` to the worker; a frame longer than a box (an instance's copy) waits asleep
+        for each chunk's acknowledgement, never polling."""
+        self.link.send(frame[1], frame[0], deadline, 0.0)
 
     def _receive(self, deadline: float | None) -> tuple[int, bytes]:
         """The next frame from the worker: for :data:`SPIN` seconds the engine polls for it, giving

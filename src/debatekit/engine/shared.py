@@ -169,6 +169,8 @@ class Link:
             chunks.append(bytes(self._in_data[:length]))
             if not more:
                 return kind, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            if deadline is not None and time.monotonic() > deadline:  # chunk after chunk, and past the limit
+                raise TimedOut
             words[into + self._ACK] = self._seen
             self._wake()
 

@@ -180,7 +180,8 @@ class Channel:
         kind, payload = self._receive()
         reply = loads(payload) if kind == JSON else None
         if type(reply) is not dict or "answer" not in reply:
-            raise RuntimeError(f"the engine did not answer the {what}" if reply is None else reply.get("refused"))
+            refused = reply.get("refused") if type(reply) is dict else None
+            raise RuntimeError(refused if type(refused) is str else f"the engine did not answer the {what}")
         return reply["answer"]
 
     def _send(self, frame: Frame) -> None:
