@@ -43,6 +43,8 @@ _LINE = 64
 """A header's bytes (a cache line: the two sides' headers never share one)."""
 SIZE = _LINE + 2 * (_LINE + CHUNK)
 """The memory's bytes: the sleep flags, then each box's header and data."""
+Buffer = bytes | bytearray | memoryview
+"""A part of a frame: bytes in order (a memoryview of unsigned bytes)."""
 _give_way: Callable[[], None] = getattr(os, "sched_yield", lambda: None)
 """The CPU given to whoever waits for it, between polls (a system without it polls on)."""
 
@@ -106,8 +108,7 @@ class Link:
         self._mine, self._theirs = (0, 1) if engine else (1, 0)
         self._sent = self._seen = 0
 
-    def send(self, parts: Iterable[bytes | bytearray | memoryview], kind: int, deadline: float | None,
-             spin: float) -> None:  # fmt: skip
+    def send(self, parts: Iterable[Buffer], kind: int, deadline: float | None, spin: float) -> None:
         """Write a frame made of ``parts`` (its bytes in order, each of unsigned bytes) of ``kind``
         into the box out, in chunks when it is longer than one, each acknowledged before the next
         (:class:`TimedOut` past ``deadline``, :class:`Closed` when the other side is gone)."""
