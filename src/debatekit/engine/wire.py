@@ -309,8 +309,13 @@ def _array(entry: dict) -> Any:
         raise WireError(f"an array of dtype {dtype!r} and shape {shape}")
     if offset < 0 or offset + nbytes > len(arrays) or nbytes != math.prod(shape) * _ITEMSIZE[dtype]:
         raise WireError(f"an array of shape {shape} whose {nbytes} bytes at {offset} are not in the frame")
-    array = np.frombuffer(arrays[offset : offset + nbytes], dtype=dtype).reshape(shape)
-    if dtype == "bool":  # a byte other than 0 or 1 is True, and reads as 1 everywhere after
+    return _arrived(np.frombuffer(arrays[offset : offset + nbytes], dtype=dtype).reshape(shape))
+
+
+def _arrived(array: np.ndarray) -> np.ndarray:
+    """An array read over a frame's bytes, as it is handed on: a bool array's bytes other than 0 or
+    1 read as True (and as 1 everywhere after), read-only as the bytes it was read over."""
+    if array.dtype == np.bool_:
         array = array.view(np.uint8) != 0
         array.flags.writeable = False
     return array
@@ -408,7 +413,7 @@ def unpack_call(payload: bytes) -> tuple[str, list]:
         if not (mask >> k & 1 if k < 4 else codes[k]):  # absent from the view, or an argument None
             values.append(None)
             continue
-        array, at = _array(payload, at, codes[k], lengths[k])
+        array, at = _packed_array(payload, at, codes[k], lengths[k])
         values.append(array)
     _end(payload, at)
     try:
@@ -445,12 +450,12 @@ def unpack_reply(payload: bytes) -> tuple[list[str], np.ndarray]:
         raise WireError("a packed reply shorter than its header") from None
     if tag != _T_REPLY or count > len(AHEAD) or any(c >= len(AHEAD) for c in codes):
         raise WireError("a packed reply whose header is not one")
-    value, at = _array(payload, _REPLY.size, code, length)
+    value, at = _packed_array(payload, _REPLY.size, code, length)
     _end(payload, at)
     return [AHEAD[c] for c in codes[:count]], value
 
 
-def _array(data: bytes, at: int, code: int, length: int) -> tuple[np.ndarray, int]:
+def _packed_array(data: bytes, at: int, code: int, length: int) -> tuple[np.ndarray, int]:
     """The one-dimensional array of ``length`` items of dtype code ``code`` - 1 at ``at``, and where
     the next starts."""
     if not 1 <= code <= len(_CODES) or length < 0:
@@ -459,11 +464,7 @@ def _array(data: bytes, at: int, code: int, length: int) -> tuple[np.ndarray, in
     nbytes = length * _ITEMSIZE[dtype]
     if at + nbytes > len(data):
         raise WireError(f"a packed array of shape [{length}] whose bytes are not in the frame")
-    array = np.frombuffer(data, dtype=dtype, count=length, offset=at)
-    if dtype == "bool":  # a byte other than 0 or 1 is True, and reads as 1 everywhere after
-        array = array.view(np.uint8) != 0
-        array.flags.writeable = False
-    return array, at + nbytes + -nbytes % ALIGN
+    return _arrived(np.frombuffer(data, dtype=dtype, count=length, offset=at)), at + nbytes + -nbytes % ALIGN
 
 
 def _end(data: bytes, at: int) -> None:
