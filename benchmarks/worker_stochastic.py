@@ -7,7 +7,8 @@ batch, through ``montecarlo.run``: (a) inline, as the trusted built-ins (the bat
 reference path); (b) Alice's in a worker against the built-in Bob (a user's strategy against the
 protocol's own, the usual experiment); (c) both in workers. A call carries the step's live rows
 when they changed and the estimate its player made at its last call, answered ahead and taken when
-the player makes it again, packed and through the memory the engine shares with the worker. All
+the player makes it again, packed and through the memory the engine shares with the worker; while
+Alice's worker thinks, the engine draws the step's nature uniforms, as inline it does after. All
 three do the same debates: the script checks that their acceptance and query counts are equal.
 Each is the median of ``--repeat`` rounds, the three timed in turn in each round
 (``benchmarks/timing.paired_times``, wall time: the workers' time is part of the cost).

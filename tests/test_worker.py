@@ -32,7 +32,7 @@ import debatekit
 from debatekit.analysis.montecarlo import make_instance, run
 from debatekit.engine import isolation, shared, wire
 from debatekit.engine.boundary import Invalid
-from debatekit.engine.events import Queried
+from debatekit.engine.events import Drawn, Queried
 from debatekit.engine.isolation import Call, Limits, Pool, Seating, spec_of
 from debatekit.engine.record import read_header
 from debatekit.engine.trust import InternalError
@@ -46,6 +46,9 @@ from debatekit.prob import Dist
 from debatekit.problems import PROBLEMS
 from debatekit.protocols import cross_exam
 from debatekit.protocols.registry import PROTOCOLS, register, unregister
+from debatekit.protocols.stochastic import batch
+from debatekit.protocols.stochastic import rules as stochastic_rules
+from debatekit.protocols.stochastic.params import Constants
 from debatekit.runs.prepare import Isolated, prepare
 from debatekit.runs.spec import RunSpec
 
@@ -750,3 +753,56 @@ def test_an_argument_of_the_rules_that_cannot_cross_is_the_engines_failure_not_a
             remote.challenge(object())
         assert remote.count()[1] == 0  # nothing reached the player
     assert children() == []
+
+
+def test_the_engines_own_work_while_a_worker_thinks_runs_once_and_its_failure_is_loud() -> None:
+    """An interpreter's ``meanwhile`` runs once the call is sent, before its reply is read; when it
+    fails, that is the engine's bug (InternalError, never a forfeit) and the worker, its reply left
+    unread, ends: the next debate gets a fresh one."""
+    instance = make_instance(PROBLEMS["parity"], 6, True, 1)
+    rng = np.random.default_rng(0)
+    done: list[int] = []
+    with Pool(f"{HERE}:CountingBob", Role.BOB, LIMITS) as pool:
+        remote = pool.seat(Seat(instance, Role.BOB, rng, None))
+        assert remote.challenge(1, meanwhile=lambda: done.append(1)) == cross_exam.ACCEPT
+        assert done == [1] and remote.count()[1] == 1
+
+        def fail() -> None:
+            raise ValueError("a bug of the engine's")
+
+        worker = remote._worker
+        with pytest.raises(InternalError, match="a bug of the engine's"):
+            remote.challenge(2, meanwhile=fail)
+        assert worker.gone == "the engine failed while it thought" and not running(worker.process.pid)
+        del remote
+        fresh = pool.seat(Seat(instance, Role.BOB, rng, None))
+        assert fresh._worker is not worker and fresh.challenge(3) == cross_exam.ACCEPT
+
+
+@pytest.mark.parametrize("constants", [Constants.lean, Constants.paper])
+def test_nature_is_drawn_while_an_isolated_alice_thinks_and_is_the_same_draw(constants) -> None:
+    """With Alice in a worker, each step's nature draw (the Lean form's bit) is made while she
+    thinks and is exactly the one drawn on demand: every debate's record, nature's bits included, is
+    as inline. The paper form draws its bit from the players' shares: nothing is drawn ahead."""
+    instance = make_instance(PROBLEMS["noisy-majority"], 12, True, 1)
+    rules = stochastic_rules.rules_for(constants, float(instance.lipschitz), 12)
+    builtin = {role: PROTOCOLS["stochastic"].strategies[role]["honest"] for role in (Role.ALICE, Role.BOB)}
+    expected = batch.simulate(instance, rules, builtin[Role.ALICE], builtin[Role.BOB], 5, range(64), None, True)
+    drawn: list[int] = []
+    original = batch._Batch.draw_ahead
+
+    def counted(self) -> None:
+        before = self.nature_ahead
+        original(self)
+        if self.nature_ahead is not before:
+            drawn.append(self.t)
+
+    with pytest.MonkeyPatch.context() as patch, Pool(STOCHASTIC_HONEST[0], Role.ALICE, LIMITS) as alice:
+        patch.setattr(batch._Batch, "draw_ahead", counted)
+        played = batch.simulate(instance, rules, alice.strategy, builtin[Role.BOB], 5, range(64), None, True)
+    assert played.records == expected.records
+    bits = [e for r in played.records for e in r["events"] if isinstance(e, Drawn)]
+    if constants is Constants.lean:
+        assert drawn == list(range(12)) and len(bits) == 64 * 12  # once a step, however many calls
+    else:
+        assert drawn == [] and bits == []

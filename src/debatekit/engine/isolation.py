@@ -168,16 +168,27 @@ class Worker:
         self.gone: str | None = None
         """Why the worker is no more, once it is not."""
 
-    def request(self, frame: Frame, timeout: float | None, ask: Any = None, call: Call | None = None) -> Any:
+    def request(
+        self,
+        frame: Frame,
+        timeout: float | None,
+        ask: Any = None,
+        call: Call | None = None,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> Any:
         """Send ``frame`` and return the decoded ``ok`` of the reply, answering the worker's oracle
         queries through ``ask`` and its reads of the ``call``'s views meanwhile; :class:`PlayerFailed`
         when the player's code failed, and (the worker then killed) when it ran past ``timeout``,
-        died, or broke the format."""
+        died, or broke the format. ``meanwhile`` (the engine's own work, which needs nothing of the
+        reply) runs once the frame is sent, while the worker thinks; its time counts towards the
+        move's limit, and its failure is the engine's (the worker, its reply unread, ends)."""
         if self.gone is not None:
             raise PlayerFailed(f"the player's worker is gone ({self.gone})")
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self._send(frame, deadline)
+            if meanwhile is not None:
+                self._meanwhile(meanwhile)
             while True:
                 kind, payload = self._receive(deadline)
                 if kind == PACKED:
@@ -222,6 +233,17 @@ class Worker:
             raise PlayerFailed(self._died()) from None
         except Unanswered:  # the seat's oracle could not be consulted: the debate is undecided
             self.kill("its oracle query was left unanswered")
+            raise
+
+    def _meanwhile(self, work: Callable[[], None]) -> None:
+        """The engine's ``work`` while the worker thinks; the worker, its reply left unread, ends
+        when the work fails (the engine's bug, never the player's forfeit)."""
+        try:
+            work()
+        except BaseException as err:
+            self.kill("the engine failed while it thought")
+            if isinstance(err, Exception):
+                raise InternalError.of(err) from err
             raise
 
     def _answer(self, asked: Any, ask: Any) -> dict:
@@ -284,7 +306,8 @@ class Worker:
 
 class Remote:
     """An isolated player for one debate, as the protocol sees it: each method call is a call in
-    the worker, its arguments and its result plain data."""
+    the worker, its arguments and its result plain data. An interpreter may pass ``meanwhile=``
+    to a call: its own work, done while the worker thinks (:meth:`Worker.request`)."""
 
     def __init__(self, worker: Worker, seat: Seat, release: Callable[[Worker], None]):
         self._worker, self._ask = worker, seat.ask
@@ -298,7 +321,7 @@ class Remote:
 
         worker, ask, made = self._worker, self._ask, self._made  # not self: the method it keeps must not hold it
 
-        def method(*args: Any) -> Any:
+        def method(*args: Any, meanwhile: Callable[[], None] | None = None) -> Any:
             call = Call(worker, made.get(name, {}))
             try:
                 handled = [call.handle(a) for a in args]
@@ -309,7 +332,7 @@ class Remote:
                     raise InternalError.of(err) from err
                 raise
             try:
-                return worker.request(frame, worker.limits.timeout, ask, call)
+                return worker.request(frame, worker.limits.timeout, ask, call, meanwhile)
             finally:
                 made[name] = call.made
 
@@ -620,7 +643,7 @@ def _pickled(value: Any) -> str:
 
 
 _POOLS: weakref.WeakSet[Pool] = weakref.WeakSet()
-_POLLING = threading.Semaphore()
+_POLLING = threading.Lock()
 """Held by the one thread polling a worker's memory (:meth:`Worker._receive`)."""
 
 

@@ -158,7 +158,8 @@ class Link:
         seq = into + self._SEQ
         while True:
             seen = self._seen
-            self._until(lambda: words[seq] != seen, deadline, spin)  # noqa: B023
+            if words[seq] == seen:  # not yet there (a reply already posted is read at once)
+                self._until(lambda: words[seq] != seen, deadline, spin)  # noqa: B023
             self._seen = words[seq]
             fence()
             length, more, kind = words[into + self._LENGTH], words[into + self._MORE], words[into + self._KIND]

@@ -271,6 +271,8 @@ def dumps(message: Any) -> list[bytes | memoryview]:
 
 def _bytes_of(array: np.ndarray) -> memoryview:
     """An array's bytes in order, as unsigned bytes (copied only where it is not contiguous)."""
+    if array.flags.c_contiguous and array.size:  # a view of its memory, at once
+        return array.data.cast("B")
     return np.ascontiguousarray(array).reshape(-1).data.cast("B")
 
 
