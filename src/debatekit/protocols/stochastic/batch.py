@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from debatekit.engine.events import Event
-from debatekit.engine.isolation import Remote
 from debatekit.engine.play import describe
 from debatekit.engine.streams import Streams, counter
 from debatekit.engine.trust import charge
@@ -186,6 +185,12 @@ class _Batch:
             except Exception as err:  # untrusted strategy code failed to sit down: every call will fail
                 charge(role, err, chosen.trusted)
                 self.players[role] = err
+        self.remote: set[Role] = set()
+        """The roles whose players move in workers (:class:`~debatekit.engine.isolation.Remote`)."""
+        if any(chosen.isolated for chosen in self.strategies.values()):
+            from debatekit.engine.isolation import Remote  # imported only where a worker plays
+
+            self.remote = {role for role, player in self.players.items() if isinstance(player, Remote)}
 
     def play(self) -> Tally:
         try:
@@ -239,7 +244,7 @@ class _Batch:
             self.reasons.setdefault(role, describe(player))
             return player
         try:
-            if isinstance(player, Remote):  # while its worker thinks, the engine draws ahead
+            if role in self.remote:  # while its worker thinks, the engine draws ahead
                 return message.method(player)(*args, meanwhile=self.draw_ahead)
             return message.method(player)(*args)
         except Exception as err:  # untrusted strategy code: its debates are forfeited
