@@ -779,13 +779,18 @@ def test_the_engines_own_work_while_a_worker_thinks_runs_once_and_its_failure_is
         assert fresh._worker is not worker and fresh.challenge(3) == cross_exam.ACCEPT
 
 
-@pytest.mark.parametrize("constants", [Constants.lean, Constants.paper])
-def test_nature_is_drawn_while_an_isolated_alice_thinks_and_is_the_same_draw(constants) -> None:
+@pytest.mark.parametrize(
+    ("constants", "problem"),
+    [(Constants.lean, "noisy-majority"), (Constants.paper, "noisy-majority"), (Constants.lean, "ma-witness")],
+)
+def test_nature_is_drawn_while_an_isolated_alice_thinks_and_is_the_same_draw(constants, problem) -> None:
     """With Alice in a worker, each step's nature draw (the Lean form's bit) is made while she
     thinks and is exactly the one drawn on demand: every debate's record, nature's bits included, is
-    as inline. The paper form draws its bit from the players' shares: nothing is drawn ahead."""
-    instance = make_instance(PROBLEMS["noisy-majority"], 12, True, 1)
-    rules = stochastic_rules.rules_for(constants, float(instance.lipschitz), 12)
+    as inline. Her witness comes before any step, and the paper form draws its bit from the players'
+    shares: then nothing is drawn ahead."""
+    instance = make_instance(PROBLEMS[problem], 12 if problem == "noisy-majority" else 4, True, 1)
+    steps = stochastic_rules.machine_of(instance).length
+    rules = stochastic_rules.rules_for(constants, float(instance.lipschitz), steps)
     builtin = {role: PROTOCOLS["stochastic"].strategies[role]["honest"] for role in (Role.ALICE, Role.BOB)}
     expected = batch.simulate(instance, rules, builtin[Role.ALICE], builtin[Role.BOB], 5, range(64), None, True)
     drawn: list[int] = []
@@ -803,6 +808,6 @@ def test_nature_is_drawn_while_an_isolated_alice_thinks_and_is_the_same_draw(con
     assert played.records == expected.records
     bits = [e for r in played.records for e in r["events"] if isinstance(e, Drawn)]
     if constants is Constants.lean:
-        assert drawn == list(range(12)) and len(bits) == 64 * 12  # once a step, however many calls
+        assert drawn == list(range(steps)) and len(bits) == 64 * steps  # once a step, however many calls
     else:
         assert drawn == [] and bits == []

@@ -316,8 +316,11 @@ class _Batch:
         """Nature's uniforms for the step (the Lean form's bit), drawn while a worker thinks: they
         are a function of the live rows and the step alone, whatever the players answer, so
         :meth:`nature` takes them as drawn (about a quarter of a step's time at T = 10^4 that the
-        engine would otherwise spend after the worker answered)."""
-        if self.rules.form is Form.lean and (self.nature_ahead is None or self.nature_ahead[0] != self.t):
+        engine would otherwise spend after the worker answered). Before the first step (Alice's
+        witness) there is none to draw."""
+        if self.t < 0 or self.rules.form is not Form.lean:
+            return
+        if self.nature_ahead is None or self.nature_ahead[0] != self.t:
             self.nature_ahead = (self.t, self.rows, self.streams.uniform(self.rows, counter(self.t, NATURE)))
 
     def extend(self, where: Any, bits: np.ndarray, chance: bool) -> None:
