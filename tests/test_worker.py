@@ -358,6 +358,7 @@ def test_a_bob_that_rewrites_what_he_is_handed_wins_inline_and_loses_isolated(na
         ("GarblingBob", "a chunk of 2147483647 bytes"),
         ("FloodingBob", "a frame of more than 16777216 bytes"),
         ("UnknownKindBob", "a frame of kind 9"),
+        ("PipeClosingBob", "closed its pipe to the engine and went on: killed (SIGKILL)"),
         ("EmptyChunksBob", "no move within 1 s"),
         ("PackedGarbageBob", "a packed array of shape [1000] whose bytes are not in the frame"),
         ("BlockingAsyncBob", "no move within 1 s"),
@@ -379,6 +380,21 @@ def test_an_attack_on_the_process_loses_the_debate_and_the_run_goes_on(name, rea
     assert (result.accept_rate, result.forfeits) == (1.0, {"alice": 0, "bob": 2})
     assert reason in result.forfeit_reasons["bob"]
     assert children() == []
+
+
+def test_a_worker_reaped_is_never_signalled_again(monkeypatch) -> None:
+    """Once a worker is reaped its pid, and its process group's, may be another process's (pids
+    wrap at 32,768 on some systems): ending it again, as a pool's close does, signals nothing."""
+    pool = Pool(f"{HERE}:CountingBob", Role.BOB, LIMITS)
+    worker = pool._idle[0]
+    pool.close()
+    assert worker.gone == isolation.ENDED and worker.process.returncode is not None
+    signalled: list[tuple] = []
+    monkeypatch.setattr(os, "killpg", lambda *a: signalled.append(("killpg", *a)))
+    monkeypatch.setattr(os, "kill", lambda *a: signalled.append(("kill", *a)))
+    worker.kill("again")
+    pool.close()
+    assert signalled == [] and worker.gone == isolation.ENDED
 
 
 def test_a_worker_never_silent_still_loses_at_the_move_time_limit(monkeypatch) -> None:

@@ -295,6 +295,14 @@ class EmptyChunksBob(ExitingBob):
             link._post(0, 0, 1)
 
 
+class PipeClosingBob(ExitingBob):
+    """Closes its end of the pipe that wakes the engine, as a worker that died would, and lives on."""
+
+    def challenge(self, message: Any) -> Any:
+        os.close(_link().wake_out)
+        time.sleep(10**6)
+
+
 class UnknownKindBob(ExitingBob):
     """Sends a frame of a kind the format does not have."""
 

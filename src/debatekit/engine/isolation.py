@@ -83,6 +83,8 @@ GIB = 1 << 30
 SPIN = 0.001
 """Seconds each side polls the shared memory for the other's frame before it sleeps on its pipe
 (:mod:`debatekit.engine.shared`): on the engine's side, one thread at a time (:data:`_POLLING`)."""
+EXIT_GRACE = 0.5
+"""Seconds a worker whose pipe to the engine ended has to be gone before it is killed as a breach."""
 RETIRED, ENDED = "retired", "the run ended"
 """Why a pool ends a worker that did nothing wrong."""
 
@@ -167,6 +169,8 @@ class Worker:
         self.description: Any = None
         self.gone: str | None = None
         """Why the worker is no more, once it is not."""
+        self._ending = threading.Lock()
+        """Held while the worker is signalled or reaped (:meth:`kill`, :meth:`_died`)."""
 
     def request(
         self,
@@ -280,28 +284,40 @@ class Worker:
                 _POLLING.release()
 
     def _died(self) -> str:
-        code = self.process.wait()
-        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        """Why the worker's pipe to the engine ended: its exit, or (a worker that closed it and went
+        on, still there after :data:`EXIT_GRACE` seconds) its breach of the format, and it is killed."""
+        with self._ending:  # reaped here or in kill(), never in between
+            try:
+                code = self.process.wait(EXIT_GRACE)
+            except subprocess.TimeoutExpired:
+                code = None
+        if code is None:
+            how = "closed its pipe to the engine and went on: killed (SIGKILL)"
+        else:
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
         self.kill(how)
         return f"the player's worker {how}{self.output.text()}"
 
     def kill(self, why: str) -> None:
         """End the worker and everything it started (its process group, and its descendants in
-        other sessions: the worker is their subreaper), and reap it."""
+        other sessions: the worker is their subreaper), and reap it. Once it is reaped nothing is
+        signalled: its pid, and its group's, may be another process's by then."""
         if self.gone is None:
             self.gone = why
             if self._lost is not None and why not in (RETIRED, ENDED):
                 threading.Thread(target=self._lost, daemon=True).start()  # its replacement starts now
-        pid = self.process.pid
-        if self.process.returncode is None:  # not reaped: its pid is still its own, and so are its children
+        with self._ending:
+            if self.process.returncode is not None:
+                return
+            pid = self.process.pid  # not reaped: its pid is still its own, and so are its children
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGSTOP)  # frozen, it starts nothing while its descendants are found
             for descendant in descendants(pid):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(descendant, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-        self.process.wait()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            self.process.wait()
 
 
 class Remote:
