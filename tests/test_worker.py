@@ -390,8 +390,18 @@ def test_a_worker_reaped_is_never_signalled_again(monkeypatch) -> None:
     pool.close()
     assert worker.gone == isolation.ENDED and worker.process.returncode is not None
     signalled: list[tuple] = []
-    monkeypatch.setattr(os, "killpg", lambda *a: signalled.append(("killpg", *a)))
-    monkeypatch.setattr(os, "kill", lambda *a: signalled.append(("kill", *a)))
+
+    def noting(send: Callable[[int, int], None]) -> Callable[[int, int], None]:
+        def sent(pid: int, signum: int) -> None:
+            if pid == worker.process.pid:
+                signalled.append((pid, signum))
+            else:  # another process (another test's thread's) is signalled as ever
+                send(pid, signum)
+
+        return sent
+
+    monkeypatch.setattr(os, "killpg", noting(os.killpg))
+    monkeypatch.setattr(os, "kill", noting(os.kill))
     worker.kill("again")
     pool.close()
     assert signalled == [] and worker.gone == isolation.ENDED
