@@ -168,7 +168,7 @@ class _Batch:
         self.aheads = {role: self.ahead(role) for role in (Role.ALICE, Role.BOB)}
         self.t = -1
         self.nature_ahead: tuple[int, np.ndarray, np.ndarray] | None = None
-        """Nature's uniforms drawn ahead: the step, its live rows and the draws (:meth:`draw_ahead`)."""
+        """Nature's uniforms of the step: the step, its live rows and the draws (:meth:`nature`)."""
         self.rows = np.arange(n)
         """The live debates at this step's start."""
         self.live: np.ndarray | None = None
@@ -307,10 +307,12 @@ class _Batch:
         return out
 
     def nature(self) -> np.ndarray:
+        """The step's uniforms for nature's bit, drawn once per step and live rows (:meth:`draw_ahead`
+        may have drawn them while a worker thought)."""
         ahead = self.nature_ahead
-        if ahead is not None and ahead[0] == self.t and ahead[1] is self.rows:
-            return ahead[2]
-        return self.streams.uniform(self.rows, counter(self.t, NATURE))
+        if ahead is None or ahead[0] != self.t or ahead[1] is not self.rows:
+            self.nature_ahead = ahead = (self.t, self.rows, self.streams.uniform(self.rows, counter(self.t, NATURE)))
+        return ahead[2]
 
     def draw_ahead(self) -> None:
         """Nature's uniforms for the step (the Lean form's bit), drawn while a worker thinks: they
@@ -318,10 +320,8 @@ class _Batch:
         :meth:`nature` takes them as drawn (about a quarter of a step's time at T = 10^4 that the
         engine would otherwise spend after the worker answered). Before the first step (Alice's
         witness) there is none to draw."""
-        if self.t < 0 or self.rules.form is not Form.lean:
-            return
-        if self.nature_ahead is None or self.nature_ahead[0] != self.t:
-            self.nature_ahead = (self.t, self.rows, self.streams.uniform(self.rows, counter(self.t, NATURE)))
+        if self.t >= 0 and self.rules.form is Form.lean:
+            self.nature()
 
     def extend(self, where: Any, bits: np.ndarray, chance: bool) -> None:
         bits = bits.astype(np.uint8)
